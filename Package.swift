@@ -1,0 +1,75 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "Strata",
+    platforms: [.macOS(.v15), .iOS(.v18)],
+    products: [
+        .library(name: "Engine", targets: ["Engine"]),
+        .executable(name: "Bench", targets: ["Bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLZ4",
+            pkgConfig: "liblz4",
+            providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]
+        ),
+        .systemLibrary(
+            name: "CXXHash",
+            pkgConfig: "libxxhash",
+            providers: [.apt(["libxxhash-dev"]), .brew(["xxhash"])]
+        ),
+        .target(
+            name: "Engine",
+            dependencies: ["CLZ4", "CXXHash"],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "TestSupport",
+            dependencies: ["Engine"],
+            path: "Tests/TestSupport",
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "EngineCrashChild",
+            dependencies: ["Engine"],
+            path: "Tests/EngineCrashChild",
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "EngineTests",
+            dependencies: ["Engine", "TestSupport", "EngineCrashChild"],
+            swiftSettings: strictSettings
+        ),
+        // Peers for the Bench only: never linked into the library.
+        .systemLibrary(
+            name: "CSQLite",
+            path: "Benchmarks/CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        .systemLibrary(
+            name: "CLMDB",
+            path: "Benchmarks/CLMDB",
+            pkgConfig: "lmdb",
+            providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
+        ),
+        .executableTarget(
+            name: "Bench",
+            dependencies: [
+                "Engine", "CSQLite", "CLMDB",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Benchmarks/Bench",
+            swiftSettings: strictSettings
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

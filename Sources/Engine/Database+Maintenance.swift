@@ -1,0 +1,230 @@
+// Flush and compaction: the only code that writes segments and manifests. It runs on the `maintenance`
+// queue (or inside `open` and `close`), one job at a time, and never blocks readers; the writer waits only
+// for the moment a new Version is published.
+
+extension Database {
+    // MARK: Freezing the memtable
+
+    /// Moves every partition's active runs to `frozen` and starts a new log. Called with the writer gate held.
+    func freezeLocked() throws {
+        let v = currentVersion
+        guard !v.hasFrozen, v.partitions.values.contains(where: { !$0.active.isEmpty }) else { return }
+        if options.durability == .deferred { try log.file.sync() }
+        let number = allocateFileNumber()
+        let file = try fileSystem.createFile(atPath: path(.log(number)))
+        try file.append(LogRecord.fileHeader())
+        try file.sync()
+        try fileSystem.syncDirectory(atPath: directory)
+        log.file.close()
+        log.file = file
+        log.number = number
+        published.withLock { p in
+            var parts = p.version.partitions
+            for (id, ps) in parts where !ps.active.isEmpty {
+                parts[id] = ps.with(active: [], frozen: ps.active)
+            }
+            p.version = Version(sequence: p.version.sequence, partitions: parts)
+            p.flushTarget = (p.version.sequence, number)
+        }
+    }
+
+    /// Freezes and queues a background flush. Called with the writer gate held.
+    func freezeAndScheduleFlush() throws {
+        try freezeLocked()
+        published.withLock { $0.flushScheduled = true }
+        maintenance.async { [self] in
+            defer { published.withLock { $0.flushScheduled = false } }
+            guard !published.withLock({ $0.closed }) else { return }
+            do {
+                try runFlush()
+                try compactWhereNeeded()
+            } catch let error as StorageError {
+                published.withLock { $0.backgroundError = error }
+            } catch {
+                published.withLock { $0.backgroundError = StorageError(.io, "\(error)") }
+            }
+        }
+    }
+
+    /// Flushes the memtable now and waits for it (and for any background flush).
+    package func flush() throws {
+        try maintenance.sync { try runFlush() }
+        writerGate.wait()
+        defer { writerGate.signal() }
+        try freezeLocked()
+        try maintenance.sync { try runFlush() }
+    }
+
+    // MARK: Flush
+
+    /// Writes the frozen runs of every partition to new segments and installs them. On the maintenance queue.
+    func runFlush() throws {
+        let v = currentVersion
+        guard let target = published.withLock({ $0.flushTarget }) else { return }
+        var created: [UInt64] = []
+        var outputs: [(id: UInt32, incarnation: UInt64, segment: SegmentReader?)] = []
+        do {
+            for (id, ps) in v.partitions where !ps.frozen.isEmpty {
+                let dropTombstones = ps.segments.isEmpty
+                let it = try MergingIterator(version: v, runs: ps.frozen, segments: [], from: nil, includeTombstones: true)
+                let segment = try writeSegment(
+                    partition: id, from: it, dropTombstones: dropTombstones,
+                    minSequence: ps.frozen.map(\.minSequence).min() ?? 0, maxSequence: ps.frozen.map(\.maxSequence).max() ?? 0,
+                    userMetadata: ps.frozen.map(\.userMetadata).min() ?? 0, created: &created)
+                outputs.append((id, ps.incarnation, segment))
+            }
+            try manifestState.withLock { ms in
+                let newVersion = published.withLock { p -> Version in
+                    var parts = p.version.partitions
+                    for out in outputs {
+                        guard let cur = parts[out.id], cur.incarnation == out.incarnation else { continue }
+                        parts[out.id] = cur.with(frozen: [], segments: (out.segment.map { [$0] } ?? []) + cur.segments)
+                        if parts[out.id]!.isEmpty { parts[out.id] = nil }
+                    }
+                    p.version = Version(sequence: p.version.sequence, partitions: parts)
+                    p.flushTarget = nil
+                    return p.version
+                }
+                created = []
+                try writeManifest(for: newVersion, lastFlushedSequence: target.sequence, logNumber: target.logNumber, state: &ms)
+                ms.flushes += 1
+            }
+            try removeLogs(before: target.logNumber)
+        } catch {
+            for n in created { try? fileSystem.removeFile(atPath: path(.segment(n))) }
+            throw error
+        }
+    }
+
+    /// Writes the entries of `it` to a new segment; nil when there is nothing to write.
+    func writeSegment(
+        partition: UInt32, from it: MergingIterator, dropTombstones: Bool, minSequence: UInt64, maxSequence: UInt64,
+        userMetadata: UInt64, created: inout [UInt64]
+    ) throws -> SegmentReader? {
+        let number = allocateFileNumber()
+        let filePath = path(.segment(number))
+        let file = try fileSystem.createFile(atPath: filePath)
+        created.append(number)
+        let writer = try SegmentWriter(file: file, partition: partition, compress: options.compression)
+        while it.isValid {
+            let v = it.value
+            if v != nil || !dropTombstones { try writer.add(key: it.currentKey, value: v) }
+            try it.next()
+        }
+        if writer.entryCount == 0 {
+            file.close()
+            try? fileSystem.removeFile(atPath: filePath)
+            created.removeLast()
+            return nil
+        }
+        _ = try writer.finish(minSequence: minSequence, maxSequence: maxSequence, userMetadata: userMetadata)
+        return try SegmentReader(region: try fileSystem.map(atPath: filePath), fileNumber: number, expectedPartition: partition)
+    }
+
+    // MARK: Compaction
+
+    /// Compacts `partition` now (every partition when nil), waiting for it.
+    package func compact(_ partition: UInt32? = nil) throws {
+        try maintenance.sync {
+            let ids = partition.map { [$0] } ?? currentVersion.partitions.keys.sorted()
+            for id in ids { try compactPartition(id, minimumSegments: 2) }
+        }
+    }
+
+    /// Compacts every partition over the segment trigger. On the maintenance queue.
+    func compactWhereNeeded() throws {
+        guard let trigger = options.compactionSegmentTrigger else { return }
+        for (id, ps) in currentVersion.partitions where ps.segments.count >= trigger {
+            try compactPartition(id, minimumSegments: trigger)
+        }
+    }
+
+    /// Merges all of a partition's segments into one, dropping deletions and overwritten values: no snapshot
+    /// needs them, since every snapshot holds the segments it reads.
+    func compactPartition(_ id: UInt32, minimumSegments: Int) throws {
+        let v = currentVersion
+        guard let ps = v.partitions[id], ps.segments.count >= max(minimumSegments, 2) else { return }
+        let inputs = ps.segments
+        var created: [UInt64] = []
+        do {
+            let it = try MergingIterator(version: v, runs: [], segments: inputs, from: nil, includeTombstones: false)
+            let output = try writeSegment(
+                partition: id, from: it, dropTombstones: true,
+                minSequence: inputs.map(\.minSequence).min() ?? 0, maxSequence: inputs.map(\.maxSequence).max() ?? 0,
+                userMetadata: inputs.map(\.userMetadata).min() ?? 0, created: &created)
+            let installed = try manifestState.withLock { ms -> Bool in
+                let newVersion = published.withLock { p -> Version? in
+                    guard let cur = p.version.partitions[id], cur.incarnation == ps.incarnation,
+                        cur.segments.suffix(inputs.count).map(\.fileNumber) == inputs.map(\.fileNumber)
+                    else { return nil }
+                    var parts = p.version.partitions
+                    parts[id] = cur.with(segments: Array(cur.segments.dropLast(inputs.count)) + (output.map { [$0] } ?? []))
+                    if parts[id]!.isEmpty { parts[id] = nil }
+                    p.version = Version(sequence: p.version.sequence, partitions: parts)
+                    return p.version
+                }
+                guard let newVersion else { return false }
+                created = []
+                try writeManifest(
+                    for: newVersion, lastFlushedSequence: ms.manifest.lastFlushedSequence, logNumber: ms.manifest.logNumber, state: &ms)
+                ms.compactions += 1
+                return true
+            }
+            if !installed {
+                for n in created { try? fileSystem.removeFile(atPath: path(.segment(n))) }
+            }
+        } catch {
+            for n in created { try? fileSystem.removeFile(atPath: path(.segment(n))) }
+            throw error
+        }
+    }
+
+    // MARK: Manifest
+
+    /// Writes a manifest describing `version`'s segments, switches CURRENT to it, and deletes the segments and
+    /// manifest it no longer names.
+    func writeManifest(for version: Version, lastFlushedSequence: UInt64, logNumber: UInt64, state ms: inout ManifestState) throws {
+        var partitions: [UInt32: [SegmentInfo]] = [:]
+        for (id, ps) in version.partitions where !ps.segments.isEmpty {
+            partitions[id] = ps.segments.map(\.info)
+        }
+        let number = allocateFileNumber()
+        let manifest = Manifest(
+            nextFileNumber: nextFileNumber, lastFlushedSequence: lastFlushedSequence, logNumber: logNumber, partitions: partitions)
+        try installManifest(manifest, number: number)
+        let old = ms.manifest
+        let oldNumber = ms.manifestNumber
+        ms.manifest = manifest
+        ms.manifestNumber = number
+        // The new manifest is durable: what only the old one named can go (snapshots keep their mappings).
+        let live = Set(partitions.values.flatMap { $0.map(\.fileNumber) })
+        for n in old.partitions.values.flatMap({ $0.map(\.fileNumber) }) where !live.contains(n) {
+            try? fileSystem.removeFile(atPath: path(.segment(n)))
+        }
+        try? fileSystem.removeFile(atPath: path(.manifest(oldNumber)))
+    }
+
+    /// Writes `MANIFEST-number`, syncs it, and makes it current with an atomic rename of `CURRENT`.
+    func installManifest(_ manifest: Manifest, number: UInt64) throws {
+        let file = try fileSystem.createFile(atPath: path(.manifest(number)))
+        try file.append(manifest.encoded())
+        try file.sync()
+        file.close()
+        try fileSystem.syncDirectory(atPath: directory)
+        let tmp = try fileSystem.createFile(atPath: path(.currentTemporary))
+        try tmp.append(Array((FileName.manifest(number).name + "\n").utf8))
+        try tmp.sync()
+        tmp.close()
+        try fileSystem.rename(from: path(.currentTemporary), to: path(.current))
+        try fileSystem.syncDirectory(atPath: directory)
+    }
+
+    /// Deletes log files numbered below `logNumber` (their commits are in segments named by a durable manifest).
+    func removeLogs(before logNumber: UInt64) throws {
+        for name in try fileSystem.listDirectory(atPath: directory) {
+            if case .log(let n)? = FileName(parsing: name), n < logNumber {
+                try? fileSystem.removeFile(atPath: path(.log(n)))
+            }
+        }
+    }
+}

@@ -1,0 +1,243 @@
+// Opening a database: lock, read CURRENT and the manifest, map the segments, replay the log, and start a
+// new log. Open costs O(log length + number of segments), never O(data).
+
+extension Database {
+    /// What recovery found, for tests and tools.
+    package struct RecoveryReport: Sendable {
+        /// Commits replayed from the log.
+        package var replayedCommits = 0
+        /// Bytes dropped from the tail of the last log (a commit torn by a crash), with the reason.
+        package var droppedTailBytes = 0
+        package var droppedTailReason: String? = nil
+    }
+
+    /// Opens (or creates) the database in `path`, a directory.
+    ///
+    /// - Throws: `.locked` when another process has it open; `.corrupted` naming the file and offset when a
+    ///   manifest, `CURRENT`, segment footer or a log record other than the last is damaged.
+    package static func open(at path: String, options: Options = Options(), fileSystem: any FileSystem = PosixFileSystem()) throws -> Database {
+        try open(at: path, options: options, fileSystem: fileSystem, report: nil)
+    }
+
+    package static func open(
+        at directory: String, options: Options = Options(), fileSystem fs: any FileSystem = PosixFileSystem(),
+        report: UnsafeReportBox?
+    ) throws -> Database {
+        if !fs.fileExists(atPath: directory) {
+            guard options.createIfMissing else {
+                throw StorageError(.invalidArgument, "no database at this path and createIfMissing is false", file: directory)
+            }
+            try fs.createDirectory(atPath: directory)
+        }
+        let lock = try fs.lock(atPath: directory + "/" + FileName.lock.name)
+        func path(_ n: FileName) -> String { directory + "/" + n.name }
+        let names = try fs.listDirectory(atPath: directory)
+        var parsed: [FileName] = names.compactMap { FileName(parsing: $0) }
+
+        // CURRENT and the manifest.
+        var manifest: Manifest
+        var manifestNumber: UInt64
+        if !fs.fileExists(atPath: path(.current)) {
+            let dataFiles = parsed.filter {
+                switch $0 { case .segment, .manifest: true; default: false }
+            }
+            guard dataFiles.isEmpty else {
+                throw StorageError.corrupted(
+                    "CURRENT is missing but the directory holds \(dataFiles.count) segment or manifest files; "
+                        + "it was damaged or partly deleted. Restore it from a backup.", file: FileName.current.name, offset: nil)
+            }
+            // A new database: manifest 1, log 2, next file 3.
+            manifest = Manifest(nextFileNumber: 3, lastFlushedSequence: 0, logNumber: 2, partitions: [:])
+            manifestNumber = 1
+            let scratch = NewDatabaseWriter(fs: fs, directory: directory)
+            try scratch.install(manifest, number: 1)
+            parsed = []
+        } else {
+            let current = try fs.map(atPath: path(.current))
+            let text = current.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+            guard current.count <= 64, text.hasSuffix("\n"), case .manifest(let n)? = FileName(parsing: String(text.dropLast())) else {
+                throw StorageError.corrupted(
+                    "CURRENT should name a manifest (\"MANIFEST-000001\\n\"), it holds \(current.count) bytes that do not",
+                    file: FileName.current.name, offset: 0)
+            }
+            manifestNumber = n
+            let name = FileName.manifest(n).name
+            guard fs.fileExists(atPath: path(.manifest(n))) else {
+                throw StorageError.corrupted("CURRENT names \(name), which does not exist", file: FileName.current.name, offset: 0)
+            }
+            let bytes = try fs.map(atPath: path(.manifest(n)))
+            guard bytes.count <= Limits.maxManifestBytes else {
+                throw StorageError.corrupted("manifest is \(bytes.count) bytes, the limit is \(Limits.maxManifestBytes)", file: name, offset: 0)
+            }
+            manifest = try bytes.withUnsafeBytes { try Manifest.decode($0, file: name) }
+        }
+
+        // Segments.
+        var partitions: [UInt32: PartitionState] = [:]
+        var incarnation: UInt64 = 1
+        for (id, infos) in manifest.partitions {
+            var segments: [SegmentReader] = []
+            for info in infos {
+                let segmentPath = path(.segment(info.fileNumber))
+                guard fs.fileExists(atPath: segmentPath) else {
+                    throw StorageError.corrupted(
+                        "the manifest lists \(FileName.segment(info.fileNumber).name), which is missing", file: FileName.manifest(manifestNumber).name,
+                        offset: nil)
+                }
+                let segment = try SegmentReader(region: try fs.map(atPath: segmentPath), fileNumber: info.fileNumber, expectedPartition: id)
+                guard UInt64(segment.fileBytes) == info.fileBytes else {
+                    throw StorageError.corrupted(
+                        "segment is \(segment.fileBytes) bytes, the manifest recorded \(info.fileBytes)", file: segment.name, offset: nil)
+                }
+                segments.append(segment)
+            }
+            partitions[id] = PartitionState(
+                id: id, incarnation: incarnation, segments: segments, userMetadata: segments.first?.userMetadata ?? 0)
+            incarnation += 1
+        }
+
+        // Replay the logs at or after the manifest's log number, in order.
+        var recovery = RecoveryReport()
+        var sequence = manifest.lastFlushedSequence
+        let logs = parsed.compactMap { name -> UInt64? in
+            if case .log(let n) = name, n >= manifest.logNumber { return n }
+            return nil
+        }.sorted()
+        var builder = ReplayBuilder(partitions: partitions, nextIncarnation: incarnation)
+        for (i, number) in logs.enumerated() {
+            let name = FileName.log(number).name
+            let region = try fs.map(atPath: path(.log(number)))
+            let scan = region.withUnsafeBytes { LogRecord.scan($0) }
+            for record in scan.records {
+                if record.sequence <= sequence { continue }
+                guard record.sequence == sequence + 1 else {
+                    throw StorageError.corrupted(
+                        "record has sequence \(record.sequence), expected \(sequence + 1); commits are missing from the log",
+                        file: name, offset: record.offset)
+                }
+                let ops: [UInt32: PartitionBatch]
+                do {
+                    ops = try WriteBatch.decode(record: record.record)
+                } catch let error as StorageError {
+                    throw error.located(file: name, baseOffset: record.offset)
+                }
+                builder.apply(ops, arena: record.record, sequence: record.sequence)
+                sequence = record.sequence
+                recovery.replayedCommits += 1
+            }
+            if let damage = scan.damage {
+                let isLast = i == logs.count - 1
+                guard isLast else {
+                    throw damage.located(file: name)
+                }
+                // A torn tail of the last log: a commit that never returned. Cut it off.
+                recovery.droppedTailBytes = region.count - scan.validBytes
+                recovery.droppedTailReason = "\(damage.located(file: name))"
+                try fs.truncateFile(atPath: path(.log(number)), toSize: scan.validBytes)
+            }
+        }
+        report?.report = recovery
+
+        // A new log for this session, then the database.
+        let fileNumbers = max(manifest.nextFileNumber, (logs.last ?? 0) + 1)
+        let logNumber = fileNumbers
+        manifest.nextFileNumber = fileNumbers + 1
+        let logFile = try fs.createFile(atPath: path(.log(logNumber)))
+        try logFile.append(LogRecord.fileHeader())
+        try logFile.sync()
+        try fs.syncDirectory(atPath: directory)
+
+        let version = Version(sequence: sequence, partitions: builder.partitions)
+        let db = Database(
+            directory: directory, fileSystem: fs, options: options, fileLock: lock, version: version,
+            log: LogState(file: logFile, number: logNumber), manifest: manifest, manifestNumber: manifestNumber,
+            nextIncarnation: builder.nextIncarnation)
+
+        // Replayed commits go to segments now, so that the old logs can go and the next open is quick.
+        if recovery.replayedCommits > 0 {
+            db.published.withLock { p in
+                var parts = p.version.partitions
+                for (id, ps) in parts where !ps.active.isEmpty { parts[id] = ps.with(active: [], frozen: ps.active) }
+                p.version = Version(sequence: p.version.sequence, partitions: parts)
+                p.flushTarget = (sequence, logNumber)
+            }
+            try db.runFlush()
+        } else if manifest.logNumber < logNumber {
+            // Nothing to replay: point the manifest at the new log so the old ones can go.
+            try db.manifestState.withLock { ms in
+                try db.writeManifest(for: version, lastFlushedSequence: sequence, logNumber: logNumber, state: &ms)
+            }
+            try db.removeLogs(before: logNumber)
+        }
+        db.removeOrphans()
+        return db
+    }
+
+    /// Deletes files no durable manifest needs: segments of failed flushes, old manifests, temporary files.
+    func removeOrphans() {
+        let live = manifestState.withLock { ms in
+            (Set(ms.manifest.partitions.values.flatMap { $0.map(\.fileNumber) }), ms.manifestNumber)
+        }
+        guard let names = try? fileSystem.listDirectory(atPath: directory) else { return }
+        for name in names {
+            switch FileName(parsing: name) {
+            case .segment(let n)? where !live.0.contains(n): try? fileSystem.removeFile(atPath: directory + "/" + name)
+            case .manifest(let n)? where n != live.1: try? fileSystem.removeFile(atPath: directory + "/" + name)
+            case .currentTemporary?: try? fileSystem.removeFile(atPath: directory + "/" + name)
+            default: break
+            }
+        }
+    }
+}
+
+/// Receives the recovery report of an `open` (tests and tools).
+package final class UnsafeReportBox: @unchecked Sendable {
+    package var report = Database.RecoveryReport()
+    package init() {}
+}
+
+/// Rebuilds the memtable from replayed log records, applying drops in order.
+struct ReplayBuilder {
+    var partitions: [UInt32: PartitionState]
+    var nextIncarnation: UInt64
+
+    mutating func apply(_ ops: [UInt32: PartitionBatch], arena: MappedRegion, sequence: UInt64) {
+        for (id, pb) in ops {
+            var current = pb.drop ? nil : partitions[id]
+            let metadata = pb.userMetadata ?? current?.userMetadata ?? 0
+            if current == nil {
+                current = PartitionState(id: id, incarnation: nextIncarnation, userMetadata: metadata)
+                nextIncarnation += 1
+            }
+            var active = current!.active
+            if !pb.slots.isEmpty {
+                active.insert(MemRun.build(arena: arena, operations: pb.slots, sequence: sequence, userMetadata: metadata), at: 0)
+                while active.count >= 2, active[0].count * 2 >= active[1].count || active.count > 12 {
+                    active.replaceSubrange(0...1, with: [MemRun.merge(newer: active[0], older: active[1])])
+                }
+            }
+            let next = current!.with(active: active, userMetadata: metadata)
+            partitions[id] = next.isEmpty && pb.userMetadata == nil ? nil : next
+        }
+    }
+}
+
+/// Writes the first manifest of a new database (before a `Database` exists).
+struct NewDatabaseWriter {
+    let fs: any FileSystem
+    let directory: String
+    func install(_ manifest: Manifest, number: UInt64) throws {
+        let path = directory + "/" + FileName.manifest(number).name
+        let file = try fs.createFile(atPath: path)
+        try file.append(manifest.encoded())
+        try file.sync()
+        file.close()
+        let tmp = directory + "/" + FileName.currentTemporary.name
+        let t = try fs.createFile(atPath: tmp)
+        try t.append(Array((FileName.manifest(number).name + "\n").utf8))
+        try t.sync()
+        t.close()
+        try fs.rename(from: tmp, to: directory + "/" + FileName.current.name)
+        try fs.syncDirectory(atPath: directory)
+    }
+}

@@ -1,0 +1,268 @@
+import Dispatch
+import Synchronization
+
+// Invariants:
+// (1) A commit is visible (published in a Version) only after its log record was written and, in `.full`
+//     durability, synced.
+// (2) Only the holder of the writer gate appends to the log, changes the sequence number, or freezes the
+//     memtable; only the maintenance queue writes segments and manifests.
+// (3) A manifest names only synced segment files; CURRENT is switched by an atomic rename, and a log file or
+//     segment is deleted only after a durable manifest no longer needs it.
+// (4) After a failed log write the database refuses further writes (`poisoned`), so nothing is ever
+//     appended behind a damaged record.
+
+/// A log-structured key-value store: partitions of key -> value bytes, with MVCC snapshots.
+///
+/// ## Topics
+/// - Opening: ``open(at:options:fileSystem:)``, ``close()``
+/// - Writing: ``beginWrite()``, ``write(_:)``
+/// - Reading: ``snapshot()``
+/// - Maintenance: ``flush()``, ``compact(_:)``, ``statistics()``, ``checkConsistency()``
+package final class Database: @unchecked Sendable {
+    /// How much a commit waits for the disk.
+    package enum Durability: Sendable, Equatable {
+        /// `fdatasync` before `commit()` returns (the default, as Realm does): a commit that returned survives
+        /// a power cut.
+        case full
+        /// Commits are written to the operating system but synced only at flush, close and `sync()`: a crash
+        /// of the process loses nothing, a power cut may lose the last commits (never a part of one).
+        case deferred
+    }
+
+    package struct Options: Sendable {
+        package var durability: Durability = .full
+        package var createIfMissing = true
+        /// Memtable bytes that trigger a flush.
+        package var memtableFlushBytes = Tuning.memtableFlushBytes
+        /// Segments in one partition that trigger a compaction; nil disables automatic compaction.
+        package var compactionSegmentTrigger: Int? = Tuning.compactionSegmentTrigger
+        /// Flush and compact on a background queue (true), or only when asked (false; tests).
+        package var backgroundMaintenance = true
+        /// The most snapshots alive at once; nil for no limit.
+        package var maximumLiveSnapshots: Int? = nil
+        /// LZ4-compress segment blocks when that saves space.
+        package var compression = true
+        package init() {}
+    }
+
+    let directory: String
+    let fileSystem: any FileSystem
+    let options: Options
+    private let fileLock: any FileLock
+    let registry = SnapshotRegistry()
+    let writerGate = DispatchSemaphore(value: 1)
+    let maintenance = DispatchQueue(label: "strata.engine.maintenance")
+
+    struct Published {
+        var version: Version
+        var closed = false
+        var poisoned: StorageError? = nil
+        var backgroundError: StorageError? = nil
+        var flushScheduled = false
+        /// Set when the memtable was frozen: the last sequence it holds and the log that follows it.
+        var flushTarget: (sequence: UInt64, logNumber: UInt64)? = nil
+        var nextIncarnation: UInt64 = 1
+    }
+    let published: Mutex<Published>
+
+    /// Owned by the holder of the writer gate.
+    final class LogState: @unchecked Sendable {
+        var file: any WritableFile
+        var number: UInt64
+        init(file: any WritableFile, number: UInt64) {
+            self.file = file
+            self.number = number
+        }
+    }
+    let log: LogState
+
+    /// Owned by the maintenance queue (and `open`/`close`).
+    struct ManifestState {
+        var manifest: Manifest
+        var manifestNumber: UInt64
+        var flushes = 0
+        var compactions = 0
+    }
+    let manifestState: Mutex<ManifestState>
+    private let fileNumbers: Atomic<UInt64>
+
+    init(directory: String, fileSystem: any FileSystem, options: Options, fileLock: any FileLock, version: Version,
+         log: LogState, manifest: Manifest, manifestNumber: UInt64, nextIncarnation: UInt64) {
+        self.directory = directory
+        self.fileSystem = fileSystem
+        self.options = options
+        self.fileLock = fileLock
+        self.published = Mutex(Published(version: version, nextIncarnation: nextIncarnation))
+        self.log = log
+        self.manifestState = Mutex(ManifestState(manifest: manifest, manifestNumber: manifestNumber))
+        self.fileNumbers = Atomic(manifest.nextFileNumber)
+    }
+
+    deinit {
+        try? close()
+    }
+
+    func path(_ name: FileName) -> String { directory + "/" + name.name }
+
+    /// A new file number, never reused.
+    func allocateFileNumber() -> UInt64 {
+        fileNumbers.wrappingAdd(1, ordering: .relaxed).oldValue
+    }
+    var nextFileNumber: UInt64 { fileNumbers.load(ordering: .relaxed) }
+
+    var currentVersion: Version { published.withLock { $0.version } }
+
+    // MARK: - Reading
+
+    /// A snapshot of the latest commit.
+    package func snapshot() throws -> Snapshot {
+        let version = try published.withLock { p in
+            if p.closed { throw StorageError(.closed, "the database is closed (Database.snapshot)", file: directory) }
+            return p.version
+        }
+        return try Snapshot(version: version, registry: registry, limit: options.maximumLiveSnapshots)
+    }
+
+    /// The sequence number of the latest commit.
+    package var lastSequence: UInt64 { currentVersion.sequence }
+
+    /// The number of snapshots alive now.
+    package var liveSnapshotCount: Int { registry.count }
+
+    // MARK: - Writing
+
+    /// Starts a write transaction, waiting while another one is open.
+    package func beginWrite() throws -> WriteTransaction {
+        writerGate.wait()
+        do {
+            try published.withLock { p in
+                if p.closed { throw StorageError(.closed, "the database is closed (Database.beginWrite)", file: directory) }
+                if let e = p.poisoned { throw e }
+            }
+            return WriteTransaction(database: self, snapshot: try snapshotForWriter())
+        } catch {
+            writerGate.signal()
+            throw error
+        }
+    }
+
+    private func snapshotForWriter() throws -> Snapshot {
+        try Snapshot(version: currentVersion, registry: registry, limit: nil)
+    }
+
+    /// Runs `body` in a write transaction and commits it; an error thrown by `body` aborts it.
+    @discardableResult
+    package func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
+        let tx = try beginWrite()
+        do {
+            let result = try body(tx)
+            try tx.commit()
+            return result
+        } catch {
+            tx.abort()
+            throw error
+        }
+    }
+
+    func endWrite() { writerGate.signal() }
+
+    /// Appends, syncs and publishes one transaction. Called with the writer gate held.
+    func commit(_ batch: WriteBatch) throws -> UInt64 {
+        let base = try published.withLock { p -> Version in
+            if p.closed { throw StorageError(.closed, "the database is closed (WriteTransaction.commit)", file: directory) }
+            if let e = p.poisoned { throw e }
+            return p.version
+        }
+        if batch.isEmpty { return base.sequence }
+        let sequence = base.sequence + 1
+        LogRecord.seal(batch, sequence: sequence)
+        do {
+            try batch.buffer.withUnsafeBytes { try log.file.append($0) }
+            if options.durability == .full { try log.file.sync() }
+        } catch {
+            let logName = FileName.log(log.number).name
+            let poison = StorageError(
+                .closed,
+                "writing to \(logName) failed (\(error)); this Database refuses further writes so that nothing is written "
+                    + "behind a damaged record. Close it and open the database again once the cause is fixed: every "
+                    + "acknowledged commit is kept.",
+                file: logName, underlying: error as? StorageError)
+            published.withLock { $0.poisoned = poison }
+            throw StorageError(.io, "commit of sequence \(sequence) failed: \(error)", file: logName, underlying: error as? StorageError)
+        }
+        let arena = MappedRegion(adopting: batch.buffer)
+        // Build the new runs outside the lock: only the writer changes active runs.
+        var changes: [(UInt32, PartitionBatch, [MemRun])] = []
+        for (id, pb) in batch.partitions {
+            let existing = pb.drop ? nil : base.partitions[id]
+            let metadata = pb.userMetadata ?? existing?.userMetadata ?? 0
+            var active = existing?.active ?? []
+            if !pb.slots.isEmpty {
+                active.insert(MemRun.build(arena: arena, operations: pb.slots, sequence: sequence, userMetadata: metadata), at: 0)
+                while active.count >= 2, active[0].count * 2 >= active[1].count || active.count > 12 {
+                    let merged = MemRun.merge(newer: active[0], older: active[1])
+                    active.replaceSubrange(0...1, with: [merged])
+                }
+            }
+            changes.append((id, pb, active))
+        }
+        let flushNow = published.withLock { p -> Bool in
+            var partitions = p.version.partitions
+            for (id, pb, active) in changes {
+                var current = partitions[id]
+                if pb.drop { current = nil }
+                let metadata = pb.userMetadata ?? current?.userMetadata ?? 0
+                if let current {
+                    partitions[id] = current.with(active: active, userMetadata: metadata)
+                } else {
+                    partitions[id] = PartitionState(id: id, incarnation: p.nextIncarnation, active: active, userMetadata: metadata)
+                    p.nextIncarnation += 1
+                }
+                if let s = partitions[id], s.isEmpty, pb.userMetadata == nil { partitions[id] = nil }
+            }
+            p.version = Version(sequence: sequence, partitions: partitions)
+            return p.version.activeBytes >= options.memtableFlushBytes && !p.version.hasFrozen && !p.flushScheduled
+        }
+        if flushNow && options.backgroundMaintenance {
+            try? freezeAndScheduleFlush()
+        }
+        return sequence
+    }
+
+    /// Syncs the log: in `.deferred` durability, makes every commit so far durable.
+    package func sync() throws {
+        writerGate.wait()
+        defer { writerGate.signal() }
+        try log.file.sync()
+    }
+
+    // MARK: - Closing
+
+    /// Flushes the memtable, waits for background work and releases the lock. Further use throws `.closed`.
+    package func close() throws {
+        writerGate.wait()
+        defer { writerGate.signal() }
+        let (wasClosed, poisoned) = published.withLock { p -> (Bool, Bool) in
+            let was = p.closed
+            p.closed = true
+            return (was, p.poisoned != nil)
+        }
+        if wasClosed { return }
+        var failure: (any Error)? = nil
+        maintenance.sync {
+            guard !poisoned else { return }
+            do {
+                if currentVersion.partitions.values.contains(where: { !$0.active.isEmpty || !$0.frozen.isEmpty }) {
+                    try runFlush()  // what an earlier, failed flush left frozen
+                    try freezeLocked()
+                    try runFlush()
+                }
+            } catch {
+                failure = error
+            }
+        }
+        log.file.close()
+        fileLock.unlock()
+        if let failure { throw failure }
+    }
+}

@@ -1,0 +1,31 @@
+/// The engine's size limits. Each is checked where a caller's data enters, with an error naming the limit.
+public enum Limits {
+    /// The largest key, in bytes.
+    public static let maxKeyBytes = 65_535
+    /// The largest value, in bytes.
+    public static let maxValueBytes = 16 * 1024 * 1024
+    /// The largest write transaction, in bytes of keys, values and framing.
+    public static let maxTransactionBytes = 1 << 30
+    /// The largest uncompressed segment block (one maximal entry fits).
+    public static let maxBlockBytes = maxKeyBytes + maxValueBytes + 64
+    /// The largest manifest or `CURRENT` file the engine will read.
+    public static let maxManifestBytes = 64 * 1024 * 1024
+    /// The largest partition identifier.
+    public static let maxPartition = UInt32.max
+}
+
+/// Tuning constants: each says what it changes and why it has its value.
+enum Tuning {
+    /// Target uncompressed size of a segment block. Large enough for LZ4 to find matches and for scans to run
+    /// long sequential stretches, small enough that a point read touches little memory.
+    static let blockBytes = 32 * 1024
+    /// A block is stored compressed only when LZ4 saves at least this fraction (in 1/16ths) of its bytes;
+    /// otherwise it is stored raw and read in place without a copy.
+    static let minCompressionSavingsSixteenths = 2
+    /// Memtable size that triggers a flush to segments. Bounds replay time at open and the memory of writes.
+    static let memtableFlushBytes = 64 * 1024 * 1024
+    /// Number of segments in one partition that triggers a background compaction of that partition.
+    static let compactionSegmentTrigger = 4
+    /// Decompressed blocks kept per segment for point reads (a tiny cache; scans do not use it).
+    static let cachedBlocksPerSegment = 16
+}

@@ -1,0 +1,100 @@
+/// The byte layout of the write-ahead log.
+///
+/// A log file starts with a 16-byte header: `magic "STRATAWL"` (u64) · `u32 formatVersion` · `u32 flags`.
+/// Then records, each a 24-byte header · payload:
+/// `u32 payloadCount` · `u32 flags` · `u64 sequence` · `u64 checksum` (XXH3-64 of the payload, seeded with
+/// the sequence and the length, so a header cannot be paired with another record's payload).
+enum LogRecord {
+    static let fileMagic: UInt64 = 0x4C57_4154_4152_5453  // "STRATAWL"
+    static let formatVersion: UInt32 = 1
+    static let fileHeaderBytes = 16
+    static let headerBytes = 24
+
+    static func seed(sequence: UInt64, payloadCount: Int) -> UInt64 {
+        sequence ^ (UInt64(payloadCount) &* 0x9E37_79B9_7F4A_7C15)
+    }
+
+    static func fileHeader() -> [UInt8] {
+        var out: [UInt8] = []
+        out.appendUInt64LE(fileMagic)
+        out.appendUInt32LE(formatVersion)
+        out.appendUInt32LE(0)
+        return out
+    }
+
+    /// Fills in the header of `batch`'s buffer for `sequence`.
+    static func seal(_ batch: WriteBatch, sequence: UInt64) {
+        let buffer = batch.buffer
+        let payloadCount = buffer.count - headerBytes
+        let checksum = buffer.withUnsafeBytes { all in
+            Checksum.xxh3(UnsafeRawBufferPointer(rebasing: all[headerBytes...]), seed: seed(sequence: sequence, payloadCount: payloadCount))
+        }
+        buffer.setUInt32LE(UInt32(payloadCount), at: 0)
+        buffer.setUInt32LE(0, at: 4)
+        buffer.setUInt64LE(sequence, at: 8)
+        buffer.setUInt64LE(checksum, at: 16)
+    }
+
+    struct Decoded {
+        var sequence: UInt64
+        /// Header and payload, copied out of the file.
+        var record: MappedRegion
+        var offset: Int
+    }
+
+    struct Scan {
+        var records: [Decoded] = []
+        /// Bytes of the file up to the end of the last whole record.
+        var validBytes: Int = 0
+        /// Why reading stopped before the end of the file, if it did.
+        var damage: StorageError? = nil
+    }
+
+    /// Reads the records of one log file, stopping at the first one that is torn or fails its checksum.
+    static func scan(_ bytes: UnsafeRawBufferPointer) -> Scan {
+        var scan = Scan()
+        var r = ByteReader(bytes)
+        do {
+            if bytes.count == 0 { return scan }
+            let magic = try r.readUInt64LE("log file magic")
+            guard magic == fileMagic else {
+                throw StorageError.corrupted("not a Strata log file (bad magic number)", file: nil, offset: 0)
+            }
+            let version = try r.readUInt32LE("log format version")
+            guard version <= formatVersion else {
+                throw StorageError(.formatTooNew, "log format version \(version) is newer than this build's \(formatVersion)", file: nil, offset: 8)
+            }
+            _ = try r.readUInt32LE("log flags")
+            scan.validBytes = r.position
+            while !r.isAtEnd {
+                let start = r.position
+                let payloadCount = Int(try r.readUInt32LE("record length"))
+                _ = try r.readUInt32LE("record flags")
+                let sequence = try r.readUInt64LE("record sequence")
+                let stored = try r.readUInt64LE("record checksum")
+                guard payloadCount <= Limits.maxTransactionBytes else {
+                    throw StorageError.corrupted(
+                        "record length \(payloadCount) exceeds the transaction limit \(Limits.maxTransactionBytes)",
+                        file: nil, offset: start)
+                }
+                let payload = try r.readBytes(count: payloadCount, "record payload")
+                let computed = Checksum.xxh3(payload, seed: seed(sequence: sequence, payloadCount: payloadCount))
+                guard computed == stored else {
+                    throw StorageError.corrupted(
+                        "record checksum mismatch (stored 0x\(String(stored, radix: 16)), computed 0x\(String(computed, radix: 16)))",
+                        file: nil, offset: start)
+                }
+                let whole = UnsafeRawBufferPointer(rebasing: bytes[start..<r.position])
+                scan.records.append(Decoded(sequence: sequence, record: MappedRegion(copying: whole), offset: start))
+                scan.validBytes = r.position
+            }
+        } catch let error as StorageError {
+            var e = error
+            if e.offset == nil { e.offset = r.position }
+            scan.damage = e
+        } catch {
+            scan.damage = StorageError.corrupted("\(error)", file: nil, offset: r.position)
+        }
+        return scan
+    }
+}

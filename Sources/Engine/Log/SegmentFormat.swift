@@ -1,0 +1,37 @@
+/// The byte layout of a sealed segment (see Engine.docc/FileFormat.md).
+///
+/// ```
+/// header (32)  magic "STRATASG" u64 · formatVersion u32 · flags u32 · partition u32 · reserved u32 · reserved u64
+/// block*       BlockHeader (24) · stored bytes (raw, or LZ4 when that saved space)
+/// index        per block: u64 block offset · varint firstKeyCount · first key
+/// footer (88)  magic "STRATASF" u64 · formatVersion u32 · partition u32 · indexOffset u64 · indexBytes u64
+///              · blockCount u64 · entryCount u64 · minSequence u64 · maxSequence u64 · userMetadata u64
+///              · indexChecksum u64 · footerChecksum u64 (XXH3-64 of the 80 bytes before it)
+/// ```
+/// A block's raw bytes are its entries, `varint keyCount · varint (valueCount + 1, or 0 for a deletion) · key ·
+/// value`, sorted by key, then `entryCount x u32` entry offsets for binary search.
+enum SegmentFormat {
+    static let headerMagic: UInt64 = 0x4753_4154_4152_5453  // "STRATASG"
+    static let footerMagic: UInt64 = 0x4653_4154_4152_5453  // "STRATASF"
+    static let formatVersion: UInt32 = 1
+    static let headerBytes = 32
+    static let footerBytes = 88
+}
+
+/// The fixed header in front of every block.
+struct BlockHeader {
+    static let byteCount = 24
+    static let flagLZ4: UInt32 = 1
+
+    var storedCount: UInt32
+    var rawCount: UInt32
+    var entryCount: UInt32
+    var flags: UInt32
+    var checksum: UInt64
+
+    /// The checksum covers the stored bytes and, through the seed, the four fields before it.
+    static func checksum(stored: UnsafeRawBufferPointer, storedCount: UInt32, rawCount: UInt32, entryCount: UInt32, flags: UInt32) -> UInt64 {
+        let seed = (UInt64(storedCount) | UInt64(rawCount) << 32) ^ ((UInt64(entryCount) | UInt64(flags) << 32) &* 0xC2B2_AE3D_27D4_EB4F)
+        return Checksum.xxh3(stored, seed: seed)
+    }
+}

@@ -1,0 +1,305 @@
+import Synchronization
+
+// Invariants:
+// (1) A segment file is never written again once sealed; its mapping is read-only.
+// (2) A block's bytes are used only after its checksum matched (once per block, remembered in `verified`).
+// (3) Every offset read from the file is bounds-checked before use, so a damaged file gives `.corrupted`,
+//     never a trap.
+
+/// A borrowed view of one block's raw (decompressed) bytes.
+struct BlockView {
+    let raw: UnsafeRawBufferPointer
+    let entryCount: Int
+    /// Where the entries end and the offset table begins.
+    let entriesEnd: Int
+
+    /// The offset of entry `j`, checked against the entries area.
+    @inline(__always)
+    func entryOffset(_ j: Int) throws -> Int {
+        guard let o = Bytes.loadUInt32LE(raw, at: entriesEnd + 4 * j), Int(o) < entriesEnd else {
+            throw StorageError.corrupted("entry \(j)'s offset is outside the block's \(entriesEnd) entry bytes", file: nil, offset: nil)
+        }
+        return Int(o)
+    }
+
+    /// Decodes the entry at `offset`: its key, its value (nil for a deletion) and where the next one starts.
+    @inline(__always)
+    func entry(at offset: Int) throws -> (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?, next: Int) {
+        var r = ByteReader(UnsafeRawBufferPointer(rebasing: raw[0..<entriesEnd]), position: offset)
+        let keyCount = try r.readLength("key length", limit: Limits.maxKeyBytes)
+        let tag = try r.readVarint("value length")
+        guard tag <= UInt64(Limits.maxValueBytes) + 1 else {
+            throw StorageError.corrupted("value length \(tag &- 1) exceeds \(Limits.maxValueBytes)", file: nil, offset: offset)
+        }
+        let key = try r.readBytes(count: keyCount, "key")
+        let value: UnsafeRawBufferPointer? = tag == 0 ? nil : try r.readBytes(count: Int(tag - 1), "value")
+        return (key, value, r.position)
+    }
+}
+
+/// The result of looking a key up in one source.
+enum Lookup {
+    case absent
+    case deleted
+    case found(UnsafeRawBufferPointer)
+}
+
+/// An open, mapped, sealed segment.
+final class SegmentReader: Sendable {
+    let fileNumber: UInt64
+    let name: String
+    let partition: UInt32
+    let region: MappedRegion
+    let entryCount: Int
+    let minSequence: UInt64
+    let maxSequence: UInt64
+    let userMetadata: UInt64
+    private let blockOffsets: [Int]
+    private let firstKeyOffsets: [Int]
+    private let firstKeyCounts: [Int]
+    private let indexOffset: Int
+
+    private struct Cache {
+        var verified: [UInt64]
+        var blocks: [Int: MappedRegion] = [:]
+        var order: [Int] = []
+    }
+    private let cache: Mutex<Cache>
+
+    var blockCount: Int { blockOffsets.count }
+    var fileBytes: Int { region.count }
+    var info: SegmentInfo {
+        SegmentInfo(
+            fileNumber: fileNumber, fileBytes: UInt64(region.count), entryCount: UInt64(entryCount),
+            minSequence: minSequence, maxSequence: maxSequence, userMetadata: userMetadata)
+    }
+
+    /// Checks the header, footer and index of a mapped segment. Blocks are checked when first read.
+    init(region: MappedRegion, fileNumber: UInt64, expectedPartition: UInt32?) throws {
+        let name = FileName.segment(fileNumber).name
+        self.name = name
+        self.fileNumber = fileNumber
+        self.region = region
+        let bytes = region.unsafeBytes
+        let fail = { (message: String, offset: Int) in StorageError.corrupted(message, file: name, offset: offset) }
+        guard bytes.count >= SegmentFormat.headerBytes + SegmentFormat.footerBytes else {
+            throw fail("segment is \(bytes.count) bytes, shorter than a header and footer (\(SegmentFormat.headerBytes + SegmentFormat.footerBytes))", 0)
+        }
+        do {
+            var h = ByteReader(bytes)
+            guard try h.readUInt64LE() == SegmentFormat.headerMagic else { throw fail("not a Strata segment (bad header magic)", 0) }
+            let version = try h.readUInt32LE()
+            guard version <= SegmentFormat.formatVersion else {
+                throw StorageError(.formatTooNew, "segment format version \(version) is newer than this build's \(SegmentFormat.formatVersion)", file: name, offset: 8)
+            }
+            let footerAt = bytes.count - SegmentFormat.footerBytes
+            let footerBody = UnsafeRawBufferPointer(rebasing: bytes[footerAt..<(bytes.count - 8)])
+            var f = ByteReader(bytes, position: footerAt)
+            guard try f.readUInt64LE() == SegmentFormat.footerMagic else {
+                throw fail("bad footer magic; the file was cut short or overwritten", footerAt)
+            }
+            var tail = ByteReader(bytes, position: bytes.count - 8)
+            let storedFooterSum = try tail.readUInt64LE()
+            let footerSum = Checksum.xxh3(footerBody)
+            guard storedFooterSum == footerSum else {
+                throw fail("footer checksum mismatch (stored 0x\(String(storedFooterSum, radix: 16)), computed 0x\(String(footerSum, radix: 16)))", bytes.count - 8)
+            }
+            _ = try f.readUInt32LE()
+            let partition = try f.readUInt32LE()
+            let indexOffset = Int(clamping: try f.readUInt64LE())
+            let indexBytes = Int(clamping: try f.readUInt64LE())
+            let blockCount = Int(clamping: try f.readUInt64LE())
+            let entryCount = Int(clamping: try f.readUInt64LE())
+            minSequence = try f.readUInt64LE()
+            maxSequence = try f.readUInt64LE()
+            userMetadata = try f.readUInt64LE()
+            let indexSum = try f.readUInt64LE()
+            if let expectedPartition, partition != expectedPartition {
+                throw fail("segment belongs to partition \(partition), the manifest lists it under \(expectedPartition)", footerAt + 12)
+            }
+            self.partition = partition
+            self.entryCount = entryCount
+            guard indexOffset >= SegmentFormat.headerBytes, indexBytes >= 0, indexOffset <= footerAt, indexBytes == footerAt - indexOffset else {
+                throw fail("index at \(indexOffset) of \(indexBytes) bytes does not end at the footer (\(footerAt))", footerAt + 16)
+            }
+            self.indexOffset = indexOffset
+            let index = UnsafeRawBufferPointer(rebasing: bytes[indexOffset..<footerAt])
+            let computedIndexSum = Checksum.xxh3(index)
+            guard computedIndexSum == indexSum else {
+                throw fail("index checksum mismatch (stored 0x\(String(indexSum, radix: 16)), computed 0x\(String(computedIndexSum, radix: 16)))", indexOffset)
+            }
+            guard blockCount <= indexBytes / 9 + 1 else { throw fail("block count \(blockCount) cannot fit in a \(indexBytes)-byte index", footerAt + 32) }
+            var offsets: [Int] = [], keyOffsets: [Int] = [], keyCounts: [Int] = []
+            offsets.reserveCapacity(blockCount)
+            keyOffsets.reserveCapacity(blockCount)
+            keyCounts.reserveCapacity(blockCount)
+            var r = ByteReader(index)
+            var previousEnd = SegmentFormat.headerBytes
+            for i in 0..<blockCount {
+                let at = r.position
+                let offset = Int(clamping: try r.readUInt64LE("block offset"))
+                guard offset == previousEnd || (i > 0 && offset > previousEnd), offset + BlockHeader.byteCount <= indexOffset else {
+                    throw fail("block \(i) offset \(offset) is out of order or past the index", indexOffset + at)
+                }
+                if i == 0 && offset != SegmentFormat.headerBytes {
+                    throw fail("first block starts at \(offset), expected \(SegmentFormat.headerBytes)", indexOffset + at)
+                }
+                let keyCount = try r.readLength("first key length", limit: Limits.maxKeyBytes)
+                let keyAt = r.position
+                try r.skip(keyCount, "first key")
+                offsets.append(offset)
+                keyOffsets.append(indexOffset + keyAt)
+                keyCounts.append(keyCount)
+                previousEnd = offset + BlockHeader.byteCount
+            }
+            guard r.isAtEnd else { throw fail("\(r.remaining) unexpected bytes at the end of the index", indexOffset + r.position) }
+            guard blockCount > 0 || entryCount == 0 else { throw fail("\(entryCount) entries but no blocks", footerAt + 40) }
+            blockOffsets = offsets
+            firstKeyOffsets = keyOffsets
+            firstKeyCounts = keyCounts
+            cache = Mutex(Cache(verified: Array(repeating: 0, count: (blockCount + 63) / 64)))
+        } catch let error as StorageError {
+            throw error.file == nil ? error.located(file: name) : error
+        }
+    }
+
+    /// The first key of block `i` (checked at open).
+    @inline(__always)
+    func firstKey(_ i: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: region.unsafeBytes[firstKeyOffsets[i]..<(firstKeyOffsets[i] + firstKeyCounts[i])])
+    }
+
+    /// The last block whose first key is at or before `key`, or nil when `key` precedes them all.
+    func blockIndex(for key: UnsafeRawBufferPointer) -> Int? {
+        var lo = 0, hi = blockOffsets.count
+        while lo < hi {
+            let mid = (lo + hi) >> 1
+            if Bytes.compare(firstKey(mid), key) <= 0 { lo = mid + 1 } else { hi = mid }
+        }
+        return lo == 0 ? nil : lo - 1
+    }
+
+    /// Calls `body` with block `i`'s raw bytes. A compressed block is decompressed into `scratch` when given
+    /// (scans), otherwise into a small per-segment cache (point reads).
+    func withBlock<R>(_ i: Int, scratch: GrowableBuffer?, _ body: (BlockView) throws -> R) throws -> R {
+        let start = blockOffsets[i]
+        let end = i + 1 < blockOffsets.count ? blockOffsets[i + 1] : indexOffset
+        let bytes = region.unsafeBytes
+        do {
+            var h = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
+            let storedCount = try h.readUInt32LE("block stored length")
+            let rawCount = try h.readUInt32LE("block raw length")
+            let entryCount = try h.readUInt32LE("block entry count")
+            let flags = try h.readUInt32LE("block flags")
+            let checksum = try h.readUInt64LE("block checksum")
+            guard Int(storedCount) == end - start - BlockHeader.byteCount else {
+                throw StorageError.corrupted("block \(i) declares \(storedCount) stored bytes, the index leaves room for \(end - start - BlockHeader.byteCount)", file: name, offset: start)
+            }
+            guard flags & ~BlockHeader.flagLZ4 == 0 else {
+                throw StorageError.corrupted("block \(i) has unknown flags 0x\(String(flags, radix: 16))", file: name, offset: start + 12)
+            }
+            guard Int(rawCount) <= Limits.maxBlockBytes, UInt64(entryCount) * 4 <= UInt64(rawCount), entryCount > 0 else {
+                throw StorageError.corrupted("block \(i) declares \(rawCount) raw bytes and \(entryCount) entries, which cannot be", file: name, offset: start + 4)
+            }
+            let compressed = flags & BlockHeader.flagLZ4 != 0
+            guard compressed || rawCount == storedCount else {
+                throw StorageError.corrupted("uncompressed block \(i) declares \(rawCount) raw bytes but stores \(storedCount)", file: name, offset: start + 4)
+            }
+            let stored = UnsafeRawBufferPointer(rebasing: bytes[(start + BlockHeader.byteCount)..<end])
+            let word = i >> 6, bit = UInt64(1) << UInt64(i & 63)
+            if cache.withLock({ $0.verified[word] & bit }) == 0 {
+                let computed = BlockHeader.checksum(stored: stored, storedCount: storedCount, rawCount: rawCount, entryCount: entryCount, flags: flags)
+                guard computed == checksum else {
+                    throw StorageError.corrupted(
+                        "block \(i) checksum mismatch (stored 0x\(String(checksum, radix: 16)), computed 0x\(String(computed, radix: 16))); "
+                            + "the segment was damaged on disk. Restore it from a backup, or delete this partition's data.",
+                        file: name, offset: start)
+                }
+                cache.withLock { $0.verified[word] |= bit }
+            }
+            let entriesEnd = Int(rawCount) - 4 * Int(entryCount)
+            if !compressed {
+                return try body(BlockView(raw: stored, entryCount: Int(entryCount), entriesEnd: entriesEnd))
+            }
+            if let scratch {
+                try LZ4.decompress(stored, originalCount: Int(rawCount), into: scratch)
+                return try scratch.withUnsafeBytes { try body(BlockView(raw: $0, entryCount: Int(entryCount), entriesEnd: entriesEnd)) }
+            }
+            let block: MappedRegion
+            if let cached = cache.withLock({ $0.blocks[i] }) {
+                block = cached
+            } else {
+                let out = GrowableBuffer(capacity: Int(rawCount))
+                try LZ4.decompress(stored, originalCount: Int(rawCount), into: out)
+                block = MappedRegion(adopting: out)
+                cache.withLock { c in
+                    if c.blocks[i] == nil {
+                        c.blocks[i] = block
+                        c.order.append(i)
+                        if c.order.count > Tuning.cachedBlocksPerSegment { c.blocks[c.order.removeFirst()] = nil }
+                    }
+                }
+            }
+            return try block.withUnsafeBytes { try body(BlockView(raw: $0, entryCount: Int(entryCount), entriesEnd: entriesEnd)) }
+        } catch let error as StorageError {
+            if error.file != nil { throw error }
+            var e = error
+            e.file = name
+            e.message = "block \(i) at offset \(start): " + e.message
+            e.offset = start
+            throw e
+        }
+    }
+
+    /// Looks `key` up: at most one block read.
+    func lookup<R>(_ key: UnsafeRawBufferPointer, _ body: (Lookup) throws -> R) throws -> R {
+        guard let b = blockIndex(for: key) else { return try body(.absent) }
+        return try withBlock(b, scratch: nil) { view in
+            var lo = 0, hi = view.entryCount
+            while lo < hi {
+                let mid = (lo + hi) >> 1
+                let e = try view.entry(at: try view.entryOffset(mid))
+                let c = Bytes.compare(e.key, key)
+                if c == 0 { return try body(e.value.map { .found($0) } ?? .deleted) }
+                if c < 0 { lo = mid + 1 } else { hi = mid }
+            }
+            return try body(.absent)
+        }
+    }
+
+    /// Reads every block and entry, checking checksums and key order. Returns the problems found.
+    func verify() -> [String] {
+        var problems: [String] = []
+        var previous: [UInt8]? = nil
+        let scratch = GrowableBuffer()
+        var seen = 0
+        for i in 0..<blockOffsets.count {
+            do {
+                try withBlock(i, scratch: scratch) { view in
+                    var pos = 0
+                    for j in 0..<view.entryCount {
+                        guard try view.entryOffset(j) == pos else {
+                            throw StorageError.corrupted("block \(i) entry \(j) offset table disagrees with the entries", file: name, offset: blockOffsets[i])
+                        }
+                        let e = try view.entry(at: pos)
+                        if let p = previous, p.withUnsafeBytes({ Bytes.compare($0, e.key) }) >= 0 {
+                            throw StorageError.corrupted("block \(i) entry \(j) key is not after the previous key", file: name, offset: blockOffsets[i])
+                        }
+                        previous = [UInt8](e.key)
+                        pos = e.next
+                        seen += 1
+                    }
+                    guard pos == view.entriesEnd else {
+                        throw StorageError.corrupted("block \(i) has \(view.entriesEnd - pos) bytes after its last entry", file: name, offset: blockOffsets[i])
+                    }
+                }
+            } catch {
+                problems.append("\(error)")
+            }
+        }
+        if problems.isEmpty && seen != entryCount {
+            problems.append("\(name): footer declares \(entryCount) entries, the blocks hold \(seen)")
+        }
+        return problems
+    }
+}

@@ -1,0 +1,107 @@
+/// Writes one sealed segment: sorted entries in, a finished, synced file out.
+final class SegmentWriter {
+    private let file: any WritableFile
+    private let partition: UInt32
+    private var output = GrowableBuffer(capacity: 1 << 20)
+    private var written = 0
+    private let block = GrowableBuffer(capacity: Tuning.blockBytes + 1024)
+    private let compressed = GrowableBuffer(capacity: Tuning.blockBytes + 1024)
+    private var entryOffsets: [UInt32] = []
+    private var blockFirstKey: [UInt8] = []
+    private var index = GrowableBuffer(capacity: 4096)
+    private var blockCount = 0
+    private(set) var entryCount = 0
+    private var lastKey: [UInt8] = []
+    private let compress: Bool
+
+    init(file: any WritableFile, partition: UInt32, compress: Bool = true) throws {
+        self.file = file
+        self.partition = partition
+        self.compress = compress
+        output.appendUInt64LE(SegmentFormat.headerMagic)
+        output.appendUInt32LE(SegmentFormat.formatVersion)
+        output.appendUInt32LE(0)
+        output.appendUInt32LE(partition)
+        output.appendUInt32LE(0)
+        output.appendUInt64LE(0)
+    }
+
+    /// Adds one entry; keys must arrive strictly increasing. A nil value is a deletion.
+    func add(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) throws {
+        if entryOffsets.isEmpty {
+            blockFirstKey = [UInt8](key)
+        }
+        entryOffsets.append(UInt32(block.count))
+        block.appendVarint(UInt64(key.count))
+        block.appendVarint(value.map { UInt64($0.count) + 1 } ?? 0)
+        block.append(key)
+        if let value { block.append(value) }
+        entryCount += 1
+        if block.count >= Tuning.blockBytes { try finishBlock() }
+    }
+
+    private func finishBlock() throws {
+        guard !entryOffsets.isEmpty else { return }
+        for o in entryOffsets { block.appendUInt32LE(o) }
+        let blockOffset = written + output.count
+        let rawCount = UInt32(block.count)
+        let entries = UInt32(entryOffsets.count)
+        var flags: UInt32 = 0
+        compressed.removeAll()
+        if compress, let n = block.withUnsafeBytes({ LZ4.compress($0, into: compressed) }),
+            n <= block.count - block.count * Tuning.minCompressionSavingsSixteenths / 16
+        {
+            flags = BlockHeader.flagLZ4
+        }
+        let stored = flags == BlockHeader.flagLZ4 ? compressed : block
+        stored.withUnsafeBytes { bytes in
+            let storedCount = UInt32(bytes.count)
+            output.appendUInt32LE(storedCount)
+            output.appendUInt32LE(rawCount)
+            output.appendUInt32LE(entries)
+            output.appendUInt32LE(flags)
+            output.appendUInt64LE(
+                BlockHeader.checksum(stored: bytes, storedCount: storedCount, rawCount: rawCount, entryCount: entries, flags: flags))
+            output.append(bytes)
+        }
+        index.appendUInt64LE(UInt64(blockOffset))
+        index.appendVarint(UInt64(blockFirstKey.count))
+        index.append(contentsOf: blockFirstKey)
+        blockCount += 1
+        block.removeAll()
+        entryOffsets.removeAll(keepingCapacity: true)
+        if output.count >= 1 << 20 { try drain() }
+    }
+
+    private func drain() throws {
+        try output.withUnsafeBytes { try file.append($0) }
+        written += output.count
+        output.removeAll()
+    }
+
+    /// Writes the last block, the index and the footer, and syncs the file. Returns the file's size.
+    func finish(minSequence: UInt64, maxSequence: UInt64, userMetadata: UInt64) throws -> Int {
+        try finishBlock()
+        let indexOffset = written + output.count
+        let indexChecksum = index.withUnsafeBytes { Checksum.xxh3($0) }
+        index.withUnsafeBytes { output.append($0) }
+        var footer: [UInt8] = []
+        footer.appendUInt64LE(SegmentFormat.footerMagic)
+        footer.appendUInt32LE(SegmentFormat.formatVersion)
+        footer.appendUInt32LE(partition)
+        footer.appendUInt64LE(UInt64(indexOffset))
+        footer.appendUInt64LE(UInt64(index.count))
+        footer.appendUInt64LE(UInt64(blockCount))
+        footer.appendUInt64LE(UInt64(entryCount))
+        footer.appendUInt64LE(minSequence)
+        footer.appendUInt64LE(maxSequence)
+        footer.appendUInt64LE(userMetadata)
+        footer.appendUInt64LE(indexChecksum)
+        footer.appendUInt64LE(Checksum.xxh3(footer))
+        output.append(contentsOf: footer)
+        try drain()
+        try file.sync()
+        file.close()
+        return written
+    }
+}

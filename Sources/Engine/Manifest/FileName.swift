@@ -1,0 +1,56 @@
+/// The names of the files in a database directory. This is the only code that formats or parses them.
+package enum FileName: Equatable, Hashable, Sendable {
+    /// `CURRENT`: names the live manifest.
+    case current
+    /// `CURRENT.tmp`: the next `CURRENT`, renamed over it atomically.
+    case currentTemporary
+    /// `LOCK`: held with `flock` while the database is open.
+    case lock
+    /// `MANIFEST-000007`: the list of live segments and the log position.
+    case manifest(UInt64)
+    /// `000042.log`: a write-ahead log file.
+    case log(UInt64)
+    /// `000043.seg`: a sealed segment.
+    case segment(UInt64)
+
+    package var name: String {
+        switch self {
+        case .current: "CURRENT"
+        case .currentTemporary: "CURRENT.tmp"
+        case .lock: "LOCK"
+        case .manifest(let n): "MANIFEST-" + Self.padded(n)
+        case .log(let n): Self.padded(n) + ".log"
+        case .segment(let n): Self.padded(n) + ".seg"
+        }
+    }
+
+    /// Parses a name this type formatted; nil for anything else.
+    package init?(parsing name: String) {
+        switch name {
+        case "CURRENT": self = .current
+        case "CURRENT.tmp": self = .currentTemporary
+        case "LOCK": self = .lock
+        default:
+            if name.hasPrefix("MANIFEST-"), let n = Self.number(name.dropFirst("MANIFEST-".count)) {
+                self = .manifest(n)
+            } else if name.hasSuffix(".log"), let n = Self.number(name.dropLast(4)) {
+                self = .log(n)
+            } else if name.hasSuffix(".seg"), let n = Self.number(name.dropLast(4)) {
+                self = .segment(n)
+            } else {
+                return nil
+            }
+        }
+    }
+
+    private static func padded(_ n: UInt64) -> String {
+        let digits = String(n)
+        return digits.count >= 6 ? digits : String(repeating: "0", count: 6 - digits.count) + digits
+    }
+
+    private static func number(_ text: Substring) -> UInt64? {
+        guard text.count >= 6, text.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        guard let n = UInt64(text), padded(n) == text else { return nil }
+        return n
+    }
+}

@@ -1,0 +1,142 @@
+/// What a manifest records about one sealed segment.
+package struct SegmentInfo: Equatable, Sendable {
+    package var fileNumber: UInt64
+    package var fileBytes: UInt64
+    package var entryCount: UInt64
+    package var minSequence: UInt64
+    package var maxSequence: UInt64
+    package var userMetadata: UInt64
+
+    static let byteCount = 48
+}
+
+/// The durable list of live segments per partition and the position in the log from which to replay.
+///
+/// Layout (little-endian; see Engine.docc/FileFormat.md):
+/// `magic "STRATAMF"` · `u32 formatVersion` · `u32 flags` · `u64 nextFileNumber` · `u64 lastFlushedSequence`
+/// · `u64 logNumber` · `u32 partitionCount` · per partition `u32 id, u32 segmentCount, segmentCount x
+/// SegmentInfo (6 x u64)` · `u64 checksum` (XXH3-64 of every byte before it).
+package struct Manifest: Equatable, Sendable {
+    static let magic: UInt64 = 0x464D_4154_4152_5453  // "STRATAMF" little-endian
+    static let formatVersion: UInt32 = 1
+
+    package var nextFileNumber: UInt64
+    /// Every commit with a sequence number at or below this one is in the segments.
+    package var lastFlushedSequence: UInt64
+    /// Log files numbered at or above this one are replayed at open.
+    package var logNumber: UInt64
+    /// Each partition's segments, newest first.
+    package var partitions: [UInt32: [SegmentInfo]]
+
+    package init(nextFileNumber: UInt64, lastFlushedSequence: UInt64, logNumber: UInt64, partitions: [UInt32: [SegmentInfo]]) {
+        self.nextFileNumber = nextFileNumber
+        self.lastFlushedSequence = lastFlushedSequence
+        self.logNumber = logNumber
+        self.partitions = partitions
+    }
+
+    package func encoded() -> [UInt8] {
+        var out: [UInt8] = []
+        out.appendUInt64LE(Self.magic)
+        out.appendUInt32LE(Self.formatVersion)
+        out.appendUInt32LE(0)
+        out.appendUInt64LE(nextFileNumber)
+        out.appendUInt64LE(lastFlushedSequence)
+        out.appendUInt64LE(logNumber)
+        out.appendUInt32LE(UInt32(partitions.count))
+        for id in partitions.keys.sorted() {
+            let segments = partitions[id]!
+            out.appendUInt32LE(id)
+            out.appendUInt32LE(UInt32(segments.count))
+            for s in segments {
+                out.appendUInt64LE(s.fileNumber)
+                out.appendUInt64LE(s.fileBytes)
+                out.appendUInt64LE(s.entryCount)
+                out.appendUInt64LE(s.minSequence)
+                out.appendUInt64LE(s.maxSequence)
+                out.appendUInt64LE(s.userMetadata)
+            }
+        }
+        out.appendUInt64LE(Checksum.xxh3(out))
+        return out
+    }
+
+    /// Parses and checks a manifest; every problem is a `.corrupted` error naming `file` and the offset.
+    package static func decode(_ bytes: UnsafeRawBufferPointer, file: String) throws -> Manifest {
+        do {
+            guard bytes.count >= 8 + 44 else {
+                throw StorageError.corrupted(
+                    "manifest is \(bytes.count) bytes, shorter than its 52-byte header and checksum", file: nil, offset: 0)
+            }
+            let body = UnsafeRawBufferPointer(rebasing: bytes[0..<(bytes.count - 8)])
+            var tail = ByteReader(bytes, position: bytes.count - 8)
+            let stored = try tail.readUInt64LE()
+            let computed = Checksum.xxh3(body)
+            guard stored == computed else {
+                throw StorageError.corrupted(
+                    "manifest checksum mismatch (stored 0x\(String(stored, radix: 16)), computed 0x\(String(computed, radix: 16))); "
+                        + "the file was damaged after it was written. Restore the directory from a backup.",
+                    file: nil, offset: bytes.count - 8)
+            }
+            var r = ByteReader(body)
+            let magic = try r.readUInt64LE("magic")
+            guard magic == Self.magic else {
+                throw StorageError.corrupted("not a Strata manifest (bad magic number)", file: nil, offset: 0)
+            }
+            let version = try r.readUInt32LE("format version")
+            guard version <= Self.formatVersion else {
+                throw StorageError(
+                    .formatTooNew,
+                    "manifest format version \(version) is newer than this build's \(Self.formatVersion); use a newer Strata",
+                    file: nil, offset: 8)
+            }
+            _ = try r.readUInt32LE("flags")
+            let nextFile = try r.readUInt64LE("next file number")
+            let lastSeq = try r.readUInt64LE("last flushed sequence")
+            let logNumber = try r.readUInt64LE("log number")
+            let partitionCount = Int(try r.readUInt32LE("partition count"))
+            guard partitionCount <= r.remaining / 8 else {
+                throw StorageError.corrupted(
+                    "partition count \(partitionCount) does not fit in the \(r.remaining) remaining bytes", file: nil,
+                    offset: r.position - 4)
+            }
+            var partitions: [UInt32: [SegmentInfo]] = [:]
+            for _ in 0..<partitionCount {
+                let at = r.position
+                let id = try r.readUInt32LE("partition id")
+                let count = Int(try r.readUInt32LE("segment count"))
+                guard count <= r.remaining / SegmentInfo.byteCount else {
+                    throw StorageError.corrupted(
+                        "segment count \(count) of partition \(id) does not fit in the file", file: nil, offset: at + 4)
+                }
+                guard partitions[id] == nil else {
+                    throw StorageError.corrupted("partition \(id) is listed twice", file: nil, offset: at)
+                }
+                var segments: [SegmentInfo] = []
+                segments.reserveCapacity(count)
+                for _ in 0..<count {
+                    let info = SegmentInfo(
+                        fileNumber: try r.readUInt64LE(), fileBytes: try r.readUInt64LE(),
+                        entryCount: try r.readUInt64LE(), minSequence: try r.readUInt64LE(),
+                        maxSequence: try r.readUInt64LE(), userMetadata: try r.readUInt64LE())
+                    guard info.fileNumber < nextFile else {
+                        throw StorageError.corrupted(
+                            "segment file number \(info.fileNumber) is not below the next file number \(nextFile)",
+                            file: nil, offset: r.position - SegmentInfo.byteCount)
+                    }
+                    segments.append(info)
+                }
+                partitions[id] = segments
+            }
+            guard r.isAtEnd else {
+                throw StorageError.corrupted("\(r.remaining) unexpected bytes after the last partition", file: nil, offset: r.position)
+            }
+            guard logNumber < nextFile else {
+                throw StorageError.corrupted("log number \(logNumber) is not below the next file number \(nextFile)", file: nil, offset: 32)
+            }
+            return Manifest(nextFileNumber: nextFile, lastFlushedSequence: lastSeq, logNumber: logNumber, partitions: partitions)
+        } catch let error as StorageError {
+            throw error.located(file: file)
+        }
+    }
+}

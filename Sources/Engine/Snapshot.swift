@@ -1,0 +1,167 @@
+import Synchronization
+
+/// Keeps the versions that live snapshots hold, so that their cost can be reported and limited.
+final class SnapshotRegistry: Sendable {
+    private struct State {
+        var next = 0
+        var live: [Int: Version] = [:]
+    }
+    private let state = Mutex(State())
+
+    func register(_ version: Version, limit: Int?) throws -> Int {
+        try state.withLock { s in
+            if let limit, s.live.count >= limit {
+                throw StorageError(
+                    .tooManySnapshots,
+                    "\(s.live.count) snapshots are alive, the limit is \(limit) (maximumLiveSnapshots). "
+                        + "Close snapshots you no longer need, or raise the limit; each keeps old data on disk and in memory.")
+            }
+            s.next += 1
+            s.live[s.next] = version
+            return s.next
+        }
+    }
+
+    func unregister(_ id: Int) { state.withLock { _ = $0.live.removeValue(forKey: id) } }
+
+    var versions: [Version] { state.withLock { Array($0.live.values) } }
+    var count: Int { state.withLock { $0.live.count } }
+}
+
+/// A consistent, read-only view of the database at one sequence number (MVCC).
+///
+/// A snapshot reads exactly what was committed at or before `sequence`, however many commits follow, and
+/// never blocks the writer. It keeps the memtable runs and segments it can see alive: release it (`close()`,
+/// or let it go) promptly, since `Database.statistics()` counts what old snapshots pin.
+package final class Snapshot: @unchecked Sendable {
+    let version: Version
+    private let registry: SnapshotRegistry
+    private let id: Int
+    private let closed = Atomic<Bool>(false)
+
+    init(version: Version, registry: SnapshotRegistry, limit: Int?) throws {
+        self.version = version
+        self.registry = registry
+        self.id = try registry.register(version, limit: limit)
+    }
+
+    deinit { close() }
+
+    /// The sequence number of the last commit this snapshot sees.
+    package var sequence: UInt64 { version.sequence }
+
+    /// Releases the snapshot's hold on old data. Using it afterwards traps.
+    package func close() {
+        if !closed.exchange(true, ordering: .relaxed) { registry.unregister(id) }
+    }
+
+    private func checkOpen(_ function: String) {
+        precondition(!closed.load(ordering: .relaxed), "Snapshot.\(function) called after close()")
+    }
+
+    /// The partitions that have data (or had it since their last compaction).
+    package var partitions: [UInt32] { version.partitions.keys.sorted() }
+
+    /// Calls `body` with the value of `key` in `partition`, or nil when it is absent or deleted.
+    ///
+    /// The bytes point into a mapped segment or the memtable and are valid only until `body` returns.
+    /// - Complexity: A binary search per memtable run and, per segment, an index probe and at most one block.
+    package func withValue<R>(forKey key: some ByteContainer, in partition: UInt32, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        checkOpen("withValue")
+        guard let p = version.partitions[partition] else { return try body(nil) }
+        return try key.withUnsafeBytes { k in
+            for run in p.active {
+                if let i = run.find(k) { return try body(run.value(i)) }
+            }
+            for run in p.frozen {
+                if let i = run.find(k) { return try body(run.value(i)) }
+            }
+            for segment in p.segments {
+                let step: LookupStep<R> = try segment.lookup(k) { lookup in
+                    switch lookup {
+                    case .absent: return .next
+                    case .deleted: return .done(try body(nil))
+                    case .found(let v): return .done(try body(v))
+                    }
+                }
+                if case .done(let r) = step { return r }
+            }
+            return try body(nil)
+        }
+    }
+
+    /// A copy of the value of `key` in `partition`, or nil.
+    package func get(_ key: some ByteContainer, in partition: UInt32) throws -> [UInt8]? {
+        try withValue(forKey: key, in: partition) { $0.map { [UInt8]($0) } }
+    }
+
+    /// Calls `body` with each live entry of `partition` in key order, from `start` (inclusive) on, until it
+    /// returns false. The views are valid only during each call.
+    package func scan(
+        _ partition: UInt32, from start: [UInt8]? = nil,
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        checkOpen("scan")
+        guard let p = version.partitions[partition] else { return }
+        if start == nil && p.active.isEmpty && p.frozen.isEmpty && p.segments.count == 1 {
+            try Self.scanWhole(p.segments[0], body)
+            return
+        }
+        try withExtendedLifetime(version) {
+            let it: MergingIterator
+            if let start {
+                it = try start.withUnsafeBytes { try MergingIterator(version: version, partition: partition, from: $0) }
+            } else {
+                it = try MergingIterator(version: version, partition: partition, from: nil)
+            }
+            while it.isValid {
+                if let v = it.value, try !body(it.currentKey, v) { return }
+                try it.next()
+            }
+        }
+    }
+
+    /// The fast path of a compacted partition: one segment, walked block by block.
+    private static func scanWhole(_ segment: SegmentReader, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        let scratch = GrowableBuffer(capacity: Tuning.blockBytes + 1024)
+        for b in 0..<segment.blockCount {
+            let more = try segment.withBlock(b, scratch: scratch) { view -> Bool in
+                var pos = 0
+                while pos < view.entriesEnd {
+                    let e = try view.entry(at: pos)
+                    pos = e.next
+                    if let v = e.value, try !body(e.key, v) { return false }
+                }
+                return true
+            }
+            if !more { return }
+        }
+    }
+
+    /// A cursor over `partition` from `start` (inclusive), yielding copies.
+    package func cursor(_ partition: UInt32, from start: [UInt8]? = nil) throws -> Cursor {
+        checkOpen("cursor")
+        if let start {
+            return Cursor(iterator: try start.withUnsafeBytes { try MergingIterator(version: version, partition: partition, from: $0) })
+        }
+        return Cursor(iterator: try MergingIterator(version: version, partition: partition, from: nil))
+    }
+
+    /// The number of live keys in `partition` (a full scan).
+    package func count(_ partition: UInt32) throws -> Int {
+        var n = 0
+        try scan(partition) { _, _ in n += 1; return true }
+        return n
+    }
+
+    /// The user metadata of each segment of `partition`, newest first (the object layer reads it).
+    package func segmentMetadata(_ partition: UInt32) -> [UInt64] {
+        version.partitions[partition]?.segments.map(\.userMetadata) ?? []
+    }
+}
+
+/// Whether a source decided a lookup.
+enum LookupStep<R> {
+    case next
+    case done(R)
+}

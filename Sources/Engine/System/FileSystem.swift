@@ -1,0 +1,126 @@
+import Synchronization
+
+/// The file operations the engine needs, as a protocol so that tests can inject faults and crashes.
+///
+/// Paths are absolute or relative to the process's working directory; the engine only ever builds them as
+/// `directory + "/" + FileName`.
+package protocol FileSystem: Sendable {
+    func createDirectory(atPath path: String) throws
+    func listDirectory(atPath path: String) throws -> [String]
+    func fileExists(atPath path: String) -> Bool
+    /// Creates `path`, or truncates it when it exists, for appending.
+    func createFile(atPath path: String) throws -> any WritableFile
+    /// The whole file, read-only. Small files and mapped segments alike.
+    func map(atPath path: String) throws -> MappedRegion
+    func rename(from: String, to: String) throws
+    func removeFile(atPath path: String) throws
+    func truncateFile(atPath path: String, toSize size: Int) throws
+    /// Makes the directory's entries (creations, renames, removals) durable.
+    func syncDirectory(atPath path: String) throws
+    /// Takes an exclusive lock on `path`, creating it; throws `.locked` when another holder has it.
+    func lock(atPath path: String) throws -> any FileLock
+}
+
+/// A file open for appending.
+package protocol WritableFile: AnyObject, Sendable {
+    func append(_ bytes: UnsafeRawBufferPointer) throws
+    /// Makes every appended byte durable (`fdatasync`).
+    func sync() throws
+    func close()
+    var size: Int { get }
+}
+
+/// A held lock; released by `unlock()` or when the holder goes away.
+package protocol FileLock: AnyObject, Sendable {
+    func unlock()
+}
+
+extension WritableFile {
+    package func append(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try append($0) }
+    }
+}
+
+// MARK: - The real file system
+
+/// POSIX files: the file system of every real database.
+package struct PosixFileSystem: FileSystem {
+    package init() {}
+
+    package func createDirectory(atPath path: String) throws { try Syscalls.mkdir(path) }
+    package func listDirectory(atPath path: String) throws -> [String] { try Syscalls.listDirectory(path) }
+    package func fileExists(atPath path: String) -> Bool { Syscalls.exists(path) }
+
+    package func createFile(atPath path: String) throws -> any WritableFile {
+        let fd = try Syscalls.open(path, flags: Syscalls.createTruncate)
+        return PosixWritableFile(fd: fd, path: path)
+    }
+
+    package func map(atPath path: String) throws -> MappedRegion {
+        let fd = try Syscalls.open(path, flags: Syscalls.readOnly)
+        defer { Syscalls.close(fd) }
+        let size = try Syscalls.fileSize(fd, path: path)
+        return try MappedRegion(mapping: fd, count: size, path: path)
+    }
+
+    package func rename(from: String, to: String) throws { try Syscalls.rename(from, to) }
+    package func removeFile(atPath path: String) throws { try Syscalls.unlink(path) }
+    package func truncateFile(atPath path: String, toSize size: Int) throws { try Syscalls.truncate(path, size: size) }
+    package func syncDirectory(atPath path: String) throws { try Syscalls.syncDirectory(path) }
+
+    package func lock(atPath path: String) throws -> any FileLock {
+        let fd = try Syscalls.open(path, flags: Syscalls.readWriteCreate)
+        guard try Syscalls.tryLock(fd, path: path) else {
+            Syscalls.close(fd)
+            throw StorageError(
+                .locked,
+                "the database is open in another process or another Database instance (lock held on LOCK). "
+                    + "Close the other one first; in one process, share a single Database.",
+                file: path, underlying: SystemErrno.wouldBlock)
+        }
+        return PosixFileLock(fd: fd)
+    }
+}
+
+final class PosixWritableFile: WritableFile, @unchecked Sendable {
+    private var fd: Int32
+    private let path: String
+    private(set) var size: Int = 0
+
+    init(fd: Int32, path: String) {
+        self.fd = fd
+        self.path = path
+    }
+
+    deinit { close() }
+
+    func append(_ bytes: UnsafeRawBufferPointer) throws {
+        precondition(fd >= 0, "append to a closed file \(path)")
+        try Syscalls.writeAll(fd, bytes, path: path)
+        size += bytes.count
+    }
+
+    func sync() throws {
+        precondition(fd >= 0, "sync of a closed file \(path)")
+        try Syscalls.fdatasync(fd, path: path)
+    }
+
+    func close() {
+        if fd >= 0 {
+            Syscalls.close(fd)
+            fd = -1
+        }
+    }
+}
+
+final class PosixFileLock: FileLock, @unchecked Sendable {
+    private var fd: Int32
+    init(fd: Int32) { self.fd = fd }
+    deinit { unlock() }
+    func unlock() {
+        if fd >= 0 {
+            Syscalls.close(fd)
+            fd = -1
+        }
+    }
+}

@@ -1,0 +1,197 @@
+// Guards: the lifetime of every byte range the engine reads. A MappedRegion owns either a read-only mmap of a
+// file or a heap allocation, and frees it in deinit; a GrowableBuffer owns heap memory while it is being
+// written. Bytes are lent out as UnsafeRawBufferPointer views that stay valid while the owner is alive;
+// holders keep the owner in a stored property for as long as they use a view.
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Immutable bytes with a stable address: a read-only file mapping or an adopted heap buffer.
+package final class MappedRegion: @unchecked Sendable {
+    private let base: UnsafeRawPointer?
+    package let count: Int
+    private let isMapped: Bool
+
+    /// Maps the whole of `fd` (which the caller may close afterwards).
+    package init(mapping fd: Int32, count: Int, path: String) throws {
+        self.count = count
+        if count == 0 {
+            base = nil
+            isMapped = false
+        } else {
+            base = try Syscalls.mapReadOnly(fd, count: count, path: path)
+            isMapped = true
+        }
+    }
+
+    /// Copies `bytes` into a new heap region.
+    package init(copying bytes: some Collection<UInt8>) {
+        count = bytes.count
+        isMapped = false
+        if count == 0 {
+            base = nil
+        } else {
+            let p = UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 16)
+            let target = UnsafeMutableRawBufferPointer(start: p, count: count)
+            _ = target.initializeMemory(as: UInt8.self, from: bytes)
+            base = UnsafeRawPointer(p)
+        }
+    }
+
+    /// Takes over the memory of `buffer`, which is left empty.
+    package init(adopting buffer: GrowableBuffer) {
+        let (p, n) = buffer.release()
+        base = p.map { UnsafeRawPointer($0) }
+        count = n
+        isMapped = false
+    }
+
+    deinit {
+        guard let base else { return }
+        if isMapped {
+            Syscalls.unmap(base, count: count)
+        } else {
+            UnsafeMutableRawPointer(mutating: base).deallocate()
+        }
+    }
+
+    /// The region's bytes; valid only while `self` is alive (hold a reference for as long as you use them).
+    package var unsafeBytes: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: base, count: count)
+    }
+
+    package func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withExtendedLifetime(self) { try body(unsafeBytes) }
+    }
+
+    /// The bytes in `range`, which must lie within the region.
+    package func withUnsafeBytes<R>(in range: Range<Int>, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        precondition(range.lowerBound >= 0 && range.upperBound <= count, "MappedRegion range out of bounds")
+        return try withExtendedLifetime(self) { try body(UnsafeRawBufferPointer(rebasing: unsafeBytes[range])) }
+    }
+
+    package var bytes: [UInt8] { [UInt8](unsafeBytes) }
+}
+
+/// A growable heap buffer for building a WAL record or a block; it can be adopted by a `MappedRegion`
+/// without a copy.
+package final class GrowableBuffer: @unchecked Sendable {
+    private var base: UnsafeMutableRawPointer?
+    private var capacity: Int
+    package private(set) var count: Int = 0
+
+    package init(capacity: Int = 256) {
+        self.capacity = max(capacity, 16)
+        base = UnsafeMutableRawPointer.allocate(byteCount: self.capacity, alignment: 16)
+    }
+
+    deinit { base?.deallocate() }
+
+    private func reserve(_ extra: Int) {
+        let needed = count + extra
+        if needed <= capacity { return }
+        var newCapacity = max(capacity * 2, 16)
+        while newCapacity < needed { newCapacity *= 2 }
+        let fresh = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 16)
+        if let base, count > 0 { fresh.copyMemory(from: base, byteCount: count) }
+        base?.deallocate()
+        base = fresh
+        capacity = newCapacity
+    }
+
+    package func removeAll() { count = 0 }
+
+    @inline(__always)
+    package func append(_ byte: UInt8) {
+        reserve(1)
+        base!.storeBytes(of: byte, toByteOffset: count, as: UInt8.self)
+        count += 1
+    }
+
+    package func append(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count > 0 else { return }
+        reserve(bytes.count)
+        (base! + count).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+        count += bytes.count
+    }
+
+    package func append(contentsOf bytes: some Collection<UInt8>) {
+        if let done: Void = bytes.withContiguousStorageIfAvailable({ append(UnsafeRawBufferPointer($0)) }) {
+            return done
+        }
+        for b in bytes { append(b) }
+    }
+
+    @inline(__always)
+    package func appendUInt32LE(_ v: UInt32) {
+        reserve(4)
+        base!.storeBytes(of: v.littleEndian, toByteOffset: count, as: UInt32.self)
+        count += 4
+    }
+
+    @inline(__always)
+    package func appendUInt64LE(_ v: UInt64) {
+        reserve(8)
+        base!.storeBytes(of: v.littleEndian, toByteOffset: count, as: UInt64.self)
+        count += 8
+    }
+
+    @inline(__always)
+    package func appendVarint(_ value: UInt64) {
+        reserve(10)
+        var v = value
+        while v >= 0x80 {
+            base!.storeBytes(of: UInt8(truncatingIfNeeded: v) | 0x80, toByteOffset: count, as: UInt8.self)
+            count += 1
+            v >>= 7
+        }
+        base!.storeBytes(of: UInt8(v), toByteOffset: count, as: UInt8.self)
+        count += 1
+    }
+
+    /// Overwrites 4 bytes at `offset`, which must already be written.
+    package func setUInt32LE(_ v: UInt32, at offset: Int) {
+        precondition(offset >= 0 && offset + 4 <= count, "GrowableBuffer.setUInt32LE out of bounds")
+        base!.storeBytes(of: v.littleEndian, toByteOffset: offset, as: UInt32.self)
+    }
+
+    /// Overwrites 8 bytes at `offset`, which must already be written.
+    package func setUInt64LE(_ v: UInt64, at offset: Int) {
+        precondition(offset >= 0 && offset + 8 <= count, "GrowableBuffer.setUInt64LE out of bounds")
+        base!.storeBytes(of: v.littleEndian, toByteOffset: offset, as: UInt64.self)
+    }
+
+    /// Writes bytes directly: `body` receives room for `maxCount` bytes and returns how many it wrote.
+    package func appendWithUnsafeSpace(maxCount: Int, _ body: (UnsafeMutableRawBufferPointer) throws -> Int) rethrows {
+        reserve(maxCount)
+        let n = try body(UnsafeMutableRawBufferPointer(start: base! + count, count: maxCount))
+        precondition(n >= 0 && n <= maxCount, "GrowableBuffer.appendWithUnsafeSpace wrote out of bounds")
+        count += n
+    }
+
+    /// The written bytes; valid until the next append.
+    package var unsafeBytes: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: base, count: count)
+    }
+
+    package func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withExtendedLifetime(self) { try body(unsafeBytes) }
+    }
+
+    fileprivate func release() -> (UnsafeMutableRawPointer?, Int) {
+        let result = (base, count)
+        base = nil
+        capacity = 0
+        count = 0
+        if result.1 == 0 {
+            result.0?.deallocate()
+            return (nil, 0)
+        }
+        return result
+    }
+}

@@ -1,0 +1,80 @@
+/// A write transaction: puts, deletes and partition drops that become visible together at `commit()`.
+///
+/// One write transaction is open at a time per database, across threads: `Database.beginWrite()` waits for
+/// the previous one to end. Reads inside the transaction go through `snapshot`, the state when it began; the
+/// transaction's own writes are not visible until it commits.
+package final class WriteTransaction: @unchecked Sendable {
+    private let database: Database
+    let batch = WriteBatch()
+    private var finished = false
+    /// The state when this transaction began.
+    package let snapshot: Snapshot
+
+    init(database: Database, snapshot: Snapshot) {
+        self.database = database
+        self.snapshot = snapshot
+    }
+
+    deinit {
+        if !finished { database.endWrite() }
+    }
+
+    private func checkOpen(_ function: String) {
+        precondition(!finished, "WriteTransaction.\(function) called after commit() or abort()")
+    }
+
+    /// Sets `key` to `value` in `partition`.
+    package func put(_ key: some ByteContainer, _ value: some ByteContainer, in partition: UInt32) throws {
+        checkOpen("put")
+        try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try batch.put(k, v, partition: partition) } }
+    }
+
+    /// Removes `key` from `partition` (a no-op when it is absent).
+    package func delete(_ key: some ByteContainer, in partition: UInt32) throws {
+        checkOpen("delete")
+        try key.withUnsafeBytes { try batch.delete($0, partition: partition) }
+    }
+
+    /// Removes every key of `partition`, in O(1): its segments are released at the next manifest switch.
+    package func dropPartition(_ partition: UInt32) throws {
+        checkOpen("dropPartition")
+        try batch.drop(partition: partition)
+    }
+
+    /// Sets the value stamped on segments written for `partition` from now on (a segment written from several
+    /// commits carries the smallest of their values; a compacted segment the smallest of its inputs').
+    package func setUserMetadata(_ value: UInt64, for partition: UInt32) throws {
+        checkOpen("setUserMetadata")
+        try batch.setUserMetadata(value, partition: partition)
+    }
+
+    /// The number of operations so far.
+    package var operationCount: Int { batch.operationCount }
+
+    /// Makes the transaction durable (per the durability mode) and visible. Returns its sequence number.
+    @discardableResult
+    package func commit() throws -> UInt64 {
+        checkOpen("commit")
+        finished = true
+        defer { database.endWrite() }
+        return try database.commit(batch)
+    }
+
+    /// Discards the transaction.
+    package func abort() {
+        guard !finished else { return }
+        finished = true
+        database.endWrite()
+    }
+}
+
+/// Byte containers that can lend their contents.
+package protocol ByteContainer {
+    func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R
+}
+
+extension Array: ByteContainer where Element == UInt8 {}
+extension ArraySlice: ByteContainer where Element == UInt8 {}
+extension UnsafeRawBufferPointer: ByteContainer {
+    package func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R { try body(self) }
+}
