@@ -206,6 +206,11 @@ extension Database {
 
     /// Writes `MANIFEST-number`, syncs it, and makes it current with an atomic rename of `CURRENT`.
     func installManifest(_ manifest: Manifest, number: UInt64) throws {
+        try Self.installManifest(manifest, number: number, fileSystem: fileSystem, directory: directory)
+    }
+
+    static func installManifest(_ manifest: Manifest, number: UInt64, fileSystem: any FileSystem, directory: String) throws {
+        func path(_ n: FileName) -> String { directory + "/" + n.name }
         let file = try fileSystem.createFile(atPath: path(.manifest(number)))
         try file.append(manifest.encoded())
         try file.sync()

@@ -49,8 +49,7 @@ extension Database {
             // A new database: manifest 1, log 2, next file 3.
             manifest = Manifest(nextFileNumber: 3, lastFlushedSequence: 0, logNumber: 2, partitions: [:])
             manifestNumber = 1
-            let scratch = NewDatabaseWriter(fs: fs, directory: directory)
-            try scratch.install(manifest, number: 1)
+            try installManifest(manifest, number: 1, fileSystem: fs, directory: directory)
             parsed = []
         } else {
             let current = try fs.map(atPath: path(.current))
@@ -222,22 +221,3 @@ struct ReplayBuilder {
     }
 }
 
-/// Writes the first manifest of a new database (before a `Database` exists).
-struct NewDatabaseWriter {
-    let fs: any FileSystem
-    let directory: String
-    func install(_ manifest: Manifest, number: UInt64) throws {
-        let path = directory + "/" + FileName.manifest(number).name
-        let file = try fs.createFile(atPath: path)
-        try file.append(manifest.encoded())
-        try file.sync()
-        file.close()
-        let tmp = directory + "/" + FileName.currentTemporary.name
-        let t = try fs.createFile(atPath: tmp)
-        try t.append(Array((FileName.manifest(number).name + "\n").utf8))
-        try t.sync()
-        t.close()
-        try fs.rename(from: tmp, to: directory + "/" + FileName.current.name)
-        try fs.syncDirectory(atPath: directory)
-    }
-}

@@ -8,6 +8,15 @@ package struct SegmentInfo: Equatable, Sendable {
     package var userMetadata: UInt64
 
     static let byteCount = 48
+
+    package init(fileNumber: UInt64, fileBytes: UInt64, entryCount: UInt64, minSequence: UInt64, maxSequence: UInt64, userMetadata: UInt64) {
+        self.fileNumber = fileNumber
+        self.fileBytes = fileBytes
+        self.entryCount = entryCount
+        self.minSequence = minSequence
+        self.maxSequence = maxSequence
+        self.userMetadata = userMetadata
+    }
 }
 
 /// The durable list of live segments per partition and the position in the log from which to replay.

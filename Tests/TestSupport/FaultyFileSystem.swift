@@ -1,0 +1,118 @@
+import Engine
+import Synchronization
+
+/// Wraps a file system and fails chosen operations: the nth append or sync with an errno, or a "crash" at the
+/// nth sync, after which every operation fails (the test then calls `MemoryFileSystem.simulateCrash()`).
+///
+/// Counting is deterministic when the database runs without background maintenance.
+package final class FaultyFileSystem: FileSystem {
+    package enum Fault: Sendable {
+        /// The nth append (1-based) writes half its bytes, then fails with `errno`.
+        case failAppend(at: Int, errno: Int32)
+        /// The nth sync (file or directory, 1-based) fails with `errno`; the data stays unsynced.
+        case failSync(at: Int, errno: Int32)
+        /// The nth sync does not happen: the "machine" stops there.
+        case crash(atSync: Int)
+    }
+
+    struct State {
+        var faults: [Fault] = []
+        var appends = 0
+        var syncs = 0
+        var crashed = false
+        var faultsFired = 0
+    }
+
+    let base: any FileSystem
+    private let state = Mutex(State())
+
+    package init(base: any FileSystem, faults: [Fault] = []) {
+        self.base = base
+        state.withLock { $0.faults = faults }
+    }
+
+    package var syncCount: Int { state.withLock { $0.syncs } }
+    package var appendCount: Int { state.withLock { $0.appends } }
+    package var hasCrashed: Bool { state.withLock { $0.crashed } }
+    package var faultsFired: Int { state.withLock { $0.faultsFired } }
+
+    /// Removes every pending fault (the disk has space again).
+    package func clearFaults() { state.withLock { $0.faults = [] } }
+
+    static let crashError = StorageError(.io, "simulated crash: the machine stopped", underlying: SystemErrno.ioError)
+
+    func checkAlive() throws {
+        if state.withLock({ $0.crashed }) { throw Self.crashError }
+    }
+
+    /// Counts a sync and decides what happens to it.
+    func onSync() throws {
+        let outcome: (any Error)? = state.withLock { s in
+            if s.crashed { return Self.crashError }
+            s.syncs += 1
+            for f in s.faults {
+                switch f {
+                case .failSync(let n, let e) where n == s.syncs:
+                    s.faultsFired += 1
+                    return StorageError(.io, "injected fsync failure: \(SystemErrno(e))", underlying: SystemErrno(e))
+                case .crash(let n) where n == s.syncs:
+                    s.crashed = true
+                    s.faultsFired += 1
+                    return Self.crashError
+                default: continue
+                }
+            }
+            return nil
+        }
+        if let outcome { throw outcome }
+    }
+
+    /// Counts an append; returns the errno to fail it with after a partial write, if any.
+    func onAppend() throws -> Int32? {
+        try state.withLock { s in
+            if s.crashed { throw Self.crashError }
+            s.appends += 1
+            for case .failAppend(let n, let e) in s.faults where n == s.appends {
+                s.faultsFired += 1
+                return e
+            }
+            return nil
+        }
+    }
+
+    package func createDirectory(atPath path: String) throws { try checkAlive(); try base.createDirectory(atPath: path) }
+    package func listDirectory(atPath path: String) throws -> [String] { try checkAlive(); return try base.listDirectory(atPath: path) }
+    package func fileExists(atPath path: String) -> Bool { base.fileExists(atPath: path) }
+    package func createFile(atPath path: String) throws -> any WritableFile {
+        try checkAlive()
+        return FaultyWritableFile(fs: self, file: try base.createFile(atPath: path))
+    }
+    package func map(atPath path: String) throws -> MappedRegion { try checkAlive(); return try base.map(atPath: path) }
+    package func rename(from: String, to: String) throws { try checkAlive(); try base.rename(from: from, to: to) }
+    package func removeFile(atPath path: String) throws { try checkAlive(); try base.removeFile(atPath: path) }
+    package func truncateFile(atPath path: String, toSize size: Int) throws { try checkAlive(); try base.truncateFile(atPath: path, toSize: size) }
+    package func syncDirectory(atPath path: String) throws { try onSync(); try base.syncDirectory(atPath: path) }
+    package func lock(atPath path: String) throws -> any FileLock { try checkAlive(); return try base.lock(atPath: path) }
+}
+
+final class FaultyWritableFile: WritableFile, @unchecked Sendable {
+    let fs: FaultyFileSystem
+    let file: any WritableFile
+    init(fs: FaultyFileSystem, file: any WritableFile) {
+        self.fs = fs
+        self.file = file
+    }
+    func append(_ bytes: UnsafeRawBufferPointer) throws {
+        if let e = try fs.onAppend() {
+            try file.append(UnsafeRawBufferPointer(rebasing: bytes[0..<(bytes.count / 2)]))
+            throw StorageError(.io, "injected write failure: \(SystemErrno(e))", underlying: SystemErrno(e))
+        }
+        try file.append(bytes)
+    }
+    func sync() throws {
+        try fs.onSync()
+        try file.sync()
+    }
+    func close() { file.close() }
+    var size: Int { file.size }
+}

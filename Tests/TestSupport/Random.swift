@@ -1,0 +1,109 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A small, fast, seedable generator (SplitMix64), so every randomized test is reproducible from its seed.
+public struct SplitMix64: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+    public init(seed: UInt64) { state = seed }
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    public mutating func bytes(_ count: Int) -> [UInt8] {
+        (0..<count).map { _ in UInt8.random(in: 0...255, using: &self) }
+    }
+}
+
+/// Seeds for randomized tests: `TEST_SEED` from the environment when set, otherwise the given list.
+public enum Seeds {
+    public static func environmentOr(_ defaults: [UInt64]) -> [UInt64] {
+        if let text = getenv("TEST_SEED").map({ String(cString: $0) }), let seed = UInt64(text) { return [seed] }
+        return defaults
+    }
+
+    /// A multiplier for the length of randomized and fault-injection runs: `STRATA_TEST_SCALE` (default 1).
+    public static var scale: Int {
+        if let text = getenv("STRATA_TEST_SCALE").map({ String(cString: $0) }), let n = Int(text), n > 0 { return n }
+        return 1
+    }
+}
+
+/// A fresh temporary directory, removed when this value goes away.
+public final class TemporaryDirectory: @unchecked Sendable {
+    public let path: String
+
+    public init(_ label: String = "strata") throws {
+        var template = Array("/tmp/\(label)-XXXXXX".utf8CString)
+        guard let p = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw POSIXFailure(what: "mkdtemp")
+        }
+        path = String(cString: p)
+    }
+
+    /// A path inside the directory.
+    public func child(_ name: String) -> String { path + "/" + name }
+
+    deinit { Self.remove(path) }
+
+    public static func remove(_ path: String) {
+        guard let dir = opendir(path) else {
+            unlink(path)
+            return
+        }
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name == "." || name == ".." { continue }
+            let full = path + "/" + name
+            if entry.pointee.d_type == UInt8(DT_DIR) { remove(full) } else { unlink(full) }
+        }
+        closedir(dir)
+        rmdir(path)
+    }
+}
+
+public struct POSIXFailure: Error, CustomStringConvertible {
+    public let what: String
+    public var description: String { "\(what) failed: errno \(errno)" }
+}
+
+/// Reads and writes whole files of the real file system (for damaging them in tests).
+public enum RawFiles {
+    public static func read(_ path: String) -> [UInt8]? {
+        guard let f = fopen(path, "rb") else { return nil }
+        defer { fclose(f) }
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = fread(&buffer, 1, buffer.count, f)
+            if n <= 0 { break }
+            out.append(contentsOf: buffer[0..<n])
+        }
+        return out
+    }
+
+    public static func write(_ path: String, _ bytes: [UInt8]) {
+        guard let f = fopen(path, "wb") else { return }
+        _ = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, f) }
+        fclose(f)
+    }
+
+    public static func list(_ path: String) -> [String] {
+        guard let dir = opendir(path) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+}
