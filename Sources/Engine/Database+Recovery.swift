@@ -38,12 +38,18 @@ extension Database {
         var manifest: Manifest
         var manifestNumber: UInt64
         if !fs.fileExists(atPath: path(.current)) {
+            // Without CURRENT, only an interrupted creation may have left files: the first manifest and
+            // CURRENT.tmp. Anything else means the directory was damaged.
             let dataFiles = parsed.filter {
-                switch $0 { case .segment, .manifest: true; default: false }
+                switch $0 {
+                case .segment, .log: true
+                case .manifest(let n): n != 1
+                default: false
+                }
             }
             guard dataFiles.isEmpty else {
                 throw StorageError.corrupted(
-                    "CURRENT is missing but the directory holds \(dataFiles.count) segment or manifest files; "
+                    "CURRENT is missing but the directory holds \(dataFiles.count) segment, log or manifest files; "
                         + "it was damaged or partly deleted. Restore it from a backup.", file: FileName.current.name, offset: nil)
             }
             // A new database: manifest 1, log 2, next file 3.

@@ -40,7 +40,10 @@ package func expectSame(_ snapshot: Snapshot, _ model: ReferenceStore, partition
             throw Mismatch("\(context): partition \(p) has \(a.count) entries, the model \(b.count)")
         }
         for (x, y) in zip(a, b) where x.0 != y.0 || x.1 != y.1 {
-            throw Mismatch("\(context): partition \(p) differs at key \(x.0) (model key \(y.0))")
+            if x.0 == y.0 {
+                throw Mismatch("\(context): partition \(p), key \(x.0) has a \(x.1.count)-byte value, the model a different \(y.1.count)-byte one")
+            }
+            throw Mismatch("\(context): partition \(p) has key \(x.0) where the model has \(y.0)")
         }
         // Point lookups agree with the scan, and a cursor too.
         for (k, v) in b where try snapshot.get(k, in: p) != v {
