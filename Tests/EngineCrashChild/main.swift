@@ -1,1 +1,64 @@
-print("child")
+// A child process for the SIGKILL tests: commits in a loop and reports each commit on stdout once
+// `commit()` has returned. The parent kills it at a random moment and checks that every reported commit is
+// in the database after reopening.
+//
+// Usage: EngineCrashChild PATH
+// Each commit i puts key i (8 bytes, big-endian) with value(i) in partition 0 and sets key "last" in
+// partition 1 to i, in one transaction.
+
+import Engine
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+func key(_ i: UInt64) -> [UInt8] { withUnsafeBytes(of: i.bigEndian) { Array($0) } }
+
+func value(_ i: UInt64) -> [UInt8] {
+    var x = i &* 0x9E37_79B9_7F4A_7C15
+    return (0..<(Int(i % 61) + 8)).map { _ in
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17
+        return UInt8(truncatingIfNeeded: x)
+    }
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 2 else {
+    FileHandleWriter.error("usage: EngineCrashChild PATH\n")
+    exit(2)
+}
+
+enum FileHandleWriter {
+    static func out(_ s: String) {
+        var line = s
+        line.withUTF8 { _ = write(1, $0.baseAddress, $0.count) }
+    }
+    static func error(_ s: String) {
+        var line = s
+        line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+    }
+}
+
+do {
+    var options = Database.Options()
+    options.memtableFlushBytes = 64 * 1024
+    options.compactionSegmentTrigger = 3
+    let db = try Database.open(at: arguments[1], options: options)
+    let lastKey = Array("last".utf8)
+    var next: UInt64 = 0
+    if let last = try db.snapshot().get(lastKey, in: 1) {
+        next = last.reduce(0) { $0 << 8 | UInt64($1) } + 1
+    }
+    FileHandleWriter.out("start \(next)\n")
+    while true {
+        try db.write { tx in
+            try tx.put(key(next), value(next), in: 0)
+            try tx.put(lastKey, key(next), in: 1)
+        }
+        FileHandleWriter.out("committed \(next)\n")
+        next += 1
+    }
+} catch {
+    FileHandleWriter.error("EngineCrashChild: \(error)\n")
+    exit(1)
+}
