@@ -135,6 +135,12 @@ extension Database {
                 guard isLast else {
                     throw damage.located(file: name)
                 }
+                if let later = scan.validRecordAfterDamage {
+                    var e = damage.located(file: name)
+                    e.message += "; a valid record follows at offset \(later), so this is damage inside the log, not a "
+                        + "commit torn by a crash. Restore the database from a backup."
+                    throw e
+                }
                 // A torn tail of the last log: a commit that never returned. Cut it off.
                 recovery.droppedTailBytes = region.count - scan.validBytes
                 recovery.droppedTailReason = "\(damage.located(file: name))"

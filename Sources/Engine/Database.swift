@@ -261,8 +261,13 @@ package final class Database: @unchecked Sendable {
                 failure = error
             }
         }
+        abandonFiles()
+        if let failure { throw failure }
+    }
+
+    /// Closes the log and releases the lock.
+    func abandonFiles() {
         log.file.close()
         fileLock.unlock()
-        if let failure { throw failure }
     }
 }

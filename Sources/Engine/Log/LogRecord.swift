@@ -48,6 +48,8 @@ enum LogRecord {
         var validBytes: Int = 0
         /// Why reading stopped before the end of the file, if it did.
         var damage: StorageError? = nil
+        /// The offset of a whole, valid record found after the damage: the damage is not a torn tail.
+        var validRecordAfterDamage: Int? = nil
     }
 
     /// Reads the records of one log file, stopping at the first one that is torn or fails its checksum.
@@ -95,6 +97,26 @@ enum LogRecord {
         } catch {
             scan.damage = StorageError.corrupted("\(error)", file: nil, offset: r.position)
         }
+        if scan.damage != nil {
+            scan.validRecordAfterDamage = findRecord(in: bytes, after: scan.validBytes, lastSequence: scan.records.last?.sequence)
+        }
         return scan
+    }
+
+    /// Looks for a whole record with a later sequence number anywhere after `offset`. A crash only ever tears
+    /// the end of the log, so finding one means the damage is in the middle: corruption, not a torn tail.
+    static func findRecord(in bytes: UnsafeRawBufferPointer, after offset: Int, lastSequence: UInt64?) -> Int? {
+        var p = offset + 1
+        while p + headerBytes <= bytes.count {
+            defer { p += 1 }
+            var r = ByteReader(bytes, position: p)
+            guard let count = try? r.readUInt32LE(), let _ = try? r.readUInt32LE(), let sequence = try? r.readUInt64LE(),
+                let stored = try? r.readUInt64LE()
+            else { return nil }
+            if let lastSequence, sequence <= lastSequence || sequence > lastSequence + 1_000_000 { continue }
+            guard Int(count) <= bytes.count - r.position, let payload = try? r.readBytes(count: Int(count)) else { continue }
+            if Checksum.xxh3(payload, seed: seed(sequence: sequence, payloadCount: Int(count))) == stored { return p }
+        }
+        return nil
     }
 }

@@ -1,0 +1,15 @@
+extension Database {
+    /// Stops using the files at once, as if the process had died: no flush, no final sync. Tests use it with
+    /// `MemoryFileSystem.simulateCrash()`.
+    package func simulateProcessDeath() {
+        writerGate.wait()
+        defer { writerGate.signal() }
+        let wasClosed = published.withLock { p -> Bool in
+            defer { p.closed = true }
+            return p.closed
+        }
+        if wasClosed { return }
+        maintenance.sync {}
+        abandonFiles()
+    }
+}
