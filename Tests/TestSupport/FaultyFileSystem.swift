@@ -36,6 +36,9 @@ package final class FaultyFileSystem: FileSystem {
     package var hasCrashed: Bool { state.withLock { $0.crashed } }
     package var faultsFired: Int { state.withLock { $0.faultsFired } }
 
+    /// Adds a fault; counts are since this file system was made (see `syncCount` and `appendCount`).
+    package func addFault(_ fault: Fault) { state.withLock { $0.faults.append(fault) } }
+
     /// Removes every pending fault (the disk has space again).
     package func clearFaults() { state.withLock { $0.faults = [] } }
 

@@ -1,0 +1,75 @@
+import Dispatch
+import Engine
+import Synchronization
+import Testing
+import TestSupport
+
+/// Readers iterate snapshots while a writer commits and flushes and compactions run in the background: each
+/// reader sees exactly its snapshot.
+@Suite struct ConcurrencyTests {
+    /// Every commit sets all keys of partition 0 to the same generation number, so a consistent snapshot has
+    /// one generation throughout and it equals the snapshot's sequence.
+    @Test(arguments: Seeds.environmentOr([21]))
+    func readersSeeExactlyTheirSnapshotWhileWritesFlushesAndCompactionsRun(seed: UInt64) throws {
+        let temp = try TemporaryDirectory()
+        var options = Database.Options()
+        options.memtableFlushBytes = 4 * 1024
+        options.compactionSegmentTrigger = 3
+        options.durability = .deferred
+        let db = try Database.open(at: temp.child("db"), options: options)
+        let keys = 200
+        try db.write { tx in
+            for i in 0..<keys { try tx.put(key(i), generationValue(0), in: 0) }
+        }
+        let generations = 300 * Seeds.scale
+        let stop = Atomic<Bool>(false)
+        let failures = Mutex<[String]>([])
+        let checks = Atomic<Int>(0)
+        let group = DispatchGroup()
+        for reader in 0..<3 {
+            DispatchQueue.global().async(group: group) {
+                while !stop.load(ordering: .relaxed) {
+                    do {
+                        let s = try db.snapshot()
+                        let base = try db.snapshot().sequence  // any later sequence
+                        var seen: Set<UInt64> = []
+                        var count = 0
+                        try s.scan(0) { _, v in
+                            seen.insert(v.prefix(8).reduce(0) { $0 << 8 | UInt64($1) })
+                            count += 1
+                            return true
+                        }
+                        let point = try s.get(key(Int(base % UInt64(keys))), in: 0)
+                        let expected = s.sequence - 1  // generation g was written by commit g + 1
+                        if count != keys || seen != [expected] || point != generationValue(expected) {
+                            failures.withLock {
+                                $0.append("reader \(reader): snapshot \(s.sequence) saw \(count) keys, generations \(seen.sorted())")
+                            }
+                        }
+                        checks.add(1, ordering: .relaxed)
+                    } catch {
+                        failures.withLock { $0.append("reader \(reader): \(error)") }
+                    }
+                }
+            }
+        }
+        for g in 1...generations {
+            try db.write { tx in
+                for i in 0..<keys { try tx.put(key(i), generationValue(UInt64(g)), in: 0) }
+            }
+            if g % 97 == 0 { try db.compact() }
+        }
+        stop.store(true, ordering: .relaxed)
+        group.wait()
+        #expect(failures.withLock { Array($0.prefix(5)) } == [])
+        #expect(checks.load(ordering: .relaxed) > 10)
+        #expect(db.statistics().flushes > 0)
+        #expect(db.statistics().backgroundError == nil)
+        #expect(db.checkConsistency() == [])
+        try db.close()
+    }
+}
+
+func generationValue(_ g: UInt64) -> [UInt8] {
+    withUnsafeBytes(of: g.bigEndian) { Array($0) } + [UInt8](repeating: UInt8(truncatingIfNeeded: g), count: 24)
+}
