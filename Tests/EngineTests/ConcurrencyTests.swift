@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Engine
 import Synchronization
 import Testing
@@ -27,7 +28,10 @@ import TestSupport
         let checks = Atomic<Int>(0)
         let group = DispatchGroup()
         for reader in 0..<3 {
-            DispatchQueue.global().async(group: group) {
+            group.enter()
+            // Real threads: the shared pools may be busy with other tests.
+            Thread.detachNewThread {
+                defer { group.leave() }
                 while !stop.load(ordering: .relaxed) {
                     do {
                         let s = try db.snapshot()
@@ -58,6 +62,15 @@ import TestSupport
                 for i in 0..<keys { try tx.put(key(i), generationValue(UInt64(g)), in: 0) }
             }
             if g % 97 == 0 { try db.compact() }
+            if g % 50 == 0 {
+                // Let the readers keep up, so that they read while the writes go on.
+                let target = checks.load(ordering: .relaxed) + 3
+                var waited = 0
+                while checks.load(ordering: .relaxed) < target && waited < 2_000 {
+                    usleep(1_000)
+                    waited += 1
+                }
+            }
         }
         stop.store(true, ordering: .relaxed)
         group.wait()
