@@ -61,13 +61,25 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
         ),
+        .target(
+            name: "BenchKit",
+            dependencies: ["Engine", "CSQLite", "CLMDB"],
+            path: "Benchmarks/BenchKit",
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "Bench",
             dependencies: [
-                "Engine", "CSQLite", "CLMDB",
+                "BenchKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Benchmarks/Bench",
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "BenchTests",
+            dependencies: ["BenchKit"],
+            path: "Benchmarks/BenchTests",
             swiftSettings: strictSettings
         ),
     ],

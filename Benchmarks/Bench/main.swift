@@ -1,1 +1,60 @@
-print("bench")
+// `swift run -c release Bench`: Strata against SQLite and LMDB, same data, same process, one run.
+
+import ArgumentParser
+import BenchKit
+import Foundation
+
+struct BenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "Bench", abstract: "Measures Strata against SQLite and LMDB on the same workloads in one run.")
+
+    @Option(help: "Number of Person records.") var n = 1_000_000
+    @Option(help: "Comma-separated workloads: \(Runner.allWorkloads.joined(separator: ","))") var workloads = Runner.allWorkloads.joined(separator: ",")
+    @Option(help: "Runs per workload (the table shows the median, min-max).") var runs = 3
+    @Option(help: "Write the figures as JSON to this path.") var json: String?
+    @Option(help: "Comma-separated peers: sqlite,lmdb") var peers = "sqlite,lmdb"
+    @Option(help: "Directory for the databases (default: a temporary directory, removed afterwards).") var dir: String?
+    @Option(help: "Random primary-key lookups.") var lookups = 1_000_000
+
+    func run() throws {
+        #if DEBUG
+        FileHandle.standardError.write(Data("Bench: this is a debug build, whose figures would mislead. Run `swift run -c release Bench`.\n".utf8))
+        throw ExitCode(2)
+        #else
+        let wanted = Set(workloads.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) })
+        let unknown = wanted.subtracting(Runner.allWorkloads)
+        guard unknown.isEmpty else {
+            throw ValidationError("unknown workloads \(unknown.sorted().joined(separator: ", ")); known: \(Runner.allWorkloads.joined(separator: ", "))")
+        }
+        let peerList = peers.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+        for p in peerList where p != "sqlite" && p != "lmdb" { throw ValidationError("unknown peer \(p); known: sqlite, lmdb") }
+        let base = dir ?? NSTemporaryDirectory() + "strata-bench-\(getpid())"
+        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        defer { if dir == nil { try? FileManager.default.removeItem(atPath: base) } }
+
+        var config = Runner.Configuration(directory: base)
+        config.n = n
+        config.lookups = lookups
+        config.runs = max(runs, 1)
+        config.workloads = wanted
+        config.peers = peerList
+        let report = try Runner(config).run()
+        print("Strata Bench · commit \(report.commit) · \(report.toolchain) · \(report.machine), \(report.cores) cores")
+        print("N = \(report.n), \(report.runs) runs (median, min–max) · \(report.durability)")
+        print("Ratios: Strata's figure over the peer's, oriented so that > 1 means Strata is better.\n")
+        print(Runner.table(report, peers: peerList))
+        let disagreements = Runner.disagreements(report)
+        if !disagreements.isEmpty {
+            print("RESULTS DISAGREE:\n" + disagreements.joined(separator: "\n"))
+        }
+        if let json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            try encoder.encode(report).write(to: URL(fileURLWithPath: json))
+        }
+        if !disagreements.isEmpty { throw ExitCode(1) }
+        #endif
+    }
+}
+
+BenchCommand.main()

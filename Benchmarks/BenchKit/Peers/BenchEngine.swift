@@ -1,0 +1,31 @@
+/// One engine under measurement. Every method works on the Person data set; each returns a checksum-like
+/// result so the Bench can check that all engines computed the same thing.
+public protocol BenchEngine: AnyObject {
+    var name: String { get }
+    /// Creates an empty database in `directory` and opens it.
+    func create(in directory: String) throws
+    /// Inserts every person in one durable write transaction (the timed part).
+    func insertAll(_ people: [Person]) throws
+    func close() throws
+    /// Opens the existing database in `directory`.
+    func open(in directory: String) throws
+    /// Sum of ages over a full scan.
+    func sumAges() throws -> Int
+    /// Sum of id, both names' lengths and age over a full scan.
+    func sumAllFields() throws -> Int
+    /// Sum of the ages of the given ids, each looked up by primary key.
+    func lookupAges(_ ids: [Int]) throws -> Int
+    /// Number of people with age > 50.
+    func countAgeOver50() throws -> Int
+    /// Number of people whose firstName begins with "ab".
+    func countFirstNameAB() throws -> Int
+    /// The age of one person (after open).
+    func readOne(_ id: Int) throws -> Int
+    /// Bytes on disk of the database's files.
+    func sizeOnDisk(in directory: String) throws -> Int
+}
+
+public struct BenchFailure: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ d: String) { description = d }
+}

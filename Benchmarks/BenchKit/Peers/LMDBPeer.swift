@@ -1,0 +1,123 @@
+import CLMDB
+
+/// LMDB through its C library with default (durable) flags; key = id as 8 bytes big-endian, value = the
+/// packed record. Inserts use MDB_APPEND, LMDB's fastest path for keys in order.
+public final class LMDBPeer: BenchEngine {
+    public let name = "LMDB"
+    var env: OpaquePointer?
+    var dbi: MDB_dbi = 0
+    let mapBytes: Int
+
+    public init(mapBytes: Int = 1 << 36) { self.mapBytes = mapBytes }
+
+    func check(_ rc: Int32, _ what: String) throws {
+        guard rc == 0 else { throw BenchFailure("LMDB \(what): \(String(cString: mdb_strerror(rc)))") }
+    }
+
+    public func open(in directory: String) throws {
+        try check(mdb_env_create(&env), "env_create")
+        try check(mdb_env_set_mapsize(env, mapBytes), "set_mapsize")
+        try check(mdb_env_open(env, directory + "/lmdb.mdb", UInt32(MDB_NOSUBDIR), 0o644), "env_open")
+        var txn: OpaquePointer?
+        try check(mdb_txn_begin(env, nil, 0, &txn), "txn_begin")
+        try check(mdb_dbi_open(txn, nil, 0, &dbi), "dbi_open")
+        try check(mdb_txn_commit(txn), "txn_commit")
+    }
+
+    public func create(in directory: String) throws { try open(in: directory) }
+
+    public func close() throws {
+        if let env { mdb_env_close(env) }
+        env = nil
+    }
+
+    public func insertAll(_ people: [Person]) throws {
+        var txn: OpaquePointer?
+        try check(mdb_txn_begin(env, nil, 0, &txn), "txn_begin")
+        var value: [UInt8] = []
+        for p in people {
+            PackedPerson.encode(p, into: &value)
+            var k = UInt64(p.id).bigEndian
+            let rc = withUnsafeMutableBytes(of: &k) { kb in
+                value.withUnsafeMutableBytes { vb in
+                    var key = MDB_val(mv_size: kb.count, mv_data: kb.baseAddress)
+                    var val = MDB_val(mv_size: vb.count, mv_data: vb.baseAddress)
+                    return mdb_put(txn, dbi, &key, &val, UInt32(MDB_APPEND))
+                }
+            }
+            if rc != 0 {
+                mdb_txn_abort(txn)
+                try check(rc, "put")
+            }
+        }
+        try check(mdb_txn_commit(txn), "commit")
+    }
+
+    func withReadTxn<R>(_ body: (OpaquePointer?) throws -> R) throws -> R {
+        var txn: OpaquePointer?
+        try check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &txn), "txn_begin")
+        defer { mdb_txn_abort(txn) }
+        return try body(txn)
+    }
+
+    func scan(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void) throws {
+        try withReadTxn { txn in
+            var cursor: OpaquePointer?
+            try check(mdb_cursor_open(txn, dbi, &cursor), "cursor_open")
+            defer { mdb_cursor_close(cursor) }
+            var key = MDB_val(), val = MDB_val()
+            var op = MDB_FIRST
+            while mdb_cursor_get(cursor, &key, &val, op) == 0 {
+                body(UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size), UnsafeRawBufferPointer(start: val.mv_data, count: val.mv_size))
+                op = MDB_NEXT
+            }
+        }
+    }
+
+    public func sumAges() throws -> Int {
+        var sum = 0
+        try scan { _, v in sum &+= PackedPerson.age(v) }
+        return sum
+    }
+
+    public func sumAllFields() throws -> Int {
+        var sum = 0
+        try scan { k, v in sum &+= PackedPerson.id(k) &+ PackedPerson.allFields(v) }
+        return sum
+    }
+
+    public func lookupAges(_ ids: [Int]) throws -> Int {
+        try withReadTxn { txn in
+            var sum = 0
+            for id in ids {
+                var k = UInt64(id).bigEndian
+                let age: Int = withUnsafeMutableBytes(of: &k) { kb in
+                    var key = MDB_val(mv_size: kb.count, mv_data: kb.baseAddress)
+                    var val = MDB_val()
+                    guard mdb_get(txn, dbi, &key, &val) == 0 else { return 0 }
+                    return PackedPerson.age(UnsafeRawBufferPointer(start: val.mv_data, count: val.mv_size))
+                }
+                sum &+= age
+            }
+            return sum
+        }
+    }
+
+    public func countAgeOver50() throws -> Int {
+        var n = 0
+        try scan { _, v in if PackedPerson.age(v) > 50 { n += 1 } }
+        return n
+    }
+
+    public func countFirstNameAB() throws -> Int {
+        var n = 0
+        try scan { _, v in if PackedPerson.firstNameStartsAB(v) { n += 1 } }
+        return n
+    }
+
+    public func readOne(_ id: Int) throws -> Int { try lookupAges([id]) }
+
+    public func sizeOnDisk(in directory: String) throws -> Int {
+        DirectorySize.fileBytes(directory + "/lmdb.mdb") + DirectorySize.fileBytes(directory + "/lmdb.mdb-lock")
+    }
+}

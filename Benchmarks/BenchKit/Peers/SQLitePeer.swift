@@ -1,0 +1,110 @@
+import CSQLite
+
+/// SQLite through its C library: WAL mode, synchronous=NORMAL, prepared statements,
+/// `person(id INTEGER PRIMARY KEY, firstName TEXT, lastName TEXT, age INTEGER)`.
+public final class SQLitePeer: BenchEngine {
+    public let name = "SQLite"
+    var db: OpaquePointer?
+
+    public init() {}
+
+    func check(_ rc: Int32, _ what: String) throws {
+        guard rc == SQLITE_OK || rc == SQLITE_DONE || rc == SQLITE_ROW else {
+            let message = db.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) } ?? "code \(rc)"
+            throw BenchFailure("SQLite \(what): \(message)")
+        }
+    }
+
+    func exec(_ sql: String) throws { try check(sqlite3_exec(db, sql, nil, nil, nil), sql) }
+
+    func prepare(_ sql: String) throws -> OpaquePointer? {
+        var stmt: OpaquePointer?
+        try check(sqlite3_prepare_v2(db, sql, -1, &stmt, nil), sql)
+        return stmt
+    }
+
+    public func open(in directory: String) throws {
+        try check(sqlite3_open_v2(directory + "/sqlite.db", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil), "open")
+        try exec("PRAGMA journal_mode=WAL")
+        try exec("PRAGMA synchronous=NORMAL")
+    }
+
+    public func create(in directory: String) throws {
+        try open(in: directory)
+        try exec("CREATE TABLE person(id INTEGER PRIMARY KEY, firstName TEXT NOT NULL, lastName TEXT NOT NULL, age INTEGER NOT NULL)")
+    }
+
+    public func close() throws {
+        if let db { sqlite3_close_v2(db) }
+        db = nil
+    }
+
+    public func insertAll(_ people: [Person]) throws {
+        try exec("BEGIN")
+        let stmt = try prepare("INSERT INTO person(id, firstName, lastName, age) VALUES (?, ?, ?, ?)")
+        defer { sqlite3_finalize(stmt) }
+        for p in people {
+            sqlite3_bind_int64(stmt, 1, Int64(p.id))
+            p.firstName.withUnsafeBytes { _ = sqlite3_bind_text(stmt, 2, $0.baseAddress, Int32($0.count), nil) }
+            p.lastName.withUnsafeBytes { _ = sqlite3_bind_text(stmt, 3, $0.baseAddress, Int32($0.count), nil) }
+            sqlite3_bind_int64(stmt, 4, Int64(p.age))
+            try check(sqlite3_step(stmt), "insert")
+            sqlite3_reset(stmt)
+        }
+        try exec("COMMIT")
+    }
+
+    func sumQuery(_ sql: String, _ row: (OpaquePointer?) -> Int) throws -> Int {
+        let stmt = try prepare(sql)
+        defer { sqlite3_finalize(stmt) }
+        var sum = 0
+        while true {
+            let rc = sqlite3_step(stmt)
+            if rc == SQLITE_DONE { break }
+            try check(rc, sql)
+            sum &+= row(stmt)
+        }
+        return sum
+    }
+
+    public func sumAges() throws -> Int {
+        try sumQuery("SELECT age FROM person") { Int(sqlite3_column_int64($0, 0)) }
+    }
+
+    public func sumAllFields() throws -> Int {
+        try sumQuery("SELECT id, firstName, lastName, age FROM person") { s in
+            _ = sqlite3_column_text(s, 1)
+            let first = Int(sqlite3_column_bytes(s, 1))
+            _ = sqlite3_column_text(s, 2)
+            let last = Int(sqlite3_column_bytes(s, 2))
+            return Int(sqlite3_column_int64(s, 0)) + first + last + Int(sqlite3_column_int64(s, 3))
+        }
+    }
+
+    public func lookupAges(_ ids: [Int]) throws -> Int {
+        let stmt = try prepare("SELECT age FROM person WHERE id = ?")
+        defer { sqlite3_finalize(stmt) }
+        var sum = 0
+        for id in ids {
+            sqlite3_bind_int64(stmt, 1, Int64(id))
+            if sqlite3_step(stmt) == SQLITE_ROW { sum &+= Int(sqlite3_column_int64(stmt, 0)) }
+            sqlite3_reset(stmt)
+        }
+        return sum
+    }
+
+    public func countAgeOver50() throws -> Int {
+        try sumQuery("SELECT count(*) FROM person WHERE age > 50") { Int(sqlite3_column_int64($0, 0)) }
+    }
+
+    public func countFirstNameAB() throws -> Int {
+        // GLOB is case-sensitive like BEGINSWITH; there is no index, so this is a scan, as for the others.
+        try sumQuery("SELECT count(*) FROM person WHERE firstName GLOB 'ab*'") { Int(sqlite3_column_int64($0, 0)) }
+    }
+
+    public func readOne(_ id: Int) throws -> Int { try lookupAges([id]) }
+
+    public func sizeOnDisk(in directory: String) throws -> Int {
+        ["sqlite.db", "sqlite.db-wal", "sqlite.db-shm"].reduce(0) { $0 + DirectorySize.fileBytes(directory + "/" + $1) }
+    }
+}

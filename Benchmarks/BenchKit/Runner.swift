@@ -1,0 +1,167 @@
+import Foundation
+
+/// Runs the workloads on every engine, in one process, with the same data, and builds the report.
+public final class Runner {
+    public struct Configuration: Sendable {
+        public var n = 1_000_000
+        public var lookups = 1_000_000
+        public var runs = 3
+        public var workloads: Set<String> = Set(Runner.allWorkloads)
+        public var peers: [String] = ["sqlite", "lmdb"]
+        public var directory: String
+        public var progress = true
+        public init(directory: String) { self.directory = directory }
+    }
+
+    public static let allWorkloads = ["insert", "enumerate-int", "enumerate-all", "lookup", "query", "open", "size"]
+    public static let strata = "Strata engine"
+
+    let config: Configuration
+    public init(_ config: Configuration) { self.config = config }
+
+    func makeEngines() -> [any BenchEngine] {
+        var engines: [any BenchEngine] = [StrataEnginePeer()]
+        if config.peers.contains("sqlite") { engines.append(SQLitePeer()) }
+        if config.peers.contains("lmdb") { engines.append(LMDBPeer()) }
+        return engines
+    }
+
+    func progress(_ text: String) {
+        guard config.progress else { return }
+        let line = isatty(2) != 0 ? "\r\u{1B}[K" + text : text + "\n"
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+
+    /// Runs everything; the samples of each workload on each engine, plus the results they must agree on.
+    public func run() throws -> Report {
+        let data = Dataset(count: config.n, lookups: config.lookups)
+        var samples: [String: [String: [Double]]] = [:]  // workload -> engine -> samples
+        var checks: [String: [String: Int]] = [:]
+        func record(_ workload: String, _ engine: String, _ value: Double) {
+            samples[workload, default: [:]][engine, default: []].append(value)
+        }
+        func check(_ engine: String, _ name: String, _ value: Int) { checks[engine, default: [:]][name] = value }
+        let want = config.workloads
+
+        for run in 0..<config.runs {
+            for engine in makeEngines() {
+                let dir = config.directory + "/run\(run)-" + engine.name.replacingOccurrences(of: " ", with: "-")
+                try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+                defer { try? FileManager.default.removeItem(atPath: dir) }
+                let tag = "[run \(run + 1)/\(config.runs)] \(engine.name)"
+
+                progress("\(tag): insert \(config.n)")
+                try engine.create(in: dir)
+                var t = now()
+                try engine.insertAll(data.people)
+                let insertSeconds = now() - t
+                if want.contains("insert") { record("insert", engine.name, Double(config.n) / insertSeconds) }
+                t = now()
+                try engine.close()
+                if want.contains("insert") { record("insert + close", engine.name, (now() - t + insertSeconds) * 1000) }
+                if want.contains("size") { record("size after insert", engine.name, Double(try engine.sizeOnDisk(in: dir)) / 1e6) }
+
+                try engine.open(in: dir)
+                if want.contains("enumerate-int") {
+                    progress("\(tag): enumerate-int")
+                    t = now()
+                    let sum = try engine.sumAges()
+                    record("enumerate-int", engine.name, Double(config.n) / (now() - t))
+                    check(engine.name, "sum of ages", sum)
+                }
+                if want.contains("enumerate-all") {
+                    progress("\(tag): enumerate-all")
+                    t = now()
+                    let sum = try engine.sumAllFields()
+                    record("enumerate-all", engine.name, Double(config.n) / (now() - t))
+                    check(engine.name, "sum of all fields", sum)
+                }
+                if want.contains("lookup") {
+                    progress("\(tag): lookup x\(data.lookupIDs.count)")
+                    t = now()
+                    let sum = try engine.lookupAges(data.lookupIDs)
+                    record("lookup", engine.name, Double(data.lookupIDs.count) / (now() - t))
+                    check(engine.name, "sum of looked-up ages", sum)
+                }
+                if want.contains("query") {
+                    progress("\(tag): query")
+                    let repeats = 3
+                    t = now()
+                    var over50 = 0, ab = 0
+                    for _ in 0..<repeats {
+                        over50 = try engine.countAgeOver50()
+                        ab = try engine.countFirstNameAB()
+                    }
+                    record("query (age > 50; firstName BEGINSWITH \"ab\")", engine.name, Double(2 * repeats) / (now() - t))
+                    check(engine.name, "count age > 50", over50)
+                    check(engine.name, "count firstName BEGINSWITH ab", ab)
+                }
+                try engine.close()
+                if want.contains("open") {
+                    progress("\(tag): open")
+                    t = now()
+                    try engine.open(in: dir)
+                    let age = try engine.readOne(config.n / 2)
+                    record("open + read one", engine.name, (now() - t) * 1000)
+                    check(engine.name, "age of the middle person", age)
+                    try engine.close()
+                }
+            }
+        }
+        progress("")
+        if config.progress && isatty(2) == 0 { FileHandle.standardError.write(Data("\n".utf8)) }
+
+        let order = [
+            ("insert", Unit.perSecond, "one transaction, durable commit"),
+            ("insert + close", .milliseconds, "wall time including close (Strata flushes its memtable there)"),
+            ("enumerate-int", .perSecond, "engine raw scan reading age"),
+            ("enumerate-all", .perSecond, "engine raw scan reading all four fields"),
+            ("lookup", .perSecond, "\(data.lookupIDs.count) random primary-key lookups"),
+            ("query (age > 50; firstName BEGINSWITH \"ab\")", .perSecond, "full scans, no index"),
+            ("open + read one", .milliseconds, "open a closed database and read one record"),
+            ("size after insert", .megabytes, "bytes on disk after insert and close"),
+        ]
+        var rows: [Row] = []
+        for (name, unit, note) in order {
+            guard let byEngine = samples[name] else { continue }
+            let results = byEngine.mapValues { Measurement(samples: $0) }
+            var ratios: [String: Double] = [:]
+            if let s = results[Self.strata]?.median {
+                for (engine, m) in results where engine != Self.strata {
+                    ratios[engine] = unit.higherIsBetter ? s / m.median : m.median / s
+                }
+            }
+            rows.append(Row(workload: name, unit: unit, results: results, ratios: ratios, note: note))
+        }
+        return Report(
+            machine: Environment.cpu, cores: Environment.cores, toolchain: Environment.toolchain, commit: Environment.commit,
+            n: config.n, runs: config.runs,
+            durability: "Strata: fdatasync per commit (full); SQLite: WAL, synchronous=NORMAL; LMDB: default flags (sync at commit)",
+            rows: rows, checks: checks)
+    }
+
+    /// The report as a Markdown table.
+    public static func table(_ report: Report, peers: [String]) -> String {
+        let names = [strata] + peers.map { $0 == "sqlite" ? "SQLite" : $0 == "lmdb" ? "LMDB" : $0 }
+        var out = "| workload | " + names.joined(separator: " | ") + " | " + names.dropFirst().map { "Strata/\($0)" }.joined(separator: " | ") + " |\n"
+        out += "|" + String(repeating: "---|", count: 1 + names.count * 2 - 1) + "\n"
+        for row in report.rows {
+            out += "| \(row.workload) (\(row.unit.rawValue)) | "
+            out += names.map { Format.cell(row.results[$0], row.unit) }.joined(separator: " | ")
+            out += " | " + names.dropFirst().map { Format.ratio(row.ratios[$0]) }.joined(separator: " | ") + " |\n"
+        }
+        return out
+    }
+
+    /// Engines whose checked results differ from Strata's, as messages.
+    public static func disagreements(_ report: Report) -> [String] {
+        guard let reference = report.checks[strata] else { return [] }
+        var out: [String] = []
+        for (engine, values) in report.checks where engine != strata {
+            for (name, v) in values where reference[name] != v {
+                out.append("\(engine) \(name) = \(v), Strata engine = \(reference[name].map(String.init) ?? "missing")")
+            }
+        }
+        return out.sorted()
+    }
+}

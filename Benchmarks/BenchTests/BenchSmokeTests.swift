@@ -1,0 +1,31 @@
+import BenchKit
+import Foundation
+import Testing
+
+/// Every Bench workload at a tiny N: the engines must compute the same results. No timing assertions.
+@Suite struct BenchSmokeTests {
+    @Test func everyWorkloadRunsAndAllEnginesAgree() throws {
+        let dir = NSTemporaryDirectory() + "strata-bench-smoke-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var config = Runner.Configuration(directory: dir)
+        config.n = 2_000
+        config.lookups = 5_000
+        config.runs = 1
+        config.progress = false
+        let report = try Runner(config).run()
+        #expect(Runner.disagreements(report) == [])
+        let data = Dataset(count: 2_000, lookups: 5_000)
+        for engine in [Runner.strata, "SQLite", "LMDB"] {
+            let checks = try #require(report.checks[engine], "\(engine) reported nothing")
+            #expect(checks["sum of ages"] == data.ageSum, "\(engine)")
+            #expect(checks["sum of all fields"] == data.allSum, "\(engine)")
+            #expect(checks["sum of looked-up ages"] == data.lookupAgeSum, "\(engine)")
+            #expect(checks["count age > 50"] == data.ageOver50, "\(engine)")
+            #expect(checks["count firstName BEGINSWITH ab"] == data.firstNameAB, "\(engine)")
+            #expect(checks["age of the middle person"] == data.people[1_000].age, "\(engine)")
+        }
+        #expect(report.rows.count == 8)
+        let table = Runner.table(report, peers: ["sqlite", "lmdb"])
+        #expect(table.contains("| lookup (/s) |"))
+    }
+}
