@@ -91,15 +91,15 @@ struct SegmentIterator {
 }
 
 /// Merges a partition's sources into one ordered view with the newest version of each key.
+///
+/// Sources are numbered newest first: runs (0..<runs.count), then segments. Among sources at the same key
+/// the lowest number wins.
 package final class MergingIterator {
-    private enum Source {
-        case run(RunIterator)
-        case segment(SegmentIterator)
-    }
     private let version: Version
-    private var sources: [Source] = []
+    private var runs: [RunIterator] = []
+    private var segments: [SegmentIterator] = []
     private var current = -1
-    private var includeTombstones: Bool
+    private let includeTombstones: Bool
 
     /// - Parameter includeTombstones: Whether deletions are reported (as nil values); flush needs them.
     init(version: Version, runs: [MemRun], segments: [SegmentReader], from key: UnsafeRawBufferPointer?, includeTombstones: Bool = false) throws {
@@ -107,11 +107,11 @@ package final class MergingIterator {
         self.includeTombstones = includeTombstones
         for r in runs {
             let it = RunIterator(run: r, from: key)
-            if it.isValid { sources.append(.run(it)) }
+            if it.isValid { self.runs.append(it) }
         }
         for s in segments {
             let it = try SegmentIterator(segment: s, from: key)
-            if it.isValid { sources.append(.segment(it)) }
+            if it.isValid { self.segments.append(it) }
         }
         try settle(skipCurrentKey: false)
     }
@@ -121,53 +121,42 @@ package final class MergingIterator {
         try self.init(version: version, runs: (p?.active ?? []) + (p?.frozen ?? []), segments: p?.segments ?? [], from: key)
     }
 
+    private var sourceCount: Int { runs.count + segments.count }
+
     @inline(__always)
     private func key(_ i: Int) -> UnsafeRawBufferPointer {
-        switch sources[i] {
-        case .run(let r): r.key
-        case .segment(let s): s.key
-        }
+        i < runs.count ? runs[i].key : segments[i - runs.count].key
     }
 
     @inline(__always)
     private func valid(_ i: Int) -> Bool {
-        switch sources[i] {
-        case .run(let r): r.isValid
-        case .segment(let s): s.isValid
-        }
+        i < runs.count ? runs[i].isValid : segments[i - runs.count].isValid
     }
 
+    @inline(__always)
     private func advance(_ i: Int) throws {
-        switch sources[i] {
-        case .run(var r):
-            r.next()
-            sources[i] = .run(r)
-        case .segment(var s):
-            try s.next()
-            sources[i] = .segment(s)
+        if i < runs.count { runs[i].next() } else { try segments[i - runs.count].next() }
+    }
+
+    /// Moves every valid source positioned at `k` past it.
+    private func skip(_ k: [UInt8]) throws {
+        try k.withUnsafeBytes { kb in
+            for i in 0..<sourceCount where valid(i) && Bytes.compare(key(i), kb) == 0 { try advance(i) }
         }
     }
 
     /// Positions `current` at the smallest key; with `skipCurrentKey`, first moves every source past it.
     private func settle(skipCurrentKey: Bool) throws {
-        if skipCurrentKey && current >= 0 {
-            let k = [UInt8](key(current))
-            try k.withUnsafeBytes { kb in
-                for i in sources.indices where valid(i) && Bytes.compare(key(i), kb) == 0 { try advance(i) }
-            }
-        }
+        if skipCurrentKey && current >= 0 { try skip([UInt8](key(current))) }
         while true {
             var best = -1
-            for i in sources.indices where valid(i) {
+            for i in 0..<sourceCount where valid(i) {
                 if best < 0 || Bytes.compare(key(i), key(best)) < 0 { best = i }
             }
             current = best
             if best < 0 || includeTombstones || value != nil { return }
             // A tombstone: skip this key everywhere and look again.
-            let k = [UInt8](key(best))
-            try k.withUnsafeBytes { kb in
-                for i in sources.indices where valid(i) && Bytes.compare(key(i), kb) == 0 { try advance(i) }
-            }
+            try skip([UInt8](key(best)))
         }
     }
 
@@ -179,15 +168,13 @@ package final class MergingIterator {
     /// The current value (nil for a deletion, reported only with `includeTombstones`); valid until the
     /// iterator moves.
     package var value: UnsafeRawBufferPointer? {
-        switch sources[current] {
-        case .run(let r): r.value
-        case .segment(let s): s.value
-        }
+        current < runs.count ? runs[current].value : segments[current - runs.count].value
     }
 
     package func next() throws {
         guard current >= 0 else { return }
-        if sources.count == 1 {
+        if sourceCount == 1 {
+            // One source: its keys are unique and ordered already.
             try advance(0)
             if !valid(0) { current = -1; return }
             if !includeTombstones && value == nil { try settle(skipCurrentKey: false) }

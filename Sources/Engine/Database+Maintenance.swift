@@ -118,7 +118,8 @@ extension Database {
             return nil
         }
         _ = try writer.finish(minSequence: minSequence, maxSequence: maxSequence, userMetadata: userMetadata)
-        return try SegmentReader(region: try fileSystem.map(atPath: filePath), fileNumber: number, expectedPartition: partition)
+        return try SegmentReader(
+            region: try fileSystem.map(atPath: filePath), fileNumber: number, expectedPartition: partition, cache: blockCache)
     }
 
     // MARK: Compaction

@@ -78,6 +78,7 @@ extension Database {
         }
 
         // Segments.
+        let blockCache = BlockCache(capacityBytes: options.blockCacheBytes)
         var partitions: [UInt32: PartitionState] = [:]
         var incarnation: UInt64 = 1
         for (id, infos) in manifest.partitions {
@@ -89,7 +90,8 @@ extension Database {
                         "the manifest lists \(FileName.segment(info.fileNumber).name), which is missing", file: FileName.manifest(manifestNumber).name,
                         offset: nil)
                 }
-                let segment = try SegmentReader(region: try fs.map(atPath: segmentPath), fileNumber: info.fileNumber, expectedPartition: id)
+                let segment = try SegmentReader(
+                    region: try fs.map(atPath: segmentPath), fileNumber: info.fileNumber, expectedPartition: id, cache: blockCache)
                 guard UInt64(segment.fileBytes) == info.fileBytes else {
                     throw StorageError.corrupted(
                         "segment is \(segment.fileBytes) bytes, the manifest recorded \(info.fileBytes)", file: segment.name, offset: nil)
@@ -109,10 +111,14 @@ extension Database {
             return nil
         }.sorted()
         var builder = ReplayBuilder(partitions: partitions, nextIncarnation: incarnation)
+        var reusableLog: UInt64? = nil
         for (i, number) in logs.enumerated() {
             let name = FileName.log(number).name
             let region = try fs.map(atPath: path(.log(number)))
             let scan = region.withUnsafeBytes { LogRecord.scan($0) }
+            if i == logs.count - 1, scan.damage == nil, scan.records.isEmpty, region.count == LogRecord.fileHeaderBytes {
+                reusableLog = number
+            }
             for record in scan.records {
                 if record.sequence <= sequence { continue }
                 guard record.sequence == sequence + 1 else {
@@ -149,20 +155,28 @@ extension Database {
         }
         report?.report = recovery
 
-        // A new log for this session, then the database.
-        let fileNumbers = max(manifest.nextFileNumber, (logs.last ?? 0) + 1)
-        let logNumber = fileNumbers
-        manifest.nextFileNumber = fileNumbers + 1
-        let logFile = try fs.createFile(atPath: path(.log(logNumber)))
-        try logFile.append(LogRecord.fileHeader())
-        try logFile.sync()
-        try fs.syncDirectory(atPath: directory)
+        // The log for this session: after a clean close the last log is empty and is reused, so that open
+        // writes nothing; otherwise a new one.
+        let logNumber: UInt64
+        let logFile: any WritableFile
+        if recovery.replayedCommits == 0, let reuse = reusableLog {
+            logNumber = reuse
+            logFile = try fs.openForAppending(atPath: path(.log(reuse)))
+            for n in logs where n < reuse { try? fs.removeFile(atPath: path(.log(n))) }
+        } else {
+            logNumber = max(manifest.nextFileNumber, (logs.last ?? 0) + 1)
+            manifest.nextFileNumber = logNumber + 1
+            logFile = try fs.createFile(atPath: path(.log(logNumber)))
+            try logFile.append(LogRecord.fileHeader())
+            try logFile.sync()
+            try fs.syncDirectory(atPath: directory)
+        }
 
         let version = Version(sequence: sequence, partitions: builder.partitions)
         let db = Database(
             directory: directory, fileSystem: fs, options: options, fileLock: lock, version: version,
             log: LogState(file: logFile, number: logNumber), manifest: manifest, manifestNumber: manifestNumber,
-            nextIncarnation: builder.nextIncarnation)
+            nextIncarnation: builder.nextIncarnation, blockCache: blockCache)
 
         // Replayed commits go to segments now, so that the old logs can go and the next open is quick.
         if recovery.replayedCommits > 0 {

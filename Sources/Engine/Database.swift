@@ -42,6 +42,8 @@ package final class Database: @unchecked Sendable {
         package var maximumLiveSnapshots: Int? = nil
         /// LZ4-compress segment blocks when that saves space.
         package var compression = true
+        /// Bytes of decompressed blocks cached for point reads.
+        package var blockCacheBytes = Tuning.blockCacheBytes
         package init() {}
     }
 
@@ -50,6 +52,7 @@ package final class Database: @unchecked Sendable {
     let options: Options
     private let fileLock: any FileLock
     let registry = SnapshotRegistry()
+    let blockCache: BlockCache
     let writerGate = DispatchSemaphore(value: 1)
     let maintenance = DispatchQueue(label: "strata.engine.maintenance")
 
@@ -87,8 +90,9 @@ package final class Database: @unchecked Sendable {
     private let fileNumbers: Atomic<UInt64>
 
     init(directory: String, fileSystem: any FileSystem, options: Options, fileLock: any FileLock, version: Version,
-         log: LogState, manifest: Manifest, manifestNumber: UInt64, nextIncarnation: UInt64) {
+         log: LogState, manifest: Manifest, manifestNumber: UInt64, nextIncarnation: UInt64, blockCache: BlockCache) {
         self.directory = directory
+        self.blockCache = blockCache
         self.fileSystem = fileSystem
         self.options = options
         self.fileLock = fileLock
@@ -193,7 +197,7 @@ package final class Database: @unchecked Sendable {
         let arena = MappedRegion(adopting: batch.buffer)
         // Build the new runs outside the lock: only the writer changes active runs.
         var changes: [(UInt32, PartitionBatch, [MemRun])] = []
-        for (id, pb) in batch.partitions {
+        for (id, pb) in batch.operationsByPartition {
             let existing = pb.drop ? nil : base.partitions[id]
             let metadata = pb.userMetadata ?? existing?.userMetadata ?? 0
             var active = existing?.active ?? []

@@ -90,6 +90,10 @@ package final class FaultyFileSystem: FileSystem {
         try checkAlive()
         return FaultyWritableFile(fs: self, file: try base.createFile(atPath: path))
     }
+    package func openForAppending(atPath path: String) throws -> any WritableFile {
+        try checkAlive()
+        return FaultyWritableFile(fs: self, file: try base.openForAppending(atPath: path))
+    }
     package func map(atPath path: String) throws -> MappedRegion { try checkAlive(); return try base.map(atPath: path) }
     package func rename(from: String, to: String) throws { try checkAlive(); try base.rename(from: from, to: to) }
     package func removeFile(atPath path: String) throws { try checkAlive(); try base.removeFile(atPath: path) }

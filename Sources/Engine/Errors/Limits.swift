@@ -26,6 +26,7 @@ enum Tuning {
     static let memtableFlushBytes = 64 * 1024 * 1024
     /// Number of segments in one partition that triggers a background compaction of that partition.
     static let compactionSegmentTrigger = 4
-    /// Decompressed blocks kept per segment for point reads (a tiny cache; scans do not use it).
-    static let cachedBlocksPerSegment = 16
+    /// Bytes of decompressed blocks kept for point reads (scans do not use the cache). Enough for the hot
+    /// part of a large database, small next to the mapped segments themselves.
+    static let blockCacheBytes = 64 * 1024 * 1024
 }

@@ -25,6 +25,25 @@ struct BlockView {
     /// Decodes the entry at `offset`: its key, its value (nil for a deletion) and where the next one starts.
     @inline(__always)
     func entry(at offset: Int) throws -> (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?, next: Int) {
+        // The common case: both lengths fit one varint byte.
+        if offset >= 0, offset + 2 <= entriesEnd {
+            let keyCount = Int(raw[offset]), tag = Int(raw[offset + 1])
+            if keyCount < 0x80 && tag < 0x80 {
+                let keyStart = offset + 2
+                let valueStart = keyStart + keyCount
+                let end = valueStart + (tag == 0 ? 0 : tag - 1)
+                guard end <= entriesEnd else {
+                    throw StorageError.corrupted("entry at \(offset) runs past the block's entries", file: nil, offset: offset)
+                }
+                let key = UnsafeRawBufferPointer(rebasing: raw[keyStart..<valueStart])
+                return (key, tag == 0 ? nil : UnsafeRawBufferPointer(rebasing: raw[valueStart..<end]), end)
+            }
+        }
+        return try slowEntry(at: offset)
+    }
+
+    @inline(never)
+    func slowEntry(at offset: Int) throws -> (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?, next: Int) {
         var r = ByteReader(UnsafeRawBufferPointer(rebasing: raw[0..<entriesEnd]), position: offset)
         let keyCount = try r.readLength("key length", limit: Limits.maxKeyBytes)
         let tag = try r.readVarint("value length")
@@ -59,12 +78,9 @@ final class SegmentReader: Sendable {
     private let firstKeyCounts: [Int]
     private let indexOffset: Int
 
-    private struct Cache {
-        var verified: [UInt64]
-        var blocks: [Int: MappedRegion] = [:]
-        var order: [Int] = []
-    }
-    private let cache: Mutex<Cache>
+    /// Blocks whose checksum matched, one bit each.
+    private let verified: Mutex<[UInt64]>
+    private let cache: BlockCache?
 
     var blockCount: Int { blockOffsets.count }
     var fileBytes: Int { region.count }
@@ -75,8 +91,9 @@ final class SegmentReader: Sendable {
     }
 
     /// Checks the header, footer and index of a mapped segment. Blocks are checked when first read.
-    init(region: MappedRegion, fileNumber: UInt64, expectedPartition: UInt32?) throws {
+    init(region: MappedRegion, fileNumber: UInt64, expectedPartition: UInt32?, cache: BlockCache? = nil) throws {
         let name = FileName.segment(fileNumber).name
+        self.cache = cache
         self.name = name
         self.fileNumber = fileNumber
         self.region = region
@@ -157,7 +174,7 @@ final class SegmentReader: Sendable {
             blockOffsets = offsets
             firstKeyOffsets = keyOffsets
             firstKeyCounts = keyCounts
-            cache = Mutex(Cache(verified: Array(repeating: 0, count: (blockCount + 63) / 64)))
+            verified = Mutex(Array(repeating: 0, count: (blockCount + 63) / 64))
         } catch let error as StorageError {
             throw error.file == nil ? error.located(file: name) : error
         }
@@ -206,8 +223,14 @@ final class SegmentReader: Sendable {
                 throw StorageError.corrupted("uncompressed block \(i) declares \(rawCount) raw bytes but stores \(storedCount)", file: name, offset: start + 4)
             }
             let stored = UnsafeRawBufferPointer(rebasing: bytes[(start + BlockHeader.byteCount)..<end])
+            let entriesEnd = Int(rawCount) - 4 * Int(entryCount)
+            let cacheKey = BlockCache.Key(file: fileNumber, block: i)
+            if compressed, scratch == nil, let cache, let block = cache.get(cacheKey) {
+                // Cached blocks were checked before they were cached.
+                return try block.withUnsafeBytes { try body(BlockView(raw: $0, entryCount: Int(entryCount), entriesEnd: entriesEnd)) }
+            }
             let word = i >> 6, bit = UInt64(1) << UInt64(i & 63)
-            if cache.withLock({ $0.verified[word] & bit }) == 0 {
+            if verified.withLock({ $0[word] & bit }) == 0 {
                 let computed = BlockHeader.checksum(stored: stored, storedCount: storedCount, rawCount: rawCount, entryCount: entryCount, flags: flags)
                 guard computed == checksum else {
                     throw StorageError.corrupted(
@@ -215,9 +238,8 @@ final class SegmentReader: Sendable {
                             + "the segment was damaged on disk. Restore it from a backup, or delete this partition's data.",
                         file: name, offset: start)
                 }
-                cache.withLock { $0.verified[word] |= bit }
+                verified.withLock { $0[word] |= bit }
             }
-            let entriesEnd = Int(rawCount) - 4 * Int(entryCount)
             if !compressed {
                 return try body(BlockView(raw: stored, entryCount: Int(entryCount), entriesEnd: entriesEnd))
             }
@@ -225,21 +247,10 @@ final class SegmentReader: Sendable {
                 try LZ4.decompress(stored, originalCount: Int(rawCount), into: scratch)
                 return try scratch.withUnsafeBytes { try body(BlockView(raw: $0, entryCount: Int(entryCount), entriesEnd: entriesEnd)) }
             }
-            let block: MappedRegion
-            if let cached = cache.withLock({ $0.blocks[i] }) {
-                block = cached
-            } else {
-                let out = GrowableBuffer(capacity: Int(rawCount))
-                try LZ4.decompress(stored, originalCount: Int(rawCount), into: out)
-                block = MappedRegion(adopting: out)
-                cache.withLock { c in
-                    if c.blocks[i] == nil {
-                        c.blocks[i] = block
-                        c.order.append(i)
-                        if c.order.count > Tuning.cachedBlocksPerSegment { c.blocks[c.order.removeFirst()] = nil }
-                    }
-                }
-            }
+            let out = GrowableBuffer(capacity: Int(rawCount))
+            try LZ4.decompress(stored, originalCount: Int(rawCount), into: out)
+            let block = MappedRegion(adopting: out)
+            cache?.insert(cacheKey, block)
             return try block.withUnsafeBytes { try body(BlockView(raw: $0, entryCount: Int(entryCount), entriesEnd: entriesEnd)) }
         } catch let error as StorageError {
             if error.file != nil { throw error }

@@ -33,7 +33,9 @@ package final class WriteBatch: @unchecked Sendable {
     static let opUserMetadata: UInt8 = 4
 
     package private(set) var buffer: GrowableBuffer
-    package private(set) var partitions: [UInt32: PartitionBatch] = [:]
+    private var partitions: [UInt32: PartitionBatch] = [:]
+    private var lastPartition: UInt32? = nil
+    private var lastSlots: [Slot] = []
     package private(set) var operationCount = 0
 
     package init() {
@@ -61,16 +63,39 @@ package final class WriteBatch: @unchecked Sendable {
                 "value is \(value.count) bytes, the limit is \(Limits.maxValueBytes) (WriteTransaction.put)")
         }
         try checkRoom(key.count + value.count + 20)
-        buffer.append(Self.opPut)
-        buffer.appendVarint(UInt64(partition))
-        buffer.appendVarint(UInt64(key.count))
-        buffer.appendVarint(UInt64(value.count))
-        let offset = buffer.count
-        buffer.append(key)
-        buffer.append(value)
-        partitions[partition, default: PartitionBatch()].slots.append(
-            Slot(keyOffset: offset, keyCount: Int32(key.count), valueCount: Int32(value.count)))
+        let offset = buffer.appendOperation(Self.opPut, partition: partition, key: key, value: value)
+        appendSlot(Slot(keyOffset: offset, keyCount: Int32(key.count), valueCount: Int32(value.count)), partition: partition)
+    }
+
+    /// Adds a slot to its partition's list; consecutive operations on one partition skip the dictionary.
+    @inline(__always)
+    private func appendSlot(_ slot: Slot, partition: UInt32) {
         operationCount += 1
+        if partition == lastPartition {
+            lastSlots.append(slot)
+            return
+        }
+        stashLastSlots()
+        lastPartition = partition
+        lastSlots = partitions[partition]?.slots ?? []
+        partitions[partition]?.slots = []
+        if partitions[partition] == nil { partitions[partition] = PartitionBatch() }
+        lastSlots.append(slot)
+    }
+
+    /// Moves the slots being collected for the last partition back into `partitions`.
+    private func stashLastSlots() {
+        if let p = lastPartition {
+            partitions[p, default: PartitionBatch()].slots = lastSlots
+            lastSlots = []
+            lastPartition = nil
+        }
+    }
+
+    /// The operations per partition, once the transaction is complete.
+    package var operationsByPartition: [UInt32: PartitionBatch] {
+        stashLastSlots()
+        return partitions
     }
 
     package func delete(_ key: UnsafeRawBufferPointer, partition: UInt32) throws {
@@ -78,20 +103,15 @@ package final class WriteBatch: @unchecked Sendable {
             throw StorageError.invalidArgument("key is \(key.count) bytes, the limit is \(Limits.maxKeyBytes) (WriteTransaction.delete)")
         }
         try checkRoom(key.count + 12)
-        buffer.append(Self.opDelete)
-        buffer.appendVarint(UInt64(partition))
-        buffer.appendVarint(UInt64(key.count))
-        let offset = buffer.count
-        buffer.append(key)
-        partitions[partition, default: PartitionBatch()].slots.append(
-            Slot(keyOffset: offset, keyCount: Int32(key.count), valueCount: -1))
-        operationCount += 1
+        let offset = buffer.appendOperation(Self.opDelete, partition: partition, key: key, value: nil)
+        appendSlot(Slot(keyOffset: offset, keyCount: Int32(key.count), valueCount: -1), partition: partition)
     }
 
     package func drop(partition: UInt32) throws {
         try checkRoom(8)
         buffer.append(Self.opDrop)
         buffer.appendVarint(UInt64(partition))
+        stashLastSlots()
         partitions[partition] = PartitionBatch(drop: true, slots: [], userMetadata: nil)
         operationCount += 1
     }
@@ -101,6 +121,7 @@ package final class WriteBatch: @unchecked Sendable {
         buffer.append(Self.opUserMetadata)
         buffer.appendVarint(UInt64(partition))
         buffer.appendUInt64LE(value)
+        stashLastSlots()
         partitions[partition, default: PartitionBatch()].userMetadata = value
         operationCount += 1
     }

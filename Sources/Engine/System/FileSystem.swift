@@ -10,6 +10,8 @@ package protocol FileSystem: Sendable {
     func fileExists(atPath path: String) -> Bool
     /// Creates `path`, or truncates it when it exists, for appending.
     func createFile(atPath path: String) throws -> any WritableFile
+    /// Opens an existing file for appending after its last byte.
+    func openForAppending(atPath path: String) throws -> any WritableFile
     /// The whole file, read-only. Small files and mapped segments alike.
     func map(atPath path: String) throws -> MappedRegion
     func rename(from: String, to: String) throws
@@ -56,6 +58,13 @@ package struct PosixFileSystem: FileSystem {
         return PosixWritableFile(fd: fd, path: path)
     }
 
+    package func openForAppending(atPath path: String) throws -> any WritableFile {
+        let fd = try Syscalls.open(path, flags: Syscalls.appendOnly)
+        let file = PosixWritableFile(fd: fd, path: path)
+        file.size = try Syscalls.fileSize(fd, path: path)
+        return file
+    }
+
     package func map(atPath path: String) throws -> MappedRegion {
         let fd = try Syscalls.open(path, flags: Syscalls.readOnly)
         defer { Syscalls.close(fd) }
@@ -85,7 +94,7 @@ package struct PosixFileSystem: FileSystem {
 final class PosixWritableFile: WritableFile, @unchecked Sendable {
     private var fd: Int32
     private let path: String
-    private(set) var size: Int = 0
+    var size: Int = 0
 
     init(fd: Int32, path: String) {
         self.fd = fd

@@ -80,103 +80,135 @@ package final class MappedRegion: @unchecked Sendable {
 
 /// A growable heap buffer for building a WAL record or a block; it can be adopted by a `MappedRegion`
 /// without a copy.
+///
+/// Its state is one struct, so that each operation makes a single (exclusivity-checked) access to it.
 package final class GrowableBuffer: @unchecked Sendable {
-    private var base: UnsafeMutableRawPointer?
-    private var capacity: Int
-    package private(set) var count: Int = 0
+    struct Storage {
+        var base: UnsafeMutableRawPointer?
+        var capacity: Int
+        var count = 0
+
+        @inline(__always)
+        mutating func reserve(_ extra: Int) {
+            let needed = count + extra
+            if needed <= capacity { return }
+            grow(needed)
+        }
+
+        @inline(never)
+        mutating func grow(_ needed: Int) {
+            var newCapacity = max(capacity * 2, 16)
+            while newCapacity < needed { newCapacity *= 2 }
+            let fresh = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 16)
+            if let base, count > 0 { fresh.copyMemory(from: base, byteCount: count) }
+            base?.deallocate()
+            base = fresh
+            capacity = newCapacity
+        }
+
+        @inline(__always)
+        mutating func append(_ byte: UInt8) {
+            reserve(1)
+            base!.storeBytes(of: byte, toByteOffset: count, as: UInt8.self)
+            count += 1
+        }
+
+        @inline(__always)
+        mutating func append(_ bytes: UnsafeRawBufferPointer) {
+            guard bytes.count > 0 else { return }
+            reserve(bytes.count)
+            (base! + count).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+            count += bytes.count
+        }
+
+        @inline(__always)
+        mutating func appendVarint(_ value: UInt64) {
+            reserve(10)
+            var v = value
+            let p = base!
+            while v >= 0x80 {
+                p.storeBytes(of: UInt8(truncatingIfNeeded: v) | 0x80, toByteOffset: count, as: UInt8.self)
+                count += 1
+                v >>= 7
+            }
+            p.storeBytes(of: UInt8(v), toByteOffset: count, as: UInt8.self)
+            count += 1
+        }
+
+        @inline(__always)
+        mutating func appendLE<T: FixedWidthInteger>(_ v: T) {
+            reserve(MemoryLayout<T>.size)
+            base!.storeBytes(of: v.littleEndian, toByteOffset: count, as: T.self)
+            count += MemoryLayout<T>.size
+        }
+    }
+
+    var storage: Storage
 
     package init(capacity: Int = 256) {
-        self.capacity = max(capacity, 16)
-        base = UnsafeMutableRawPointer.allocate(byteCount: self.capacity, alignment: 16)
+        let c = max(capacity, 16)
+        storage = Storage(base: UnsafeMutableRawPointer.allocate(byteCount: c, alignment: 16), capacity: c)
     }
 
-    deinit { base?.deallocate() }
+    deinit { storage.base?.deallocate() }
 
-    private func reserve(_ extra: Int) {
-        let needed = count + extra
-        if needed <= capacity { return }
-        var newCapacity = max(capacity * 2, 16)
-        while newCapacity < needed { newCapacity *= 2 }
-        let fresh = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 16)
-        if let base, count > 0 { fresh.copyMemory(from: base, byteCount: count) }
-        base?.deallocate()
-        base = fresh
-        capacity = newCapacity
-    }
+    package var count: Int { storage.count }
 
-    package func removeAll() { count = 0 }
+    package func removeAll() { storage.count = 0 }
 
-    @inline(__always)
-    package func append(_ byte: UInt8) {
-        reserve(1)
-        base!.storeBytes(of: byte, toByteOffset: count, as: UInt8.self)
-        count += 1
-    }
-
-    package func append(_ bytes: UnsafeRawBufferPointer) {
-        guard bytes.count > 0 else { return }
-        reserve(bytes.count)
-        (base! + count).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
-        count += bytes.count
-    }
+    @inline(__always) package func append(_ byte: UInt8) { storage.append(byte) }
+    @inline(__always) package func append(_ bytes: UnsafeRawBufferPointer) { storage.append(bytes) }
+    @inline(__always) package func appendUInt32LE(_ v: UInt32) { storage.appendLE(v) }
+    @inline(__always) package func appendUInt64LE(_ v: UInt64) { storage.appendLE(v) }
+    @inline(__always) package func appendVarint(_ value: UInt64) { storage.appendVarint(value) }
 
     package func append(contentsOf bytes: some Collection<UInt8>) {
-        if let done: Void = bytes.withContiguousStorageIfAvailable({ append(UnsafeRawBufferPointer($0)) }) {
+        if let done: Void = bytes.withContiguousStorageIfAvailable({ storage.append(UnsafeRawBufferPointer($0)) }) {
             return done
         }
-        for b in bytes { append(b) }
+        for b in bytes { storage.append(b) }
     }
 
+    /// Appends a put or delete operation of a write batch in one access: the header fields, then the key and
+    /// value. Returns the offset of the key.
     @inline(__always)
-    package func appendUInt32LE(_ v: UInt32) {
-        reserve(4)
-        base!.storeBytes(of: v.littleEndian, toByteOffset: count, as: UInt32.self)
-        count += 4
-    }
-
-    @inline(__always)
-    package func appendUInt64LE(_ v: UInt64) {
-        reserve(8)
-        base!.storeBytes(of: v.littleEndian, toByteOffset: count, as: UInt64.self)
-        count += 8
-    }
-
-    @inline(__always)
-    package func appendVarint(_ value: UInt64) {
-        reserve(10)
-        var v = value
-        while v >= 0x80 {
-            base!.storeBytes(of: UInt8(truncatingIfNeeded: v) | 0x80, toByteOffset: count, as: UInt8.self)
-            count += 1
-            v >>= 7
-        }
-        base!.storeBytes(of: UInt8(v), toByteOffset: count, as: UInt8.self)
-        count += 1
+    package func appendOperation(
+        _ op: UInt8, partition: UInt32, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?
+    ) -> Int {
+        storage.reserve(31 + key.count + (value?.count ?? 0))
+        storage.append(op)
+        storage.appendVarint(UInt64(partition))
+        storage.appendVarint(UInt64(key.count))
+        if let value { storage.appendVarint(UInt64(value.count)) }
+        let offset = storage.count
+        storage.append(key)
+        if let value { storage.append(value) }
+        return offset
     }
 
     /// Overwrites 4 bytes at `offset`, which must already be written.
     package func setUInt32LE(_ v: UInt32, at offset: Int) {
-        precondition(offset >= 0 && offset + 4 <= count, "GrowableBuffer.setUInt32LE out of bounds")
-        base!.storeBytes(of: v.littleEndian, toByteOffset: offset, as: UInt32.self)
+        precondition(offset >= 0 && offset + 4 <= storage.count, "GrowableBuffer.setUInt32LE out of bounds")
+        storage.base!.storeBytes(of: v.littleEndian, toByteOffset: offset, as: UInt32.self)
     }
 
     /// Overwrites 8 bytes at `offset`, which must already be written.
     package func setUInt64LE(_ v: UInt64, at offset: Int) {
-        precondition(offset >= 0 && offset + 8 <= count, "GrowableBuffer.setUInt64LE out of bounds")
-        base!.storeBytes(of: v.littleEndian, toByteOffset: offset, as: UInt64.self)
+        precondition(offset >= 0 && offset + 8 <= storage.count, "GrowableBuffer.setUInt64LE out of bounds")
+        storage.base!.storeBytes(of: v.littleEndian, toByteOffset: offset, as: UInt64.self)
     }
 
     /// Writes bytes directly: `body` receives room for `maxCount` bytes and returns how many it wrote.
     package func appendWithUnsafeSpace(maxCount: Int, _ body: (UnsafeMutableRawBufferPointer) throws -> Int) rethrows {
-        reserve(maxCount)
-        let n = try body(UnsafeMutableRawBufferPointer(start: base! + count, count: maxCount))
+        storage.reserve(maxCount)
+        let n = try body(UnsafeMutableRawBufferPointer(start: storage.base! + storage.count, count: maxCount))
         precondition(n >= 0 && n <= maxCount, "GrowableBuffer.appendWithUnsafeSpace wrote out of bounds")
-        count += n
+        storage.count += n
     }
 
     /// The written bytes; valid until the next append.
     package var unsafeBytes: UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(start: base, count: count)
+        UnsafeRawBufferPointer(start: storage.base, count: storage.count)
     }
 
     package func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
@@ -184,10 +216,8 @@ package final class GrowableBuffer: @unchecked Sendable {
     }
 
     fileprivate func release() -> (UnsafeMutableRawPointer?, Int) {
-        let result = (base, count)
-        base = nil
-        capacity = 0
-        count = 0
+        let result = (storage.base, storage.count)
+        storage = Storage(base: nil, capacity: 0)
         if result.1 == 0 {
             result.0?.deallocate()
             return (nil, 0)

@@ -57,6 +57,15 @@ package final class MemoryFileSystem: FileSystem {
         }
     }
 
+    package func openForAppending(atPath path: String) throws -> any WritableFile {
+        try state.withLock { s in
+            guard let inode = s.entries[path] else {
+                throw StorageError(.io, "no such file", file: path, underlying: SystemErrno(2))
+            }
+            return MemoryWritableFile(fs: self, inode: inode)
+        }
+    }
+
     package func map(atPath path: String) throws -> MappedRegion {
         try state.withLock { s in
             guard let inode = s.entries[path] else {
