@@ -96,9 +96,10 @@ struct SegmentIterator {
 /// the lowest number wins.
 package final class MergingIterator {
     private let version: Version
-    private var runs: [RunIterator] = []
-    private var segments: [SegmentIterator] = []
-    private var current = -1
+    // Used by one thread at a time, without re-entry: dynamic exclusivity checks are off.
+    @exclusivity(unchecked) private var runs: [RunIterator] = []
+    @exclusivity(unchecked) private var segments: [SegmentIterator] = []
+    @exclusivity(unchecked) private var current = -1
     private let includeTombstones: Bool
 
     /// - Parameter includeTombstones: Whether deletions are reported (as nil values); flush needs them.

@@ -6,7 +6,7 @@
 package final class WriteTransaction: @unchecked Sendable {
     private let database: Database
     let batch = WriteBatch()
-    private var finished = false
+    @exclusivity(unchecked) private var finished = false
     /// The state when this transaction began.
     package let snapshot: Snapshot
 

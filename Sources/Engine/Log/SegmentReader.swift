@@ -76,6 +76,7 @@ final class SegmentReader: Sendable {
     private let blockOffsets: [Int]
     private let firstKeyOffsets: [Int]
     private let firstKeyCounts: [Int]
+    private let firstKeyPrefixes: [UInt64]
     private let indexOffset: Int
 
     /// Blocks whose checksum matched, one bit each.
@@ -174,6 +175,9 @@ final class SegmentReader: Sendable {
             blockOffsets = offsets
             firstKeyOffsets = keyOffsets
             firstKeyCounts = keyCounts
+            firstKeyPrefixes = zip(keyOffsets, keyCounts).map { o, c in
+                Bytes.prefix64(UnsafeRawBufferPointer(rebasing: bytes[o..<(o + c)]))
+            }
             verified = Mutex(Array(repeating: 0, count: (blockCount + 63) / 64))
         } catch let error as StorageError {
             throw error.file == nil ? error.located(file: name) : error
@@ -188,91 +192,149 @@ final class SegmentReader: Sendable {
 
     /// The last block whose first key is at or before `key`, or nil when `key` precedes them all.
     func blockIndex(for key: UnsafeRawBufferPointer) -> Int? {
+        let p = Bytes.prefix64(key)
         var lo = 0, hi = blockOffsets.count
         while lo < hi {
             let mid = (lo + hi) >> 1
-            if Bytes.compare(firstKey(mid), key) <= 0 { lo = mid + 1 } else { hi = mid }
+            let fp = firstKeyPrefixes[mid]
+            let atOrBefore = fp != p ? fp < p : Bytes.compare(firstKey(mid), key) <= 0
+            if atOrBefore { lo = mid + 1 } else { hi = mid }
         }
         return lo == 0 ? nil : lo - 1
     }
 
-    /// Calls `body` with block `i`'s raw bytes. A compressed block is decompressed into `scratch` when given
-    /// (scans), otherwise into a small per-segment cache (point reads).
-    func withBlock<R>(_ i: Int, scratch: GrowableBuffer?, _ body: (BlockView) throws -> R) throws -> R {
+    /// Where block `i`'s bytes are and what its header declares; checks the header and, once, the checksum.
+    private struct BlockLocation {
+        var start: Int
+        var stored: Range<Int>
+        var rawCount: Int
+        var entryCount: Int
+        var compressed: Bool
+        var entriesEnd: Int { rawCount - 4 * entryCount }
+    }
+
+    private func locate(_ i: Int) throws -> BlockLocation {
         let start = blockOffsets[i]
         let end = i + 1 < blockOffsets.count ? blockOffsets[i + 1] : indexOffset
         let bytes = region.unsafeBytes
+        var h = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
+        let storedCount = try h.readUInt32LE("block stored length")
+        let rawCount = try h.readUInt32LE("block raw length")
+        let entryCount = try h.readUInt32LE("block entry count")
+        let flags = try h.readUInt32LE("block flags")
+        let checksum = try h.readUInt64LE("block checksum")
+        guard Int(storedCount) == end - start - BlockHeader.byteCount else {
+            throw StorageError.corrupted(
+                "block \(i) declares \(storedCount) stored bytes, the index leaves room for \(end - start - BlockHeader.byteCount)",
+                file: name, offset: start)
+        }
+        guard flags & ~BlockHeader.flagLZ4 == 0 else {
+            throw StorageError.corrupted("block \(i) has unknown flags 0x\(String(flags, radix: 16))", file: name, offset: start + 12)
+        }
+        guard Int(rawCount) <= Limits.maxBlockBytes, UInt64(entryCount) * 4 <= UInt64(rawCount), entryCount > 0 else {
+            throw StorageError.corrupted(
+                "block \(i) declares \(rawCount) raw bytes and \(entryCount) entries, which cannot be", file: name, offset: start + 4)
+        }
+        let compressed = flags & BlockHeader.flagLZ4 != 0
+        guard compressed || rawCount == storedCount else {
+            throw StorageError.corrupted(
+                "uncompressed block \(i) declares \(rawCount) raw bytes but stores \(storedCount)", file: name, offset: start + 4)
+        }
+        let storedRange = (start + BlockHeader.byteCount)..<end
+        let word = i >> 6, bit = UInt64(1) << UInt64(i & 63)
+        if verified.withLock({ $0[word] & bit }) == 0 {
+            let stored = UnsafeRawBufferPointer(rebasing: bytes[storedRange])
+            let computed = BlockHeader.checksum(stored: stored, storedCount: storedCount, rawCount: rawCount, entryCount: entryCount, flags: flags)
+            guard computed == checksum else {
+                throw StorageError.corrupted(
+                    "block \(i) checksum mismatch (stored 0x\(String(checksum, radix: 16)), computed 0x\(String(computed, radix: 16))); "
+                        + "the segment was damaged on disk. Restore it from a backup, or delete this partition's data.",
+                    file: name, offset: start)
+            }
+            verified.withLock { $0[word] |= bit }
+        }
+        return BlockLocation(start: start, stored: storedRange, rawCount: Int(rawCount), entryCount: Int(entryCount), compressed: compressed)
+    }
+
+    /// Adds this segment's file name and the block's offset to an error from a block's bytes.
+    private func locating<R>(_ i: Int, _ body: () throws -> R) throws -> R {
         do {
-            var h = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
-            let storedCount = try h.readUInt32LE("block stored length")
-            let rawCount = try h.readUInt32LE("block raw length")
-            let entryCount = try h.readUInt32LE("block entry count")
-            let flags = try h.readUInt32LE("block flags")
-            let checksum = try h.readUInt64LE("block checksum")
-            guard Int(storedCount) == end - start - BlockHeader.byteCount else {
-                throw StorageError.corrupted("block \(i) declares \(storedCount) stored bytes, the index leaves room for \(end - start - BlockHeader.byteCount)", file: name, offset: start)
-            }
-            guard flags & ~BlockHeader.flagLZ4 == 0 else {
-                throw StorageError.corrupted("block \(i) has unknown flags 0x\(String(flags, radix: 16))", file: name, offset: start + 12)
-            }
-            guard Int(rawCount) <= Limits.maxBlockBytes, UInt64(entryCount) * 4 <= UInt64(rawCount), entryCount > 0 else {
-                throw StorageError.corrupted("block \(i) declares \(rawCount) raw bytes and \(entryCount) entries, which cannot be", file: name, offset: start + 4)
-            }
-            let compressed = flags & BlockHeader.flagLZ4 != 0
-            guard compressed || rawCount == storedCount else {
-                throw StorageError.corrupted("uncompressed block \(i) declares \(rawCount) raw bytes but stores \(storedCount)", file: name, offset: start + 4)
-            }
-            let stored = UnsafeRawBufferPointer(rebasing: bytes[(start + BlockHeader.byteCount)..<end])
-            let entriesEnd = Int(rawCount) - 4 * Int(entryCount)
-            let cacheKey = BlockCache.Key(file: fileNumber, block: i)
-            if compressed, scratch == nil, let cache, let block = cache.get(cacheKey) {
-                // Cached blocks were checked before they were cached.
-                return try block.withUnsafeBytes { try body(BlockView(raw: $0, entryCount: Int(entryCount), entriesEnd: entriesEnd)) }
-            }
-            let word = i >> 6, bit = UInt64(1) << UInt64(i & 63)
-            if verified.withLock({ $0[word] & bit }) == 0 {
-                let computed = BlockHeader.checksum(stored: stored, storedCount: storedCount, rawCount: rawCount, entryCount: entryCount, flags: flags)
-                guard computed == checksum else {
-                    throw StorageError.corrupted(
-                        "block \(i) checksum mismatch (stored 0x\(String(checksum, radix: 16)), computed 0x\(String(computed, radix: 16))); "
-                            + "the segment was damaged on disk. Restore it from a backup, or delete this partition's data.",
-                        file: name, offset: start)
-                }
-                verified.withLock { $0[word] |= bit }
-            }
-            if !compressed {
-                return try body(BlockView(raw: stored, entryCount: Int(entryCount), entriesEnd: entriesEnd))
-            }
-            if let scratch {
-                try LZ4.decompress(stored, originalCount: Int(rawCount), into: scratch)
-                return try scratch.withUnsafeBytes { try body(BlockView(raw: $0, entryCount: Int(entryCount), entriesEnd: entriesEnd)) }
-            }
-            let out = GrowableBuffer(capacity: Int(rawCount))
-            try LZ4.decompress(stored, originalCount: Int(rawCount), into: out)
-            let block = MappedRegion(adopting: out)
-            cache?.insert(cacheKey, block)
-            return try block.withUnsafeBytes { try body(BlockView(raw: $0, entryCount: Int(entryCount), entriesEnd: entriesEnd)) }
+            return try body()
         } catch let error as StorageError {
             if error.file != nil { throw error }
             var e = error
             e.file = name
-            e.message = "block \(i) at offset \(start): " + e.message
-            e.offset = start
+            e.message = "block \(i) at offset \(blockOffsets[i]): " + e.message
+            e.offset = blockOffsets[i]
             throw e
+        }
+    }
+
+    /// Calls `body` with block `i`'s raw bytes, decompressing into `scratch` when the block is compressed.
+    func withBlock<R>(_ i: Int, scratch: GrowableBuffer, _ body: (BlockView) throws -> R) throws -> R {
+        try locating(i) {
+            let b = try locate(i)
+            let stored = UnsafeRawBufferPointer(rebasing: region.unsafeBytes[b.stored])
+            if !b.compressed {
+                return try body(BlockView(raw: stored, entryCount: b.entryCount, entriesEnd: b.entriesEnd))
+            }
+            try LZ4.decompress(stored, originalCount: b.rawCount, into: scratch)
+            return try scratch.withUnsafeBytes { try body(BlockView(raw: $0, entryCount: b.entryCount, entriesEnd: b.entriesEnd)) }
+        }
+    }
+
+    /// Calls `body` with block `i` prepared for point reads (from the cache, or read and cached now).
+    func withPointBlock<R>(_ i: Int, _ body: (BlockView, [UInt64]) throws -> R) throws -> R {
+        try locating(i) {
+            let cacheKey = BlockCache.Key(file: fileNumber, block: i)
+            let block: CachedBlock
+            if let cached = cache?.get(cacheKey) {
+                block = cached
+            } else {
+                let b = try locate(i)
+                var decompressed: MappedRegion? = nil
+                if b.compressed {
+                    let out = GrowableBuffer(capacity: b.rawCount)
+                    try LZ4.decompress(UnsafeRawBufferPointer(rebasing: region.unsafeBytes[b.stored]), originalCount: b.rawCount, into: out)
+                    decompressed = MappedRegion(adopting: out)
+                }
+                let raw = decompressed?.unsafeBytes ?? UnsafeRawBufferPointer(rebasing: region.unsafeBytes[b.stored])
+                let view = BlockView(raw: raw, entryCount: b.entryCount, entriesEnd: b.entriesEnd)
+                var prefixes: [UInt64] = []
+                prefixes.reserveCapacity(b.entryCount)
+                for j in 0..<b.entryCount { prefixes.append(Bytes.prefix64(try view.entry(at: try view.entryOffset(j)).key)) }
+                block = CachedBlock(region: decompressed, prefixes: prefixes, entryCount: b.entryCount, entriesEnd: b.entriesEnd)
+                cache?.insert(cacheKey, block)
+            }
+            return try withExtendedLifetime(block) {
+                let raw: UnsafeRawBufferPointer
+                if let r = block.region {
+                    raw = r.unsafeBytes
+                } else {
+                    let start = blockOffsets[i] + BlockHeader.byteCount
+                    raw = UnsafeRawBufferPointer(rebasing: region.unsafeBytes[start..<(start + block.entriesEnd + 4 * block.entryCount)])
+                }
+                return try body(BlockView(raw: raw, entryCount: block.entryCount, entriesEnd: block.entriesEnd), block.prefixes)
+            }
         }
     }
 
     /// Looks `key` up: at most one block read.
     func lookup<R>(_ key: UnsafeRawBufferPointer, _ body: (Lookup) throws -> R) throws -> R {
         guard let b = blockIndex(for: key) else { return try body(.absent) }
-        return try withBlock(b, scratch: nil) { view in
-            var lo = 0, hi = view.entryCount
+        let p = Bytes.prefix64(key)
+        return try withPointBlock(b) { view, prefixes in
+            var lo = 0, hi = prefixes.count
             while lo < hi {
                 let mid = (lo + hi) >> 1
-                let e = try view.entry(at: try view.entryOffset(mid))
+                if prefixes[mid] < p { lo = mid + 1 } else { hi = mid }
+            }
+            while lo < prefixes.count && prefixes[lo] == p {
+                let e = try view.entry(at: try view.entryOffset(lo))
                 let c = Bytes.compare(e.key, key)
                 if c == 0 { return try body(e.value.map { .found($0) } ?? .deleted) }
-                if c < 0 { lo = mid + 1 } else { hi = mid }
+                if c > 0 { break }
+                lo += 1
             }
             return try body(.absent)
         }

@@ -1,17 +1,18 @@
 /// Writes one sealed segment: sorted entries in, a finished, synced file out.
+///
+/// Used by one thread; its methods do not re-enter, so dynamic exclusivity checks are off for its state.
 final class SegmentWriter {
     private let file: any WritableFile
     private let partition: UInt32
-    private var output = GrowableBuffer(capacity: 1 << 20)
-    private var written = 0
+    @exclusivity(unchecked) private var output = GrowableBuffer(capacity: 1 << 20)
+    @exclusivity(unchecked) private var written = 0
     private let block = GrowableBuffer(capacity: Tuning.blockBytes + 1024)
     private let compressed = GrowableBuffer(capacity: Tuning.blockBytes + 1024)
-    private var entryOffsets: [UInt32] = []
-    private var blockFirstKey: [UInt8] = []
-    private var index = GrowableBuffer(capacity: 4096)
-    private var blockCount = 0
-    private(set) var entryCount = 0
-    private var lastKey: [UInt8] = []
+    @exclusivity(unchecked) private var entryOffsets: [UInt32] = []
+    @exclusivity(unchecked) private var blockFirstKey: [UInt8] = []
+    @exclusivity(unchecked) private var index = GrowableBuffer(capacity: 4096)
+    @exclusivity(unchecked) private var blockCount = 0
+    @exclusivity(unchecked) private(set) var entryCount = 0
     private let compress: Bool
 
     init(file: any WritableFile, partition: UInt32, compress: Bool = true) throws {
@@ -31,13 +32,10 @@ final class SegmentWriter {
         if entryOffsets.isEmpty {
             blockFirstKey = [UInt8](key)
         }
-        entryOffsets.append(UInt32(block.count))
-        block.appendVarint(UInt64(key.count))
-        block.appendVarint(value.map { UInt64($0.count) + 1 } ?? 0)
-        block.append(key)
-        if let value { block.append(value) }
+        let offset = block.appendEntry(key: key, value: value)
+        entryOffsets.append(UInt32(offset))
         entryCount += 1
-        if block.count >= Tuning.blockBytes { try finishBlock() }
+        if offset >= Tuning.blockBytes - 64 && block.count >= Tuning.blockBytes { try finishBlock() }
     }
 
     private func finishBlock() throws {

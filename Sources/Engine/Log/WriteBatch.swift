@@ -32,14 +32,47 @@ package final class WriteBatch: @unchecked Sendable {
     static let opDrop: UInt8 = 3
     static let opUserMetadata: UInt8 = 4
 
-    package private(set) var buffer: GrowableBuffer
-    private var partitions: [UInt32: PartitionBatch] = [:]
-    private var lastPartition: UInt32? = nil
-    private var lastSlots: [Slot] = []
-    package private(set) var operationCount = 0
+    package let buffer: GrowableBuffer
+
+    /// The slot lists, in one struct so that each operation makes one access to them.
+    struct Slots {
+        var partitions: [UInt32: PartitionBatch] = [:]
+        var lastPartition: UInt32? = nil
+        var lastSlots: [Slot] = []
+        var operationCount = 0
+
+        /// Adds a slot to its partition's list; consecutive operations on one partition skip the dictionary.
+        @inline(__always)
+        mutating func append(_ slot: Slot, partition: UInt32) {
+            operationCount += 1
+            if partition == lastPartition {
+                lastSlots.append(slot)
+                return
+            }
+            stash()
+            lastPartition = partition
+            lastSlots = partitions[partition]?.slots ?? []
+            partitions[partition]?.slots = []
+            if partitions[partition] == nil { partitions[partition] = PartitionBatch() }
+            lastSlots.append(slot)
+        }
+
+        /// Moves the slots being collected for the last partition back into `partitions`.
+        mutating func stash() {
+            if let p = lastPartition {
+                partitions[p, default: PartitionBatch()].slots = lastSlots
+                lastSlots = []
+                lastPartition = nil
+            }
+        }
+    }
+    // Dynamic exclusivity checks are off: a batch belongs to one transaction on one thread.
+    @exclusivity(unchecked) private var slots = Slots()
+
+    package var operationCount: Int { slots.operationCount }
 
     package init() {
-        buffer = GrowableBuffer(capacity: 4096)
+        buffer = GrowableBuffer(capacity: 64 * 1024)
         for _ in 0..<LogRecord.headerBytes { buffer.append(0) }
     }
 
@@ -64,38 +97,13 @@ package final class WriteBatch: @unchecked Sendable {
         }
         try checkRoom(key.count + value.count + 20)
         let offset = buffer.appendOperation(Self.opPut, partition: partition, key: key, value: value)
-        appendSlot(Slot(keyOffset: offset, keyCount: Int32(key.count), valueCount: Int32(value.count)), partition: partition)
-    }
-
-    /// Adds a slot to its partition's list; consecutive operations on one partition skip the dictionary.
-    @inline(__always)
-    private func appendSlot(_ slot: Slot, partition: UInt32) {
-        operationCount += 1
-        if partition == lastPartition {
-            lastSlots.append(slot)
-            return
-        }
-        stashLastSlots()
-        lastPartition = partition
-        lastSlots = partitions[partition]?.slots ?? []
-        partitions[partition]?.slots = []
-        if partitions[partition] == nil { partitions[partition] = PartitionBatch() }
-        lastSlots.append(slot)
-    }
-
-    /// Moves the slots being collected for the last partition back into `partitions`.
-    private func stashLastSlots() {
-        if let p = lastPartition {
-            partitions[p, default: PartitionBatch()].slots = lastSlots
-            lastSlots = []
-            lastPartition = nil
-        }
+        slots.append(Slot(keyOffset: offset, keyCount: Int32(key.count), valueCount: Int32(value.count)), partition: partition)
     }
 
     /// The operations per partition, once the transaction is complete.
     package var operationsByPartition: [UInt32: PartitionBatch] {
-        stashLastSlots()
-        return partitions
+        slots.stash()
+        return slots.partitions
     }
 
     package func delete(_ key: UnsafeRawBufferPointer, partition: UInt32) throws {
@@ -104,16 +112,16 @@ package final class WriteBatch: @unchecked Sendable {
         }
         try checkRoom(key.count + 12)
         let offset = buffer.appendOperation(Self.opDelete, partition: partition, key: key, value: nil)
-        appendSlot(Slot(keyOffset: offset, keyCount: Int32(key.count), valueCount: -1), partition: partition)
+        slots.append(Slot(keyOffset: offset, keyCount: Int32(key.count), valueCount: -1), partition: partition)
     }
 
     package func drop(partition: UInt32) throws {
         try checkRoom(8)
         buffer.append(Self.opDrop)
         buffer.appendVarint(UInt64(partition))
-        stashLastSlots()
-        partitions[partition] = PartitionBatch(drop: true, slots: [], userMetadata: nil)
-        operationCount += 1
+        slots.stash()
+        slots.partitions[partition] = PartitionBatch(drop: true, slots: [], userMetadata: nil)
+        slots.operationCount += 1
     }
 
     package func setUserMetadata(_ value: UInt64, partition: UInt32) throws {
@@ -121,9 +129,9 @@ package final class WriteBatch: @unchecked Sendable {
         buffer.append(Self.opUserMetadata)
         buffer.appendVarint(UInt64(partition))
         buffer.appendUInt64LE(value)
-        stashLastSlots()
-        partitions[partition, default: PartitionBatch()].userMetadata = value
-        operationCount += 1
+        slots.stash()
+        slots.partitions[partition, default: PartitionBatch()].userMetadata = value
+        slots.operationCount += 1
     }
 
     /// Rebuilds the operations of a record read back from the log. `record` holds the header and payload.

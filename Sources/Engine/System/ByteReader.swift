@@ -114,6 +114,15 @@ package enum Bytes {
         return a.count - b.count
     }
 
+    /// The first 8 bytes as a big-endian integer, zero-padded: ordering by it never contradicts `compare`.
+    @inline(__always)
+    package static func prefix64(_ a: UnsafeRawBufferPointer) -> UInt64 {
+        if a.count >= 8 { return UInt64(bigEndian: a.loadUnaligned(fromByteOffset: 0, as: UInt64.self)) }
+        var x: UInt64 = 0
+        for i in 0..<8 { x = x << 8 | UInt64(i < a.count ? a[i] : 0) }
+        return x
+    }
+
     @inline(__always)
     package static func loadUInt32LE(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UInt32? {
         guard offset >= 0, offset <= bytes.count - 4 else { return nil }

@@ -16,6 +16,8 @@ package final class MappedRegion: @unchecked Sendable {
     private let base: UnsafeRawPointer?
     package let count: Int
     private let isMapped: Bool
+    /// Heap memory from malloc (adopted buffers) is released with free.
+    private let isMalloced: Bool
 
     /// Maps the whole of `fd` (which the caller may close afterwards).
     package init(mapping fd: Int32, count: Int, path: String) throws {
@@ -27,12 +29,14 @@ package final class MappedRegion: @unchecked Sendable {
             base = try Syscalls.mapReadOnly(fd, count: count, path: path)
             isMapped = true
         }
+        isMalloced = false
     }
 
     /// Copies `bytes` into a new heap region.
     package init(copying bytes: some Collection<UInt8>) {
         count = bytes.count
         isMapped = false
+        isMalloced = false
         if count == 0 {
             base = nil
         } else {
@@ -49,12 +53,15 @@ package final class MappedRegion: @unchecked Sendable {
         base = p.map { UnsafeRawPointer($0) }
         count = n
         isMapped = false
+        isMalloced = true
     }
 
     deinit {
         guard let base else { return }
         if isMapped {
             Syscalls.unmap(base, count: count)
+        } else if isMalloced {
+            free(UnsafeMutableRawPointer(mutating: base))
         } else {
             UnsafeMutableRawPointer(mutating: base).deallocate()
         }
@@ -99,9 +106,10 @@ package final class GrowableBuffer: @unchecked Sendable {
         mutating func grow(_ needed: Int) {
             var newCapacity = max(capacity * 2, 16)
             while newCapacity < needed { newCapacity *= 2 }
-            let fresh = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 16)
-            if let base, count > 0 { fresh.copyMemory(from: base, byteCount: count) }
-            base?.deallocate()
+            // realloc moves large buffers by remapping pages rather than copying them.
+            guard let fresh = realloc(base, newCapacity) else {
+                preconditionFailure("GrowableBuffer: out of memory growing to \(newCapacity) bytes")
+            }
             base = fresh
             capacity = newCapacity
         }
@@ -143,14 +151,15 @@ package final class GrowableBuffer: @unchecked Sendable {
         }
     }
 
-    var storage: Storage
+    // Dynamic exclusivity checks are off: a buffer is used by one thread at a time and no method re-enters.
+    @exclusivity(unchecked) var storage: Storage
 
     package init(capacity: Int = 256) {
         let c = max(capacity, 16)
-        storage = Storage(base: UnsafeMutableRawPointer.allocate(byteCount: c, alignment: 16), capacity: c)
+        storage = Storage(base: malloc(c), capacity: c)
     }
 
-    deinit { storage.base?.deallocate() }
+    deinit { free(storage.base) }
 
     package var count: Int { storage.count }
 
@@ -167,6 +176,19 @@ package final class GrowableBuffer: @unchecked Sendable {
             return done
         }
         for b in bytes { storage.append(b) }
+    }
+
+    /// Appends one segment block entry in one access: `varint keyCount · varint (valueCount + 1, or 0) · key ·
+    /// value`. Returns the entry's offset.
+    @inline(__always)
+    package func appendEntry(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) -> Int {
+        storage.reserve(20 + key.count + (value?.count ?? 0))
+        let offset = storage.count
+        storage.appendVarint(UInt64(key.count))
+        storage.appendVarint(value.map { UInt64($0.count) + 1 } ?? 0)
+        storage.append(key)
+        if let value { storage.append(value) }
+        return offset
     }
 
     /// Appends a put or delete operation of a write batch in one access: the header fields, then the key and
@@ -219,7 +241,7 @@ package final class GrowableBuffer: @unchecked Sendable {
         let result = (storage.base, storage.count)
         storage = Storage(base: nil, capacity: 0)
         if result.1 == 0 {
-            result.0?.deallocate()
+            free(result.0)
             return (nil, 0)
         }
         return result
