@@ -9,6 +9,7 @@ let package = Package(
     name: "Strata",
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
+        .library(name: "Strata", targets: ["Strata"]),
         .library(name: "Engine", targets: ["Engine"]),
         .executable(name: "Bench", targets: ["Bench"]),
     ],
@@ -32,9 +33,19 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(
+            name: "Strata",
+            dependencies: ["Engine"],
+            swiftSettings: strictSettings
+        ),
+        .target(
             name: "TestSupport",
             dependencies: ["Engine"],
             path: "Tests/TestSupport",
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "StrataTests",
+            dependencies: ["Strata", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .executableTarget(

@@ -1,0 +1,81 @@
+import Foundation
+import Synchronization
+
+extension Realm {
+    /// How a Realm is opened: where, with which types, and which schema version.
+    public struct Configuration: @unchecked Sendable {
+        /// The file (a directory, for Strata) of the Realm. Setting it clears `inMemoryIdentifier`.
+        public var fileURL: URL? {
+            didSet { if fileURL != nil { _inMemoryIdentifier = nil } }
+        }
+        private var _inMemoryIdentifier: String?
+        /// The name of an in-memory Realm, shared by every Realm opened with it in this process while one is
+        /// open. Setting it clears `fileURL`.
+        public var inMemoryIdentifier: String? {
+            get { _inMemoryIdentifier }
+            set {
+                _inMemoryIdentifier = newValue
+                if newValue != nil { fileURL = nil }
+            }
+        }
+        public var encryptionKey: Data?
+        public var readOnly: Bool
+        public var schemaVersion: UInt64
+        public var migrationBlock: MigrationBlock?
+        public var deleteRealmIfMigrationNeeded: Bool
+        public var shouldCompactOnLaunch: (@Sendable (Int, Int) -> Bool)?
+        /// The model classes of this Realm. When nil, classes are added to the schema as they are first used
+        /// (Linux has no runtime to list the subclasses of `Object`).
+        public var objectTypes: [Object.Type]?
+        public var maximumNumberOfActiveVersions: UInt?
+        public var seedFilePath: URL?
+
+        public init(
+            fileURL: URL? = Configuration.defaultFileURL, inMemoryIdentifier: String? = nil, encryptionKey: Data? = nil,
+            readOnly: Bool = false, schemaVersion: UInt64 = 0, migrationBlock: MigrationBlock? = nil,
+            deleteRealmIfMigrationNeeded: Bool = false, shouldCompactOnLaunch: (@Sendable (Int, Int) -> Bool)? = nil,
+            objectTypes: [Object.Type]? = nil, seedFilePath: URL? = nil
+        ) {
+            self.fileURL = inMemoryIdentifier == nil ? fileURL : nil
+            self._inMemoryIdentifier = inMemoryIdentifier
+            self.encryptionKey = encryptionKey
+            self.readOnly = readOnly
+            self.schemaVersion = schemaVersion
+            self.migrationBlock = migrationBlock
+            self.deleteRealmIfMigrationNeeded = deleteRealmIfMigrationNeeded
+            self.shouldCompactOnLaunch = shouldCompactOnLaunch
+            self.objectTypes = objectTypes
+            self.seedFilePath = seedFilePath
+        }
+
+        /// `default.realm` in the current directory.
+        public static var defaultFileURL: URL {
+            URL(fileURLWithPath: FileManagerPath.current + "/default.realm")
+        }
+
+        private static let defaultStorage = Mutex(Configuration())
+
+        /// The configuration `Realm()` uses.
+        public static var defaultConfiguration: Configuration {
+            get { defaultStorage.withLock { $0 } }
+            set { defaultStorage.withLock { $0 = newValue } }
+        }
+
+        /// The key that identifies the underlying file among open ones.
+        var identity: String {
+            if let id = inMemoryIdentifier { return "memory:" + id }
+            return "file:" + (fileURL?.standardizedFileURL.path ?? "")
+        }
+    }
+
+    public typealias MigrationBlock = @Sendable (_ migration: Migration, _ oldSchemaVersion: UInt64) -> Void
+}
+
+enum FileManagerPath {
+    static var current: String { FileManager.default.currentDirectoryPath }
+}
+
+/// The migration handle passed to a migration block (schema migrations arrive with the migrations issue).
+public final class Migration {
+    init() {}
+}

@@ -1,0 +1,138 @@
+import Foundation
+
+/// The base class of every model: subclass it and declare `@Persisted` properties.
+///
+/// ```swift
+/// final class Person: Object {
+///     @Persisted(primaryKey: true) var id: Int
+///     @Persisted var name = ""
+/// }
+/// ```
+/// An object is *unmanaged* until it is added to a Realm; then it is a live view of its record, and
+/// writing its properties needs a write transaction.
+open class Object: CustomStringConvertible {
+    /// Set when the object is managed by a Realm.
+    final var _accessor: ObjectAccessor?
+    /// Set on probe instances that record which property a key path reads.
+    final var _recorder: KeyPathRecorder?
+    /// Values set by name on an unmanaged object (`setValue(_:forKey:)`, `init(value:)`), by property index;
+    /// they take precedence over the `@Persisted` storage until the property is set directly.
+    final var _unmanagedValues: [Int: StoredValue]?
+
+    public required init() {}
+
+    /// An unmanaged object with the values in `value`: a dictionary keyed by property name, or an array in
+    /// property order.
+    public convenience init(value: Any) {
+        self.init()
+        let info = TypeRegistry.info(for: type(of: self))
+        info.assign(value, to: self)
+    }
+
+    /// The name of the type in the schema: the class's own name, without module or enclosing types.
+    open class func className() -> String {
+        String(describing: self)
+    }
+
+    /// The primary key's name, for models declared the older way; `@Persisted(primaryKey: true)` is preferred.
+    open class func primaryKey() -> String? { nil }
+    /// Properties that are not persisted.
+    open class func ignoredProperties() -> [String] { [] }
+    /// Properties to index, for models declared the older way.
+    open class func indexedProperties() -> [String] { [] }
+    /// Public property name -> name stored in the file.
+    open class func propertiesMapping() -> [String: String] { [:] }
+
+    /// The Realm managing this object, or nil when it is unmanaged.
+    public var realm: Realm? { _accessor.map { Realm(core: $0.core) } }
+
+    /// True when the object was deleted from its Realm (or its Realm was invalidated).
+    public var isInvalidated: Bool { _accessor?.isInvalidated ?? false }
+
+    /// The schema of this object's type.
+    public var objectSchema: ObjectSchema { TypeRegistry.info(for: type(of: self)).schema }
+
+    /// Whether this and `object` are the same managed object (or the same instance).
+    public func isSameObject(as object: Object?) -> Bool {
+        guard let object else { return false }
+        if self === object { return true }
+        guard let a = _accessor, let b = object._accessor else { return false }
+        return a.core === b.core && a.binding === b.binding && a.key == b.key
+    }
+
+    /// Reads or writes a property by name (key-value coding).
+    public subscript(key: String) -> Any? {
+        get { value(forKey: key) }
+        set { setValue(newValue, forKey: key) }
+    }
+
+    public func value(forKey key: String) -> Any? {
+        let info = TypeRegistry.info(for: type(of: self))
+        guard let index = info.propertyIndex[key] else {
+            preconditionFailure("Invalid property name '\(key)' for class '\(info.schema.className)'")
+        }
+        return info.storedValue(of: self, at: index).anyValue
+    }
+
+    public func setValue(_ value: Any?, forKey key: String) {
+        let info = TypeRegistry.info(for: type(of: self))
+        guard let index = info.propertyIndex[key] else {
+            preconditionFailure("Invalid property name '\(key)' for class '\(info.schema.className)'")
+        }
+        let property = info.schema.properties[index]
+        guard let stored = StoredValue.from(any: value, as: property.type) else {
+            preconditionFailure("Invalid value '\(String(describing: value))' of type '\(type(of: value))' for '\(property.type)' property '\(info.schema.className).\(key)'")
+        }
+        info.setStoredValue(stored, of: self, at: index)
+    }
+
+    open var description: String {
+        let info = TypeRegistry.info(for: type(of: self))
+        if isInvalidated { return "[invalid object]" }
+        let fields = info.schema.properties.indices.map { i in
+            "\t\(info.schema.properties[i].name) = \(Self.describe(info.storedValue(of: self, at: i)));"
+        }
+        return "\(info.schema.className) {\n" + fields.joined(separator: "\n") + "\n}"
+    }
+
+    static func describe(_ v: StoredValue) -> String {
+        switch v {
+        case .null: "nil"
+        case .string(let s): "\"\(s)\""
+        default: "\(v.anyValue ?? "nil")"
+        }
+    }
+}
+
+/// Dynamic access by name, for migrations and the dynamic API.
+@dynamicMemberLookup
+public final class DynamicObject: Object {
+    public subscript(dynamicMember member: String) -> Any? {
+        get { self[member] }
+        set { self[member] = newValue }
+    }
+}
+
+/// The state of a managed object: which Realm, which type, which record.
+final class ObjectAccessor {
+    let core: RealmCore
+    let binding: TypeBinding
+    var info: TypeInfo { binding.info }
+    let key: Int64
+    /// The record as last read, and the Realm version it was read at.
+    var record: [UInt8]?
+    var recordVersion: UInt64 = .max
+
+    init(core: RealmCore, binding: TypeBinding, key: Int64, record: [UInt8]?) {
+        self.core = core
+        self.binding = binding
+        self.key = key
+        self.record = record
+        self.recordVersion = record == nil ? .max : core.versionToken
+    }
+
+    var isInvalidated: Bool { core.isInvalidated || !core.objectExists(self) }
+
+    func get(_ index: Int) -> StoredValue { core.read(self, index) }
+    func set(_ index: Int, _ value: StoredValue) { core.write(self, index, value) }
+}

@@ -1,0 +1,122 @@
+import Foundation
+
+/// A type that can be the value of a `@Persisted` property.
+public protocol _Persistable {
+    static var _propertyType: PropertyType { get }
+    static var _isOptional: Bool { get }
+    /// The value a property of this type has when the model declares none (Realm's zero value).
+    static var _zeroValue: Self { get }
+    /// Converts a stored value; nil when the stored value does not fit this type (the caller reports it).
+    static func _fromStored(_ v: StoredValue) -> Self?
+    var _storedValue: StoredValue { get }
+    /// For links: the target class; nil otherwise.
+    static var _objectType: Object.Type? { get }
+    /// Whether a property of this type may be the primary key.
+    static var _canBePrimaryKey: Bool { get }
+}
+
+extension _Persistable {
+    public static var _isOptional: Bool { false }
+    public static var _objectType: Object.Type? { nil }
+    public static var _canBePrimaryKey: Bool { false }
+}
+
+extension Bool: _Persistable {
+    public static var _propertyType: PropertyType { .bool }
+    public static var _zeroValue: Bool { false }
+    public static func _fromStored(_ v: StoredValue) -> Bool? { if case .bool(let b) = v { return b }; return nil }
+    public var _storedValue: StoredValue { .bool(self) }
+}
+
+/// Integers of every width are stored as 64-bit integers.
+public protocol _PersistableInteger: _Persistable, FixedWidthInteger {}
+extension _PersistableInteger {
+    public static var _propertyType: PropertyType { .int }
+    public static var _zeroValue: Self { 0 }
+    public static func _fromStored(_ v: StoredValue) -> Self? {
+        if case .int(let i) = v { return Self(exactly: i) }
+        return nil
+    }
+    public var _storedValue: StoredValue { .int(Int64(self)) }
+    public static var _canBePrimaryKey: Bool { true }
+}
+extension Int: _PersistableInteger {}
+extension Int8: _PersistableInteger {}
+extension Int16: _PersistableInteger {}
+extension Int32: _PersistableInteger {}
+extension Int64: _PersistableInteger {}
+
+extension Float: _Persistable {
+    public static var _propertyType: PropertyType { .float }
+    public static var _zeroValue: Float { 0 }
+    public static func _fromStored(_ v: StoredValue) -> Float? { if case .float(let x) = v { return x }; return nil }
+    public var _storedValue: StoredValue { .float(self) }
+}
+
+extension Double: _Persistable {
+    public static var _propertyType: PropertyType { .double }
+    public static var _zeroValue: Double { 0 }
+    public static func _fromStored(_ v: StoredValue) -> Double? { if case .double(let x) = v { return x }; return nil }
+    public var _storedValue: StoredValue { .double(self) }
+}
+
+extension String: _Persistable {
+    public static var _propertyType: PropertyType { .string }
+    public static var _zeroValue: String { "" }
+    public static func _fromStored(_ v: StoredValue) -> String? { if case .string(let s) = v { return s }; return nil }
+    public var _storedValue: StoredValue { .string(self) }
+    public static var _canBePrimaryKey: Bool { true }
+}
+
+extension Data: _Persistable {
+    public static var _propertyType: PropertyType { .data }
+    public static var _zeroValue: Data { Data() }
+    public static func _fromStored(_ v: StoredValue) -> Data? { if case .data(let d) = v { return d }; return nil }
+    public var _storedValue: StoredValue { .data(self) }
+}
+
+extension Date: _Persistable {
+    public static var _propertyType: PropertyType { .date }
+    public static var _zeroValue: Date { Date(timeIntervalSince1970: 0) }
+    public static func _fromStored(_ v: StoredValue) -> Date? { if case .date(let d) = v { return d }; return nil }
+    public var _storedValue: StoredValue { .date(self) }
+}
+
+extension UUID: _Persistable {
+    public static var _propertyType: PropertyType { .UUID }
+    public static var _zeroValue: UUID { UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
+    public static func _fromStored(_ v: StoredValue) -> UUID? { if case .uuid(let u) = v { return u }; return nil }
+    public var _storedValue: StoredValue { .uuid(self) }
+    public static var _canBePrimaryKey: Bool { true }
+}
+
+extension ObjectId: _Persistable {
+    public static var _propertyType: PropertyType { .objectId }
+    public static var _zeroValue: ObjectId { ObjectId(bytes: [UInt8](repeating: 0, count: 12)) }
+    public static func _fromStored(_ v: StoredValue) -> ObjectId? { if case .objectId(let o) = v { return o }; return nil }
+    public var _storedValue: StoredValue { .objectId(self) }
+    public static var _canBePrimaryKey: Bool { true }
+}
+
+extension Optional: _Persistable where Wrapped: _Persistable {
+    public static var _propertyType: PropertyType { Wrapped._propertyType }
+    public static var _isOptional: Bool { true }
+    public static var _zeroValue: Wrapped? { nil }
+    public static func _fromStored(_ v: StoredValue) -> Wrapped?? {
+        if case .null = v { return .some(nil) }
+        return Wrapped._fromStored(v).map { .some($0) }
+    }
+    public var _storedValue: StoredValue { self?._storedValue ?? .null }
+    public static var _objectType: Object.Type? { Wrapped._objectType }
+    public static var _canBePrimaryKey: Bool { Wrapped._canBePrimaryKey }
+}
+
+/// An enum stored through its raw value (`Int` or `String`), as RealmSwift's `PersistableEnum`.
+public protocol PersistableEnum: _Persistable, RawRepresentable, CaseIterable where RawValue: _Persistable {}
+
+extension PersistableEnum {
+    public static var _propertyType: PropertyType { RawValue._propertyType }
+    public static var _zeroValue: Self { allCases.first! }
+    public static func _fromStored(_ v: StoredValue) -> Self? { RawValue._fromStored(v).flatMap { Self(rawValue: $0) } }
+    public var _storedValue: StoredValue { rawValue._storedValue }
+}

@@ -1,0 +1,144 @@
+/// Declares a persisted property of an `Object` subclass.
+///
+/// `@Persisted var name = ""` declares a default of `""`, which new objects get and which, unlike Realm,
+/// existing objects get too when a migration adds the property. `@Persisted(primaryKey: true)` and
+/// `@Persisted(indexed: true)` set the primary key and an index.
+@propertyWrapper
+public struct Persisted<Value: _Persistable> {
+    enum Storage {
+        case unmanaged(Value)
+        /// Marks the property whose key path is being identified (see `TypeInfo.propertyIndex(for:)`).
+        case probe
+    }
+    var storage: Storage
+    let isPrimaryKey: Bool
+    let isIndexed: Bool
+    let hasDeclaredDefault: Bool
+
+    public init() {
+        storage = .unmanaged(Value._zeroValue)
+        isPrimaryKey = false
+        isIndexed = false
+        hasDeclaredDefault = false
+    }
+
+    public init(wrappedValue: Value) {
+        storage = .unmanaged(wrappedValue)
+        isPrimaryKey = false
+        isIndexed = false
+        hasDeclaredDefault = true
+    }
+
+    public init(primaryKey: Bool) {
+        storage = .unmanaged(Value._zeroValue)
+        isPrimaryKey = primaryKey
+        isIndexed = false
+        hasDeclaredDefault = false
+    }
+
+    public init(wrappedValue: Value, primaryKey: Bool) {
+        storage = .unmanaged(wrappedValue)
+        isPrimaryKey = primaryKey
+        isIndexed = false
+        hasDeclaredDefault = true
+    }
+
+    public init(indexed: Bool) {
+        storage = .unmanaged(Value._zeroValue)
+        isPrimaryKey = false
+        isIndexed = indexed
+        hasDeclaredDefault = false
+    }
+
+    public init(wrappedValue: Value, indexed: Bool) {
+        storage = .unmanaged(wrappedValue)
+        isPrimaryKey = false
+        isIndexed = indexed
+        hasDeclaredDefault = true
+    }
+
+    @available(*, unavailable, message: "@Persisted can only be used on a property of an Object subclass")
+    public var wrappedValue: Value {
+        get { preconditionFailure("@Persisted can only be used on a property of an Object subclass") }
+        set { preconditionFailure("@Persisted can only be used on a property of an Object subclass") }
+    }
+
+    public static subscript<EnclosingSelf: Object>(
+        _enclosingInstance object: EnclosingSelf,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
+    ) -> Value {
+        get {
+            if let accessor = object._accessor {
+                let index = accessor.info.propertyIndex(for: storageKeyPath, in: object)
+                let stored = accessor.get(index)
+                guard let value = Value._fromStored(stored) else {
+                    preconditionFailure(
+                        "\(accessor.info.schema.className).\(accessor.info.schema.properties[index].name) holds \(stored), "
+                            + "which is not a \(Value.self); the file and the model disagree")
+                }
+                return value
+            }
+            if let recorder = object._recorder {
+                let info = TypeRegistry.info(for: EnclosingSelf.self)
+                recorder.record(info.propertyIndex(for: storageKeyPath, in: object))
+                return Value._zeroValue
+            }
+            if let values = object._unmanagedValues {
+                let index = TypeRegistry.info(for: type(of: object)).propertyIndex(for: storageKeyPath, in: object)
+                if let stored = values[index], let v = Value._fromStored(stored) { return v }
+            }
+            switch object[keyPath: storageKeyPath].storage {
+            case .unmanaged(let v): return v
+            case .probe: return Value._zeroValue
+            }
+        }
+        set {
+            if let accessor = object._accessor {
+                let index = accessor.info.propertyIndex(for: storageKeyPath, in: object)
+                accessor.set(index, newValue._storedValue)
+                return
+            }
+            if object._unmanagedValues != nil {
+                let index = TypeRegistry.info(for: type(of: object)).propertyIndex(for: storageKeyPath, in: object)
+                object._unmanagedValues?[index] = nil
+            }
+            object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
+        }
+    }
+}
+
+/// What schema reflection reads from a `Persisted` value found by `Mirror`.
+protocol PersistedProperty {
+    var isProbe: Bool { get }
+    var isPrimaryKey: Bool { get }
+    var isIndexed: Bool { get }
+    var hasDeclaredDefault: Bool { get }
+    var storedValue: StoredValue { get }
+    var valueType: any _Persistable.Type { get }
+    /// A copy holding `value` (unmanaged storage), for `Object(value:)` and unmanaged writes by name.
+    func with(_ value: StoredValue) -> Self?
+}
+
+extension Persisted: PersistedProperty {
+    var isProbe: Bool { if case .probe = storage { return true } else { return false } }
+    var storedValue: StoredValue {
+        switch storage {
+        case .unmanaged(let v): v._storedValue
+        case .probe: Value._zeroValue._storedValue
+        }
+    }
+    var valueType: any _Persistable.Type { Value.self }
+    func with(_ value: StoredValue) -> Persisted<Value>? {
+        guard let v = Value._fromStored(value) else { return nil }
+        var copy = self
+        copy.storage = .unmanaged(v)
+        return copy
+    }
+}
+
+/// Records the properties a key path reads, on a probe instance (for `sorted(by:)`, `where`, aggregates).
+final class KeyPathRecorder {
+    var indices: [Int] = []
+    func record(_ index: Int) { indices.append(index) }
+}

@@ -1,0 +1,139 @@
+import Foundation
+
+/// A property value as the object layer stores and compares it.
+public enum StoredValue: Sendable, Hashable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case float(Float)
+    case double(Double)
+    case string(String)
+    case data(Data)
+    case date(Date)
+    case uuid(UUID)
+    case objectId(ObjectId)
+    /// A to-one link: the object key of the target.
+    case link(Int64)
+
+    var isNull: Bool { if case .null = self { return true } else { return false } }
+
+    /// A number as a Double, for comparisons across numeric types and for aggregates.
+    var numeric: Double? {
+        switch self {
+        case .int(let v): Double(v)
+        case .float(let v): Double(v)
+        case .double(let v): v
+        case .date(let d): d.timeIntervalSince1970
+        case .bool(let b): b ? 1 : 0
+        default: nil
+        }
+    }
+
+    /// Orders two values of comparable kinds; nil when they cannot be compared.
+    static func compare(_ a: StoredValue, _ b: StoredValue) -> Int? {
+        switch (a, b) {
+        case (.null, .null): return 0
+        case (.null, _), (_, .null): return nil
+        case (.int(let x), .int(let y)): return x < y ? -1 : (x > y ? 1 : 0)
+        case (.string(let x), .string(let y)): return x < y ? -1 : (x > y ? 1 : 0)
+        case (.date(let x), .date(let y)): return x < y ? -1 : (x > y ? 1 : 0)
+        case (.data(let x), .data(let y)): return x.lexicographicallyPrecedes(y) ? -1 : (x == y ? 0 : 1)
+        case (.uuid(let x), .uuid(let y)): return x.uuidString < y.uuidString ? -1 : (x == y ? 0 : 1)
+        case (.objectId(let x), .objectId(let y)): return x.hex < y.hex ? -1 : (x == y ? 0 : 1)
+        case (.bool(let x), .bool(let y)): return x == y ? 0 : (!x ? -1 : 1)
+        case (.link(let x), .link(let y)): return x < y ? -1 : (x > y ? 1 : 0)
+        default:
+            guard let x = a.numeric, let y = b.numeric else { return nil }
+            return x < y ? -1 : (x > y ? 1 : 0)
+        }
+    }
+
+    /// The value as the Swift `Any` the dynamic API hands out.
+    var anyValue: Any? {
+        switch self {
+        case .null: nil
+        case .bool(let v): v
+        case .int(let v): Int(v)
+        case .float(let v): v
+        case .double(let v): v
+        case .string(let v): v
+        case .data(let v): v
+        case .date(let v): v
+        case .uuid(let v): v
+        case .objectId(let v): v
+        case .link(let v): v
+        }
+    }
+
+    /// Converts a Swift value given to the dynamic API (`create(value:)`, `setValue(_:forKey:)`, query
+    /// arguments) for a property of `type`; nil when it does not fit.
+    static func from(any value: Any?, as type: PropertyType? = nil) -> StoredValue? {
+        guard let value else { return .null }
+        if let v = value as? StoredValue { return v }
+        if let v = value as? any _Persistable { return v._storedValue }
+        if let v = value as? NSNull { _ = v; return .null }
+        if let v = value as? NSNumber, type != nil {
+            switch type! {
+            case .int: return .int(v.int64Value)
+            case .double: return .double(v.doubleValue)
+            case .float: return .float(v.floatValue)
+            case .bool: return .bool(v.boolValue)
+            default: return nil
+            }
+        }
+        return nil
+    }
+}
+
+/// A 12-byte MongoDB-style object identifier.
+public struct ObjectId: Sendable, Hashable, Comparable, CustomStringConvertible, Codable {
+    public let bytes: [UInt8]
+
+    /// A new, unique identifier: 4 bytes of time, 5 random bytes, a 3-byte counter.
+    public static func generate() -> ObjectId {
+        let time = UInt32(truncatingIfNeeded: Int(Date().timeIntervalSince1970))
+        var b: [UInt8] = withUnsafeBytes(of: time.bigEndian) { Array($0) }
+        for _ in 0..<5 { b.append(UInt8.random(in: 0...255)) }
+        let c = ObjectIdCounter.next()
+        b += [UInt8(truncatingIfNeeded: c >> 16), UInt8(truncatingIfNeeded: c >> 8), UInt8(truncatingIfNeeded: c)]
+        return ObjectId(bytes: b)
+    }
+
+    init(bytes: [UInt8]) { self.bytes = bytes }
+
+    /// An identifier from its 24-character hexadecimal form.
+    public init(string: String) throws {
+        let chars = Array(string.utf8)
+        guard chars.count == 24 else { throw Realm.Error(.fail, "invalid ObjectId string \"\(string)\": it must be 24 hexadecimal characters") }
+        var out: [UInt8] = []
+        for i in stride(from: 0, to: 24, by: 2) {
+            guard let hi = Self.hexValue(chars[i]), let lo = Self.hexValue(chars[i + 1]) else {
+                throw Realm.Error(.fail, "invalid ObjectId string \"\(string)\": it must be 24 hexadecimal characters")
+            }
+            out.append(hi << 4 | lo)
+        }
+        bytes = out
+    }
+
+    public init() { self = .generate() }
+
+    static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 48...57: c - 48
+        case 97...102: c - 87
+        case 65...70: c - 55
+        default: nil
+        }
+    }
+
+    public var hex: String { bytes.map { String(format: "%02x", $0) }.joined() }
+    public var stringValue: String { hex }
+    public var description: String { hex }
+    public static func < (a: ObjectId, b: ObjectId) -> Bool { a.bytes.lexicographicallyPrecedes(b.bytes) }
+}
+
+import Synchronization
+enum ObjectIdCounter {
+    static let value = Atomic<UInt32>(UInt32.random(in: 0...0xFFFFFF))
+    static func next() -> UInt32 { value.wrappingAdd(1, ordering: .relaxed).newValue & 0xFF_FFFF }
+}

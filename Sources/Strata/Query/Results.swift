@@ -1,0 +1,244 @@
+import Engine
+import Foundation
+
+/// A sort key: a property name and a direction.
+public struct SortDescriptor: Sendable, Hashable {
+    public var keyPath: String
+    public var ascending: Bool
+    public init(keyPath: String, ascending: Bool = true) {
+        self.keyPath = keyPath
+        self.ascending = ascending
+    }
+}
+
+/// The objects of one type matching a query, in a sort order: a live view of the Realm's current version.
+///
+/// Evaluation is lazy and cached per version: `count`, subscripts and iteration evaluate once, and again
+/// only after the Realm moves to another version or changes in its write transaction.
+public struct Results<Element: Object>: RandomAccessCollection, CustomStringConvertible {
+    let core: RealmCore
+    let binding: TypeBinding
+    let predicate: Predicate?
+    let sort: [(index: Int, ascending: Bool)]
+    private let cache = ResultsCache()
+
+    init(core: RealmCore, binding: TypeBinding, predicate: Predicate?, sort: [(index: Int, ascending: Bool)]) {
+        self.core = core
+        self.binding = binding
+        self.predicate = predicate
+        self.sort = sort
+    }
+
+    final class ResultsCache {
+        var token: RealmCore.ChangeToken?
+        var keys: [Int64] = []
+        var records: [[UInt8]?] = []
+    }
+
+    /// The matching keys (and copies of their records), evaluated for the current version.
+    private func evaluated() -> ResultsCache {
+        let token = core.changeToken
+        if cache.token == token { return cache }
+        var rows: [(key: Int64, record: [UInt8]?, sortValues: [StoredValue])] = []
+        core.forEachRecord(binding) { key, ref in
+            if let predicate, !predicate.evaluate(ref) { return true }
+            let record: [UInt8]?
+            if case .bytes(let raw, _) = ref { record = [UInt8](raw) } else { record = nil }
+            rows.append((key, record, sort.map { ref.value($0.index) }))
+            return true
+        }
+        if !sort.isEmpty {
+            rows.sort { a, b in
+                for (i, s) in sort.enumerated() {
+                    let c = Self.order(a.sortValues[i], b.sortValues[i])
+                    if c != 0 { return s.ascending ? c < 0 : c > 0 }
+                }
+                return false
+            }
+        }
+        cache.keys = rows.map(\.key)
+        cache.records = rows.map(\.record)
+        cache.token = token
+        return cache
+    }
+
+    /// Realm's sort order: nil first, then by value.
+    static func order(_ a: StoredValue, _ b: StoredValue) -> Int {
+        switch (a.isNull, b.isNull) {
+        case (true, true): return 0
+        case (true, false): return -1
+        case (false, true): return 1
+        default: return StoredValue.compare(a, b) ?? 0
+        }
+    }
+
+    // MARK: Collection
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { count }
+
+    public var count: Int {
+        if predicate == nil && sort.isEmpty, !core.isInWriteTransaction, cache.token != core.changeToken {
+            var n = 0
+            core.forEachRecord(binding) { _, _ in n += 1; return true }
+            return n
+        }
+        return evaluated().keys.count
+    }
+
+    public subscript(position: Int) -> Element {
+        let c = evaluated()
+        precondition(position >= 0 && position < c.keys.count, "Index \(position) is out of bounds (must be less than \(c.keys.count)).")
+        return object(c.keys[position], c.records[position])
+    }
+
+    private func object(_ key: Int64, _ record: [UInt8]?) -> Element {
+        // The binding is for Element's class, whose init() makes an Element.
+        core.makeObject(binding: binding, key: key, record: record) as! Element
+    }
+
+    public var first: Element? { isEmpty ? nil : self[0] }
+    public var last: Element? { isEmpty ? nil : self[count - 1] }
+    public var isEmpty: Bool { count == 0 }
+
+    public func index(of object: Element) -> Int? {
+        guard let a = object._accessor, a.core === core else { return nil }
+        return evaluated().keys.firstIndex(of: a.key)
+    }
+
+    public var realm: Realm? { Realm(core: core) }
+    public var isInvalidated: Bool { core.isInvalidated }
+
+    public var description: String { "Results<\(binding.info.schema.className)> (\(count) objects)" }
+
+    // MARK: Iteration
+
+    public struct Iterator: IteratorProtocol {
+        let results: Results
+        let keys: [Int64]
+        let records: [[UInt8]?]
+        var i = 0
+        public mutating func next() -> Element? {
+            guard i < keys.count else { return nil }
+            defer { i += 1 }
+            return results.object(keys[i], records[i])
+        }
+    }
+
+    public func makeIterator() -> Iterator {
+        let c = evaluated()
+        return Iterator(results: self, keys: c.keys, records: c.records)
+    }
+
+    // MARK: Queries
+
+    /// The objects matching a predicate in Realm's syntax, e.g. `filter("age > %@ AND name BEGINSWITH 'A'", 18)`.
+    /// A malformed predicate traps with the position and what was expected.
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
+        let expr: Predicate
+        do {
+            expr = try QueryParser.parse(predicateFormat, arguments: args.map { Optional($0) }).resolve(binding.info)
+        } catch {
+            preconditionFailure("Invalid predicate: \(error)")
+        }
+        return Results(core: core, binding: binding, predicate: predicate.map { .and($0, expr) } ?? expr, sort: sort)
+    }
+
+    /// The objects matching a type-safe query, e.g. `where { $0.age > 18 && $0.name.starts(with: "A") }`.
+    public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
+        let expr: Predicate
+        do {
+            expr = try isIncluded(Query<Element>(.truePredicate)).expression.resolve(binding.info)
+        } catch {
+            preconditionFailure("Invalid query: \(error)")
+        }
+        return Results(core: core, binding: binding, predicate: predicate.map { .and($0, expr) } ?? expr, sort: sort)
+    }
+
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
+        sorted(by: [SortDescriptor(keyPath: keyPath, ascending: ascending)])
+    }
+
+    public func sorted<V>(by keyPath: KeyPath<Element, V>, ascending: Bool = true) -> Results<Element> {
+        sorted(byKeyPath: binding.info.name(of: keyPath), ascending: ascending)
+    }
+
+    public func sorted<S: Sequence>(by descriptors: S) -> Results<Element> where S.Element == SortDescriptor {
+        let keys = descriptors.map { d -> (index: Int, ascending: Bool) in
+            guard let i = binding.info.propertyIndex[d.keyPath] else {
+                preconditionFailure("Cannot sort on key path '\(d.keyPath)': property '\(binding.info.schema.className).\(d.keyPath)' does not exist")
+            }
+            return (i, d.ascending)
+        }
+        return Results(core: core, binding: binding, predicate: predicate, sort: keys + sort)
+    }
+
+    // MARK: Aggregates
+
+    private func values(of property: String) -> [StoredValue] {
+        guard let i = binding.info.propertyIndex[property] else {
+            preconditionFailure("Invalid property name '\(property)' for class '\(binding.info.schema.className)'")
+        }
+        var out: [StoredValue] = []
+        core.forEachRecord(binding) { _, ref in
+            if let predicate, !predicate.evaluate(ref) { return true }
+            let v = ref.value(i)
+            if !v.isNull { out.append(v) }
+            return true
+        }
+        return out
+    }
+
+    public func min<T: _Persistable>(ofProperty property: String) -> T? {
+        values(of: property).min { (StoredValue.compare($0, $1) ?? 0) < 0 }.flatMap { T._fromStored($0) }
+    }
+
+    public func max<T: _Persistable>(ofProperty property: String) -> T? {
+        values(of: property).max { (StoredValue.compare($0, $1) ?? 0) < 0 }.flatMap { T._fromStored($0) }
+    }
+
+    public func sum<T: _Persistable>(ofProperty property: String) -> T {
+        let vs = values(of: property)
+        if T._propertyType == .int {
+            let total = vs.reduce(Int64(0)) { acc, v in if case .int(let x) = v { return acc &+ x }; return acc }
+            return T._fromStored(.int(total)) ?? T._zeroValue
+        }
+        let total = vs.reduce(0.0) { $0 + ($1.numeric ?? 0) }
+        return T._fromStored(T._propertyType == .float ? .float(Float(total)) : .double(total)) ?? T._zeroValue
+    }
+
+    public func average<T: _Persistable>(ofProperty property: String) -> T? {
+        let vs = values(of: property)
+        guard !vs.isEmpty else { return nil }
+        let avg = vs.reduce(0.0) { $0 + ($1.numeric ?? 0) } / Double(vs.count)
+        return T._fromStored(T._propertyType == .float ? .float(Float(avg)) : .double(avg))
+    }
+
+    public func min<V: _Persistable>(of keyPath: KeyPath<Element, V>) -> V? { min(ofProperty: binding.info.name(of: keyPath)) }
+    public func max<V: _Persistable>(of keyPath: KeyPath<Element, V>) -> V? { max(ofProperty: binding.info.name(of: keyPath)) }
+    public func sum<V: _Persistable>(of keyPath: KeyPath<Element, V>) -> V { sum(ofProperty: binding.info.name(of: keyPath)) }
+    public func average<V: _Persistable>(of keyPath: KeyPath<Element, V>) -> V? { average(ofProperty: binding.info.name(of: keyPath)) }
+
+    /// The values of one property of every object.
+    public func value(forKey key: String) -> [Any?] {
+        guard let i = binding.info.propertyIndex[key] else {
+            preconditionFailure("Invalid property name '\(key)' for class '\(binding.info.schema.className)'")
+        }
+        return map { $0._accessor.map { $0.get(i).anyValue } ?? nil }
+    }
+}
+
+extension TypeInfo {
+    /// The property a key path of the model reads (found once with a recording probe instance).
+    func name<O, V>(of keyPath: KeyPath<O, V>) -> String {
+        let probe = objectClass.init()
+        let recorder = KeyPathRecorder()
+        probe._recorder = recorder
+        guard let typed = probe as? O else { preconditionFailure("key path \(keyPath) does not belong to \(schema.className)") }
+        _ = typed[keyPath: keyPath]
+        guard let first = recorder.indices.first else {
+            preconditionFailure("key path \(keyPath) of \(schema.className) does not read a @Persisted property")
+        }
+        return schema.properties[first].name
+    }
+}

@@ -1,0 +1,175 @@
+import Dispatch
+import Engine
+import Foundation
+
+/// A Realm: an object database file (or an in-memory one) as seen by one thread, queue or actor.
+///
+/// ```swift
+/// let realm = try Realm(configuration: .init(objectTypes: [Person.self]))
+/// try realm.write { realm.add(Person(value: ["id": 1, "name": "Ada"])) }
+/// let adults = realm.objects(Person.self).where { $0.age >= 18 }
+/// ```
+public struct Realm: @unchecked Sendable {
+    let core: RealmCore
+
+    init(core: RealmCore) { self.core = core }
+
+    /// Opens the Realm of `Configuration.defaultConfiguration`.
+    public init(queue: DispatchQueue? = nil) throws {
+        try self.init(configuration: .defaultConfiguration, queue: queue)
+    }
+
+    /// Opens the Realm `configuration` describes, creating it when needed.
+    public init(configuration: Configuration, queue: DispatchQueue? = nil) throws {
+        core = try RealmCore(configuration: configuration)
+    }
+
+    /// Opens the Realm at `fileURL` with the default configuration's other settings.
+    public init(fileURL: URL) throws {
+        var c = Configuration.defaultConfiguration
+        c.fileURL = fileURL
+        try self.init(configuration: c)
+    }
+
+    public var configuration: Configuration { core.configuration }
+    public var schema: Schema { core.schema }
+    /// True when the Realm holds no objects of any type.
+    public var isEmpty: Bool { core.isEmpty }
+
+    // MARK: Writes
+
+    /// Runs `block` in a write transaction and commits it; an error thrown by `block` cancels it.
+    @discardableResult
+    public func write<Result>(withoutNotifying tokens: [NotificationToken] = [], _ block: () throws -> Result) throws -> Result {
+        try beginWrite()
+        let result: Result
+        do {
+            result = try block()
+        } catch {
+            if isInWriteTransaction { cancelWrite() }
+            throw error
+        }
+        if isInWriteTransaction { try commitWrite(withoutNotifying: tokens) }
+        return result
+    }
+
+    public func beginWrite() throws { try core.beginWrite() }
+    public func commitWrite(withoutNotifying tokens: [NotificationToken] = []) throws { try core.commitWrite() }
+    public func cancelWrite() { core.cancelWrite() }
+    public var isInWriteTransaction: Bool { core.isInWriteTransaction }
+
+    /// What `add` does when an object with the same primary key exists.
+    public enum UpdatePolicy: Sendable {
+        /// Trap: a duplicate primary key is a programming error.
+        case error
+        /// Update the existing object, writing only the properties whose values differ.
+        case modified
+        /// Update the existing object, writing every property.
+        case all
+    }
+
+    /// Adds an unmanaged object; it becomes managed by this Realm.
+    public func add(_ object: Object, update: UpdatePolicy = .error) {
+        core.add(object, update: update)
+    }
+
+    public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) where S.Iterator.Element: Object {
+        for o in objects { core.add(o, update: update) }
+    }
+
+    /// Creates an object from a dictionary (by property name), an array (in property order) or an object.
+    @discardableResult
+    public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) -> T {
+        let object = T()
+        TypeRegistry.info(for: T.self).assign(value, to: object)
+        core.add(object, update: update)
+        return object
+    }
+
+    /// Deletes a managed object.
+    public func delete(_ object: Object) { core.delete(object) }
+
+    public func delete<S: Sequence>(_ objects: S) where S.Iterator.Element: Object {
+        for o in Array(objects) { core.delete(o) }
+    }
+
+    public func delete<T: Object>(_ results: Results<T>) {
+        for o in Array(results) { core.delete(o) }
+    }
+
+    /// Deletes every object of every type.
+    public func deleteAll() { core.deleteAll() }
+
+    // MARK: Reads
+
+    /// All objects of a type, as a live `Results`.
+    public func objects<T: Object>(_ type: T.Type) -> Results<T> {
+        Results(core: core, binding: core.binding(for: T.self), predicate: nil, sort: [])
+    }
+
+    /// The object whose primary key is `key`, or nil.
+    public func object<T: Object, K>(ofType type: T.Type, forPrimaryKey key: K) -> T? {
+        let binding = core.binding(for: T.self)
+        guard let pk = binding.info.primaryKeyIndex else {
+            preconditionFailure("'\(binding.info.schema.className)' does not have a primary key")
+        }
+        let property = binding.info.schema.properties[pk]
+        guard let stored = StoredValue.from(any: key, as: property.type) else {
+            preconditionFailure("Invalid value '\(key)' of type '\(K.self)' for primary key '\(binding.info.schema.className).\(property.name)' of type \(property.type)")
+        }
+        guard let objectKey = core.objectKey(forPrimaryKey: stored, binding: binding) else { return nil }
+        return core.makeObject(binding: binding, key: objectKey, record: nil) as? T
+    }
+
+    // MARK: Versions
+
+    /// Whether the Realm moves to the latest version after each of its own and others' commits.
+    public var autorefresh: Bool {
+        get { core.autorefresh }
+        nonmutating set { core.autorefresh = newValue }
+    }
+
+    /// Moves this Realm to the latest committed version. Returns whether anything changed.
+    @discardableResult
+    public func refresh() -> Bool { core.refresh() }
+
+    /// Releases this Realm's hold on its version; the next read moves it to the latest.
+    public func invalidate() { core.invalidate() }
+
+    /// The schema version stored in the file at `fileURL`.
+    public static func schemaVersion(at fileURL: URL) throws -> UInt64 {
+        try schemaVersionAtURL(fileURL)
+    }
+
+    // MARK: Files
+
+    /// Deletes the files of the Realm `config` describes. Returns whether there was anything to delete.
+    @discardableResult
+    public static func deleteFiles(for config: Configuration) throws -> Bool {
+        try SharedFile.deleteFiles(for: config)
+    }
+
+    /// Whether the Realm `config` describes exists.
+    public static func fileExists(for config: Configuration) -> Bool {
+        SharedFile.fileExists(for: config)
+    }
+}
+
+/// The schema version stored in the Realm file at `fileURL`.
+public func schemaVersionAtURL(_ fileURL: URL, encryptionKey: Data? = nil) throws -> UInt64 {
+    try SharedFile.storedSchemaVersion(at: fileURL)
+}
+
+extension Realm: Equatable {
+    public static func == (a: Realm, b: Realm) -> Bool { a.core === b.core }
+}
+
+/// A token returned by notification registration; notifications stop when it is invalidated.
+public final class NotificationToken: @unchecked Sendable {
+    private var onInvalidate: (() -> Void)?
+    init(onInvalidate: (() -> Void)? = nil) { self.onInvalidate = onInvalidate }
+    public func invalidate() {
+        onInvalidate?()
+        onInvalidate = nil
+    }
+}

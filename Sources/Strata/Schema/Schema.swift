@@ -1,0 +1,47 @@
+/// The schema of a Realm: its object types.
+public struct Schema: Sendable, Equatable, CustomStringConvertible {
+    public let objectSchema: [ObjectSchema]
+
+    public subscript(className: String) -> ObjectSchema? { objectSchema.first { $0.className == className } }
+
+    public var description: String { objectSchema.map(\.description).joined(separator: "\n") }
+}
+
+/// The schema of one object type.
+public struct ObjectSchema: Sendable, Equatable, CustomStringConvertible {
+    public let className: String
+    public let properties: [Property]
+    public let isEmbedded: Bool
+    /// The class the schema was read from (nil for types known only from the file).
+    public let objectClass: AnyClass?
+
+    public var primaryKeyProperty: Property? { properties.first { $0.isPrimaryKey } }
+    public subscript(propertyName: String) -> Property? { properties.first { $0.name == propertyName } }
+
+    public static func == (a: ObjectSchema, b: ObjectSchema) -> Bool {
+        a.className == b.className && a.properties == b.properties && a.isEmbedded == b.isEmbedded
+    }
+
+    public var description: String {
+        "\(className) {\n" + properties.map { "\t\($0)" }.joined(separator: "\n") + "\n}"
+    }
+}
+
+/// One property of an object type.
+public struct Property: Sendable, Equatable, CustomStringConvertible {
+    public let name: String
+    /// The name stored in the file (differs from `name` with `propertiesMapping()`).
+    public let columnName: String
+    public let type: PropertyType
+    public let isOptional: Bool
+    public let isIndexed: Bool
+    public let isPrimaryKey: Bool
+    public let objectClassName: String?
+    public var isArray: Bool { false }
+    public var isSet: Bool { false }
+    public var isMap: Bool { false }
+
+    public var description: String {
+        "\(name) {type = \(type)\(isOptional ? "?" : "")\(isPrimaryKey ? ", primary key" : "")\(isIndexed ? ", indexed" : "")}"
+    }
+}

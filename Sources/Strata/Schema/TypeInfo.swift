@@ -1,0 +1,192 @@
+import Foundation
+import Synchronization
+
+/// What the object layer knows about one model class: its schema read by reflection, its defaults, and
+/// where its records live once bound to a file.
+final class TypeInfo: @unchecked Sendable {
+    let objectClass: Object.Type
+    let schema: ObjectSchema
+    /// Property name -> index in `schema.properties`.
+    let propertyIndex: [String: Int]
+    /// The value each property gets when nothing else is given.
+    let defaults: [StoredValue]
+    let primaryKeyIndex: Int?
+    /// Mirror child label -> property index, for reading unmanaged values.
+    private let labelIndex: [String: Int]
+
+    /// Storage key path -> property index, found once per key path by probing.
+    private let keyPathIndex = Mutex<[ObjectIdentifier: Int]>([:])
+
+    init(objectClass: Object.Type) throws {
+        self.objectClass = objectClass
+        let className = objectClass.className()
+        let sample = objectClass.init()
+        var properties: [Property] = []
+        var defaults: [StoredValue] = []
+        var labels: [String: Int] = [:]
+        let ignored = Set(objectClass.ignoredProperties())
+        let legacyPrimary = objectClass.primaryKey()
+        let legacyIndexed = Set(objectClass.indexedProperties())
+        let mapping = objectClass.propertiesMapping()
+        var mirrors: [Mirror] = []
+        var m: Mirror? = Mirror(reflecting: sample)
+        while let mirror = m {
+            mirrors.insert(mirror, at: 0)
+            m = mirror.superclassMirror
+        }
+        for mirror in mirrors {
+            for child in mirror.children {
+                guard let label = child.label, let persisted = child.value as? any PersistedProperty else { continue }
+                let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
+                if ignored.contains(name) { continue }
+                let type = persisted.valueType
+                let isPrimary = persisted.isPrimaryKey || legacyPrimary == name
+                if isPrimary && !type._canBePrimaryKey {
+                    throw Realm.Error(
+                        .schemaMismatch,
+                        "\(className).\(name) cannot be the primary key: a primary key must be Int, String, UUID or ObjectId (optional or not), not \(type._propertyType)")
+                }
+                labels[label] = properties.count
+                properties.append(Property(
+                    name: name, columnName: mapping[name] ?? name, type: type._propertyType, isOptional: type._isOptional,
+                    isIndexed: persisted.isIndexed || legacyIndexed.contains(name) || isPrimary, isPrimaryKey: isPrimary,
+                    objectClassName: type._objectType?.className()))
+                defaults.append(persisted.storedValue)
+            }
+        }
+        let primaries = properties.filter(\.isPrimaryKey)
+        if primaries.count > 1 {
+            throw Realm.Error(
+                .schemaMismatch,
+                "\(className) declares \(primaries.count) primary keys (\(primaries.map(\.name).joined(separator: ", "))); a type has at most one")
+        }
+        if properties.isEmpty {
+            throw Realm.Error(.schemaMismatch, "\(className) has no @Persisted properties; a model needs at least one")
+        }
+        self.schema = ObjectSchema(className: className, properties: properties, isEmbedded: false, objectClass: objectClass)
+        self.defaults = defaults
+        self.labelIndex = labels
+        self.primaryKeyIndex = properties.firstIndex { $0.isPrimaryKey }
+        self.propertyIndex = Dictionary(uniqueKeysWithValues: properties.enumerated().map { ($1.name, $0) })
+    }
+
+    /// The property a `@Persisted` storage key path refers to. The first time, a probe instance with that
+    /// property marked is reflected to find its name.
+    func propertyIndex<O: Object, V>(for keyPath: ReferenceWritableKeyPath<O, Persisted<V>>, in object: O) -> Int {
+        let id = ObjectIdentifier(keyPath)
+        if let i = keyPathIndex.withLock({ $0[id] }) { return i }
+        let probe = O.init()
+        probe[keyPath: keyPath].storage = .probe
+        var m: Mirror? = Mirror(reflecting: probe)
+        var found: Int? = nil
+        while let mirror = m, found == nil {
+            for child in mirror.children {
+                if let label = child.label, let p = child.value as? any PersistedProperty, p.isProbe {
+                    found = labelIndex[label]
+                    break
+                }
+            }
+            m = mirror.superclassMirror
+        }
+        guard let index = found else {
+            preconditionFailure("\(schema.className): a @Persisted property is not part of the schema (is it in ignoredProperties()?)")
+        }
+        keyPathIndex.withLock { $0[id] = index }
+        return index
+    }
+
+    /// A property's value, managed or not.
+    func storedValue(of object: Object, at index: Int) -> StoredValue {
+        if let accessor = object._accessor { return accessor.get(index) }
+        if let v = object._unmanagedValues?[index] { return v }
+        return unmanagedValues(of: object)[index]
+    }
+
+    /// Every property's value of an unmanaged object, by reflection.
+    func unmanagedValues(of object: Object) -> [StoredValue] {
+        var values = defaults
+        var m: Mirror? = Mirror(reflecting: object)
+        while let mirror = m {
+            for child in mirror.children {
+                if let label = child.label, let i = labelIndex[label], let p = child.value as? any PersistedProperty {
+                    values[i] = p.storedValue
+                }
+            }
+            m = mirror.superclassMirror
+        }
+        if let overrides = object._unmanagedValues {
+            for (i, v) in overrides { values[i] = v }
+        }
+        return values
+    }
+
+    func setStoredValue(_ value: StoredValue, of object: Object, at index: Int) {
+        let property = schema.properties[index]
+        if value.isNull && !property.isOptional {
+            preconditionFailure("\(schema.className).\(property.name) is not optional and cannot be set to nil")
+        }
+        if let accessor = object._accessor {
+            accessor.set(index, value)
+        } else {
+            if object._unmanagedValues == nil { object._unmanagedValues = [:] }
+            object._unmanagedValues?[index] = value
+        }
+    }
+
+    /// Applies `value` (a dictionary by name, an array in order, or another object) to an unmanaged object.
+    func assign(_ value: Any, to object: Object) {
+        if let dict = value as? [String: Any?] {
+            for (k, v) in dict {
+                guard let i = propertyIndex[k] else {
+                    preconditionFailure("Invalid property name '\(k)' for class '\(schema.className)'")
+                }
+                guard let stored = StoredValue.from(any: v, as: schema.properties[i].type) else {
+                    preconditionFailure("Invalid value for property '\(schema.className).\(k)'")
+                }
+                setStoredValue(stored, of: object, at: i)
+            }
+        } else if let dict = value as? [String: Any] {
+            assign(dict.mapValues { Optional($0) }, to: object)
+        } else if let array = value as? [Any?] {
+            precondition(array.count <= schema.properties.count, "\(schema.className) has \(schema.properties.count) properties, the array \(array.count) values")
+            for (i, v) in array.enumerated() {
+                guard let stored = StoredValue.from(any: v, as: schema.properties[i].type) else {
+                    preconditionFailure("Invalid value for property '\(schema.className).\(schema.properties[i].name)'")
+                }
+                setStoredValue(stored, of: object, at: i)
+            }
+        } else if let other = value as? Object {
+            let otherInfo = TypeRegistry.info(for: type(of: other))
+            for (i, p) in schema.properties.enumerated() {
+                if let j = otherInfo.propertyIndex[p.name] { setStoredValue(otherInfo.storedValue(of: other, at: j), of: object, at: i) }
+            }
+        } else {
+            preconditionFailure("Object(value:) takes a dictionary, an array or an object, not \(type(of: value))")
+        }
+    }
+}
+
+/// Reflected type information, once per class.
+enum TypeRegistry {
+    private static let infos = Mutex<[ObjectIdentifier: TypeInfo]>([:])
+
+    /// The type's information; traps on an invalid model (Realm's open reports the same problem as an error).
+    static func info(for cls: Object.Type) -> TypeInfo {
+        do {
+            return try checkedInfo(for: cls)
+        } catch {
+            preconditionFailure("\(error)")
+        }
+    }
+
+    static func checkedInfo(for cls: Object.Type) throws -> TypeInfo {
+        let id = ObjectIdentifier(cls)
+        if let info = infos.withLock({ $0[id] }) { return info }
+        let info = try TypeInfo(objectClass: cls)
+        return infos.withLock { d in
+            if let existing = d[id] { return existing }
+            d[id] = info
+            return info
+        }
+    }
+}

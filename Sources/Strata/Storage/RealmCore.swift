@@ -1,0 +1,525 @@
+import Engine
+import Foundation
+
+// Invariants:
+// (1) Reads outside a write go through `snapshot`; inside a write, through the pending records first, then
+//     the write's base snapshot (the latest version when the write began).
+// (2) A pending record holds every property value of its object (by property index), so commit encodes it
+//     without reading anything else.
+// (3) Object keys of types with an Int primary key are the primary key; others come from a counter in the
+//     metadata partition, read and advanced only while the engine's writer lock is held.
+
+/// The state of one Realm instance: its file, its version, and its write transaction.
+final class RealmCore: @unchecked Sendable {
+    let configuration: Realm.Configuration
+    let shared: SharedFile
+    private(set) var snapshot: Snapshot
+    var autorefresh = true
+    private(set) var isInvalidated = false
+    private var bindings: [ObjectIdentifier: TypeBinding] = [:]
+    private var write: WriteState?
+
+    /// A pending object of the current write transaction.
+    final class PendingRecord {
+        let binding: TypeBinding
+        var values: [StoredValue]
+        var deleted = false
+        /// The primary-key index entry to add (types with a non-Int primary key).
+        var primaryKeyIndexEntry: [UInt8]?
+        init(binding: TypeBinding, values: [StoredValue]) {
+            self.binding = binding
+            self.values = values
+        }
+    }
+
+    struct PendingKey: Hashable {
+        var partition: UInt32
+        var key: Int64
+    }
+
+    final class WriteState {
+        let tx: WriteTransaction
+        var pending: [PendingKey: PendingRecord] = [:]
+        /// Keys added in this transaction per partition, in order, for queries.
+        var added: [UInt32: [Int64]] = [:]
+        var nextKeys: [UInt32: Int64] = [:]
+        var deletedPrimaryKeys: [(UInt32, [UInt8])] = []
+        var schemaChanged = false
+        var objectsToInvalidate: [Object] = []
+        init(tx: WriteTransaction) { self.tx = tx }
+    }
+
+    init(configuration: Realm.Configuration) throws {
+        self.configuration = configuration
+        let shared = try SharedFile.shared(for: configuration)
+        self.shared = shared
+        self.snapshot = try shared.database.snapshot()
+        try bindDeclaredTypes()
+    }
+
+    var database: Database { shared.database }
+
+    /// Changes whenever this Realm's view of the data changes (a new snapshot).
+    var versionToken: UInt64 { snapshot.sequence }
+
+    /// Identifies what this Realm shows: its version and the changes of its write so far.
+    struct ChangeToken: Equatable {
+        var sequence: UInt64
+        var writeChanges: Int
+    }
+    private var writeChanges = 0
+    var changeToken: ChangeToken { ChangeToken(sequence: snapshot.sequence, writeChanges: writeChanges) }
+
+    var schema: Schema {
+        let stored = shared.storedSchema.withLock { $0 }
+        let bound = Dictionary(bindings.values.map { ($0.info.schema.className, $0.info.schema) }, uniquingKeysWith: { a, _ in a })
+        var result: [ObjectSchema] = Array(bound.values)
+        for t in stored?.types ?? [] where bound[t.name] == nil {
+            result.append(ObjectSchema(
+                className: t.name,
+                properties: t.properties.map {
+                    Property(name: $0.name, columnName: $0.name, type: $0.type, isOptional: $0.isOptional, isIndexed: $0.isIndexed,
+                             isPrimaryKey: $0.isPrimaryKey, objectClassName: $0.objectClassName)
+                },
+                isEmbedded: false, objectClass: nil))
+        }
+        return Schema(objectSchema: result.sorted { $0.className < $1.className })
+    }
+
+    // MARK: - Schema binding
+
+    private func bindDeclaredTypes() throws {
+        guard let types = configuration.objectTypes else {
+            // Types are bound as they are used; only the version rules apply now.
+            if let stored = shared.storedSchema.withLock({ $0 }), stored.schemaVersion > configuration.schemaVersion {
+                throw versionTooLow(stored: stored.schemaVersion)
+            }
+            return
+        }
+        var infos: [TypeInfo] = []
+        for t in types { infos.append(try TypeRegistry.checkedInfo(for: t)) }
+        let names = infos.map(\.schema.className)
+        if let dup = Dictionary(grouping: names, by: { $0 }).first(where: { $0.value.count > 1 }) {
+            throw Realm.Error(.schemaMismatch, "objectTypes lists two classes named '\(dup.key)'; use className() to tell them apart")
+        }
+        try register(infos, checkVersion: true)
+    }
+
+    func versionTooLow(stored: UInt64) -> Realm.Error {
+        Realm.Error(
+            .schemaMismatch,
+            "Provided schema version \(configuration.schemaVersion) is less than last set version \(stored) in \(shared.displayName). "
+                + "Open it with schemaVersion \(stored) or higher.", fileURL: configuration.fileURL)
+    }
+
+    /// Binds model classes to the stored schema, adding what is new. Writes the schema when it changes.
+    private func register(_ infos: [TypeInfo], checkVersion: Bool) throws {
+        let ownTx = write == nil
+        let tx = try write?.tx ?? database.beginWrite()
+        var schemaToWrite: StoredSchema? = nil
+        do {
+            try shared.storedSchema.withLock { stored in
+                let base = try tx.snapshot.get(StoredSchema.schemaKey, in: StoredSchema.metadataPartition)
+                    .map { try StoredSchema.decode($0, file: shared.displayName) } ?? stored
+                var schema = base ?? StoredSchema(schemaVersion: configuration.schemaVersion, nextPartition: 1, types: [])
+                if checkVersion, let base {
+                    if base.schemaVersion > configuration.schemaVersion { throw versionTooLow(stored: base.schemaVersion) }
+                    let differences = SchemaDiff.differences(stored: base, declared: infos)
+                    if !differences.isEmpty {
+                        if base.schemaVersion == configuration.schemaVersion {
+                            throw Realm.Error(
+                                .schemaMismatch,
+                                "Migration is required due to the following errors in \(shared.displayName) (schema version "
+                                    + "\(base.schemaVersion) in the file and in the code):\n"
+                                    + differences.map { "- " + $0.description }.joined(separator: "\n")
+                                    + "\nRaise schemaVersion to \(base.schemaVersion + 1) to migrate.",
+                                fileURL: configuration.fileURL)
+                        }
+                        if let blocking = differences.first(where: { !$0.isAutomatic }) {
+                            throw Realm.Error(
+                                .schemaMismatch,
+                                "\(blocking.description): this change needs a migration, which this version of Strata does not run yet; "
+                                    + "only added and removed properties and types migrate automatically.",
+                                fileURL: configuration.fileURL)
+                        }
+                    }
+                    if configuration.schemaVersion > base.schemaVersion {
+                        schema.schemaVersion = configuration.schemaVersion
+                        configuration.migrationBlock?(Migration(), base.schemaVersion)
+                    }
+                }
+                var changed = base == nil || schema != base
+                for info in infos {
+                    changed = SchemaDiff.apply(info, to: &schema) || changed
+                }
+                if changed { schemaToWrite = schema }
+                stored = schema
+                for info in infos {
+                    if let t = schema.type(named: info.schema.className) {
+                        bindings[ObjectIdentifier(info.objectClass)] = TypeBinding(info: info, stored: t)
+                    }
+                }
+            }
+            if let schemaToWrite { try tx.put(StoredSchema.schemaKey, schemaToWrite.encoded(), in: StoredSchema.metadataPartition) }
+            if ownTx {
+                try tx.commit()
+                try moveToLatest()
+            } else if schemaToWrite != nil {
+                write?.schemaChanged = true
+            }
+        } catch {
+            if ownTx { tx.abort() }
+            if let e = error as? StorageError { throw realmError(e, fileURL: configuration.fileURL) }
+            throw error
+        }
+    }
+
+    /// The binding of a model class, registering it on first use when `objectTypes` did not list it.
+    func binding<T: Object>(for type: T.Type) -> TypeBinding {
+        binding(forClass: type)
+    }
+
+    func binding(forClass type: Object.Type) -> TypeBinding {
+        if let b = bindings[ObjectIdentifier(type)] { return b }
+        if configuration.objectTypes != nil {
+            preconditionFailure(
+                "Object type '\(type.className())' is not managed by the Realm: add \(type).self to Realm.Configuration.objectTypes")
+        }
+        do {
+            try register([try TypeRegistry.checkedInfo(for: type)], checkVersion: true)
+        } catch {
+            preconditionFailure("\(error)")
+        }
+        guard let b = bindings[ObjectIdentifier(type)] else {
+            preconditionFailure("Object type '\(type.className())' could not be added to the schema of \(shared.displayName)")
+        }
+        return b
+    }
+
+    // MARK: - Versions
+
+    private func moveToLatest() throws {
+        let next = try database.snapshot()
+        snapshot.close()
+        snapshot = next
+    }
+
+    @discardableResult
+    func refresh() -> Bool {
+        guard write == nil else { return false }
+        let before = snapshot.sequence
+        try? moveToLatest()
+        isInvalidated = false
+        return snapshot.sequence != before
+    }
+
+    func invalidate() {
+        guard write == nil else { return }
+        try? moveToLatest()
+    }
+
+    var isEmpty: Bool {
+        let stored = shared.storedSchema.withLock { $0 }
+        for t in stored?.types ?? [] {
+            var any = false
+            try? readSnapshot.scan(t.partition) { _, _ in any = true; return false }
+            if any { return false }
+        }
+        if let write, write.pending.values.contains(where: { !$0.deleted }) { return false }
+        return true
+    }
+
+    /// The snapshot reads go through: the write's base while writing.
+    var readSnapshot: Snapshot { write?.tx.snapshot ?? snapshot }
+
+    // MARK: - Writes
+
+    var isInWriteTransaction: Bool { write != nil }
+
+    func beginWrite() throws {
+        precondition(write == nil, "The Realm is already in a write transaction")
+        let tx: WriteTransaction
+        do {
+            tx = try database.beginWrite()
+        } catch {
+            throw realmError(error, fileURL: configuration.fileURL)
+        }
+        write = WriteState(tx: tx)
+        // The write sees the latest version, as Realm's does.
+        try? moveToLatest()
+    }
+
+    func commitWrite() throws {
+        guard let w = write else { preconditionFailure("Can't commit a non-existing write transaction") }
+        do {
+            let version = shared.storedSchema.withLock { $0?.schemaVersion } ?? configuration.schemaVersion
+            if w.schemaChanged, let schema = shared.storedSchema.withLock({ $0 }) {
+                try w.tx.put(StoredSchema.schemaKey, schema.encoded(), in: StoredSchema.metadataPartition)
+            }
+            for (pk, record) in w.pending {
+                let key = ObjectKey.bytes(pk.key)
+                if record.deleted {
+                    try w.tx.delete(key, in: pk.partition)
+                } else {
+                    let fields = record.binding.fieldIds.enumerated().map { (id: $1, value: record.values[$0]) }
+                    try w.tx.put(key, ObjectRecord.encode(schemaVersion: version, fields: fields), in: pk.partition)
+                    if let entry = record.primaryKeyIndexEntry, let pkPartition = record.binding.primaryKeyPartition {
+                        try w.tx.put(entry, key, in: pkPartition)
+                    }
+                }
+            }
+            for (partition, entry) in w.deletedPrimaryKeys { try w.tx.delete(entry, in: partition) }
+            for (partition, next) in w.nextKeys {
+                try w.tx.put(StoredSchema.nextKeyKey(partition), ObjectKey.bytes(next), in: StoredSchema.metadataPartition)
+            }
+            try w.tx.commit()
+        } catch {
+            write = nil
+            w.tx.abort()
+            try? moveToLatest()
+            throw realmError(error, fileURL: configuration.fileURL)
+        }
+        write = nil
+        try? moveToLatest()
+    }
+
+    func cancelWrite() {
+        guard let w = write else { preconditionFailure("Can't cancel a non-existing write transaction") }
+        w.tx.abort()
+        for o in w.objectsToInvalidate { o._accessor = nil }
+        write = nil
+        try? moveToLatest()
+    }
+
+    private func requireWrite(_ what: String) -> WriteState {
+        writeChanges += 1
+        guard let w = write else {
+            preconditionFailure("Cannot \(what) outside of a write transaction - call beginWrite on a Realm instance first.")
+        }
+        return w
+    }
+
+    /// The next object key of a type without an Int primary key.
+    private func allocateKey(_ binding: TypeBinding, _ w: WriteState) -> Int64 {
+        let p = binding.partition
+        if w.nextKeys[p] == nil {
+            let stored = try? w.tx.snapshot.get(StoredSchema.nextKeyKey(p), in: StoredSchema.metadataPartition)
+            w.nextKeys[p] = stored.flatMap { $0.withUnsafeBytes { ObjectKey.decode($0) } } ?? 0
+        }
+        let k = w.nextKeys[p]!
+        w.nextKeys[p] = k + 1
+        return k
+    }
+
+    func add(_ object: Object, update: Realm.UpdatePolicy) {
+        let w = requireWrite("add objects")
+        if let accessor = object._accessor {
+            precondition(accessor.core === self, "Object is already managed by another Realm. Use create instead to copy it into this Realm.")
+            return
+        }
+        let binding = binding(forClass: type(of: object))
+        let info = binding.info
+        var values = info.unmanagedValues(of: object)
+        for (i, p) in info.schema.properties.enumerated() where values[i].isNull && !p.isOptional {
+            values[i] = info.defaults[i]
+        }
+        var key: Int64
+        var pkEntry: [UInt8]? = nil
+        if let pkIndex = info.primaryKeyIndex {
+            let pkValue = values[pkIndex]
+            if let existing = objectKey(forPrimaryKey: pkValue, binding: binding) {
+                guard update != .error else {
+                    preconditionFailure(
+                        "Attempting to create an object of type '\(info.schema.className)' with an existing primary key value '\(Object.describe(pkValue))'.")
+                }
+                key = existing
+                let record = pendingRecord(binding, existing, w)
+                for i in values.indices where update == .all || record.values[i] != values[i] { record.values[i] = values[i] }
+                attach(object, binding: binding, key: key)
+                return
+            }
+            if binding.intPrimaryKey, case .int(let v) = pkValue {
+                key = v
+            } else {
+                key = allocateKey(binding, w)
+                pkEntry = PrimaryKeyIndex.entry(pkValue)
+            }
+        } else {
+            key = allocateKey(binding, w)
+        }
+        let record = PendingRecord(binding: binding, values: values)
+        record.primaryKeyIndexEntry = pkEntry
+        let pk = PendingKey(partition: binding.partition, key: key)
+        if w.pending[pk] == nil { w.added[binding.partition, default: []].append(key) }
+        w.pending[pk] = record
+        attach(object, binding: binding, key: key)
+        w.objectsToInvalidate.append(object)
+    }
+
+    private func attach(_ object: Object, binding: TypeBinding, key: Int64) {
+        object._accessor = ObjectAccessor(core: self, binding: binding, key: key, record: nil)
+        object._unmanagedValues = nil
+    }
+
+    /// The pending record of an existing object, loading its current values on first change.
+    private func pendingRecord(_ binding: TypeBinding, _ key: Int64, _ w: WriteState) -> PendingRecord {
+        let pk = PendingKey(partition: binding.partition, key: key)
+        if let r = w.pending[pk] { return r }
+        let values: [StoredValue]
+        if let bytes = try? w.tx.snapshot.get(ObjectKey.bytes(key), in: binding.partition) {
+            values = bytes.withUnsafeBytes { raw in binding.info.schema.properties.indices.map { binding.value($0, in: raw) } }
+        } else {
+            values = binding.info.defaults
+        }
+        let r = PendingRecord(binding: binding, values: values)
+        w.pending[pk] = r
+        return r
+    }
+
+    func delete(_ object: Object) {
+        let w = requireWrite("delete objects")
+        guard let accessor = object._accessor, accessor.core === self else {
+            preconditionFailure("Can only delete an object from the Realm it belongs to.")
+        }
+        precondition(objectExists(accessor), "Object has been deleted or invalidated.")
+        let record = pendingRecord(accessor.binding, accessor.key, w)
+        if let pkIndex = accessor.binding.info.primaryKeyIndex, let pkPartition = accessor.binding.primaryKeyPartition {
+            w.deletedPrimaryKeys.append((pkPartition, PrimaryKeyIndex.entry(record.values[pkIndex])))
+            record.primaryKeyIndexEntry = nil
+        }
+        record.deleted = true
+    }
+
+    func deleteAll() {
+        let w = requireWrite("delete objects")
+        let stored = shared.storedSchema.withLock { $0 }
+        for t in stored?.types ?? [] {
+            // Dropping a partition is O(1) in the engine.
+            try? w.tx.dropPartition(t.partition)
+            if let p = t.primaryKeyPartition { try? w.tx.dropPartition(p) }
+            w.pending = w.pending.filter { $0.key.partition != t.partition }
+            w.added[t.partition] = nil
+        }
+    }
+
+    // MARK: - Reads
+
+    func objectKey(forPrimaryKey value: StoredValue, binding: TypeBinding) -> Int64? {
+        let candidate: Int64?
+        if binding.intPrimaryKey {
+            guard case .int(let v) = value else { return nil }
+            candidate = v
+        } else if let pkPartition = binding.primaryKeyPartition {
+            let entry = PrimaryKeyIndex.entry(value)
+            if let w = write {
+                if w.deletedPrimaryKeys.contains(where: { $0.0 == pkPartition && $0.1 == entry }) { return nil }
+                for (k, r) in w.pending where k.partition == binding.partition && r.primaryKeyIndexEntry == entry && !r.deleted {
+                    return k.key
+                }
+            }
+            candidate = (try? readSnapshot.get(entry, in: pkPartition))??.withUnsafeBytes { ObjectKey.decode($0) }
+        } else {
+            return nil
+        }
+        guard let key = candidate else { return nil }
+        return exists(binding: binding, key: key) ? key : nil
+    }
+
+    func exists(binding: TypeBinding, key: Int64) -> Bool {
+        if let r = write?.pending[PendingKey(partition: binding.partition, key: key)] { return !r.deleted }
+        return ((try? readSnapshot.withValue(forKey: ObjectKey.bytes(key), in: binding.partition) { $0 != nil }) ?? false)
+    }
+
+    func objectExists(_ accessor: ObjectAccessor) -> Bool {
+        exists(binding: accessor.binding, key: accessor.key)
+    }
+
+    func makeObject(binding: TypeBinding, key: Int64, record: [UInt8]?) -> Object {
+        let object = binding.info.objectClass.init()
+        object._accessor = ObjectAccessor(core: self, binding: binding, key: key, record: record)
+        return object
+    }
+
+    /// Reads property `index` of a managed object.
+    func read(_ accessor: ObjectAccessor, _ index: Int) -> StoredValue {
+        if let w = write, let r = w.pending[PendingKey(partition: accessor.binding.partition, key: accessor.key)] {
+            precondition(!r.deleted, "Object has been deleted or invalidated.")
+            return r.values[index]
+        }
+        if accessor.record == nil || accessor.recordVersion != versionToken {
+            guard let bytes = try? readSnapshot.get(ObjectKey.bytes(accessor.key), in: accessor.binding.partition) else {
+                preconditionFailure("Object has been deleted or invalidated.")
+            }
+            accessor.record = bytes
+            accessor.recordVersion = versionToken
+        }
+        return accessor.record!.withUnsafeBytes { accessor.binding.value(index, in: $0) }
+    }
+
+    /// Writes property `index` of a managed object (in a write transaction).
+    func write(_ accessor: ObjectAccessor, _ index: Int, _ value: StoredValue) {
+        let w = requireWrite("modify objects")
+        let property = accessor.binding.info.schema.properties[index]
+        precondition(!property.isPrimaryKey, "Primary key can't be changed after an object is inserted.")
+        precondition(!value.isNull || property.isOptional, "\(accessor.binding.info.schema.className).\(property.name) is not optional and cannot be set to nil")
+        precondition(objectExists(accessor), "Object has been deleted or invalidated.")
+        pendingRecord(accessor.binding, accessor.key, w).values[index] = value
+    }
+
+    /// Calls `body` with every live object of a type (key and a way to read its properties), in key order,
+    /// pending changes included.
+    func forEachRecord(_ binding: TypeBinding, _ body: (Int64, RecordRef) throws -> Bool) rethrows {
+        let partition = binding.partition
+        let pending = write?.pending ?? [:]
+        var stop = false
+        try? readSnapshot.scan(partition) { k, v in
+            guard let key = ObjectKey.decode(k) else { return true }
+            if let r = pending[PendingKey(partition: partition, key: key)] {
+                if r.deleted { return true }
+                stop = !(try body(key, .values(r.values)))
+            } else {
+                stop = !(try body(key, .bytes(v, binding)))
+            }
+            return !stop
+        }
+        if stop { return }
+        for key in write?.added[partition] ?? [] {
+            guard let r = pending[PendingKey(partition: partition, key: key)], !r.deleted else { continue }
+            // Added keys that were already in the snapshot were handled above.
+            if exists(inSnapshot: key, partition: partition) { continue }
+            if !(try body(key, .values(r.values))) { return }
+        }
+    }
+
+    private func exists(inSnapshot key: Int64, partition: UInt32) -> Bool {
+        ((try? readSnapshot.withValue(forKey: ObjectKey.bytes(key), in: partition) { $0 != nil }) ?? false)
+    }
+}
+
+/// A way to read an object's properties during a scan: its record bytes or its pending values.
+enum RecordRef {
+    case bytes(UnsafeRawBufferPointer, TypeBinding)
+    case values([StoredValue])
+
+    @inline(__always)
+    func value(_ index: Int) -> StoredValue {
+        switch self {
+        case .bytes(let raw, let binding): binding.value(index, in: raw)
+        case .values(let v): v[index]
+        }
+    }
+}
+
+/// Encodes primary-key values as keys of a type's primary-key partition.
+enum PrimaryKeyIndex {
+    static func entry(_ v: StoredValue) -> [UInt8] {
+        switch v {
+        case .null: [0]
+        case .int(let i): [1] + ObjectKey.bytes(i)
+        case .string(let s): [2] + Array(s.utf8)
+        case .uuid(let u): withUnsafeBytes(of: u.uuid) { [3] + Array($0) }
+        case .objectId(let o): [4] + o.bytes
+        default: [5] + Array("\(v)".utf8)
+        }
+    }
+}

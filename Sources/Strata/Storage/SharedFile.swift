@@ -1,0 +1,119 @@
+import Engine
+import Foundation
+import Synchronization
+
+/// One open database file shared by every Realm instance of it in this process: the engine, and the
+/// schema as stored in the file.
+final class SharedFile: @unchecked Sendable {
+    let identity: String
+    let database: Database
+    let displayName: String
+    let fileURL: URL?
+    /// Keeps an in-memory Realm's files alive while any instance uses it.
+    let memory: MemoryFileSystem?
+    /// The stored schema as last committed or registered in memory, guarded.
+    let storedSchema: Mutex<StoredSchema?>
+
+    private struct WeakFile { weak var file: SharedFile? }
+    private static let open = Mutex<[String: WeakFile]>([:])
+    private static let memoryFileSystems = Mutex<[String: MemoryFileSystem]>([:])
+
+    init(identity: String, database: Database, displayName: String, fileURL: URL?, memory: MemoryFileSystem?, schema: StoredSchema?) {
+        self.identity = identity
+        self.database = database
+        self.displayName = displayName
+        self.fileURL = fileURL
+        self.memory = memory
+        self.storedSchema = Mutex(schema)
+    }
+
+    deinit {
+        try? database.close()
+    }
+
+    /// The shared file for `config`, opening the engine when no instance has it open.
+    static func shared(for config: Realm.Configuration) throws -> SharedFile {
+        let identity = config.identity
+        return try open.withLock { files in
+            if let f = files[identity]?.file { return f }
+            let file = try openFile(config)
+            files[identity] = WeakFile(file: file)
+            return file
+        }
+    }
+
+    private static func location(_ config: Realm.Configuration) throws -> (path: String, fs: any FileSystem, memory: MemoryFileSystem?, name: String) {
+        if let id = config.inMemoryIdentifier {
+            let fs = memoryFileSystems.withLock { d in
+                if let fs = d[id] { return fs }
+                let fs = MemoryFileSystem()
+                d[id] = fs
+                return fs
+            }
+            return ("/" + id, fs, fs, "in-memory Realm '\(id)'")
+        }
+        guard let url = config.fileURL else {
+            throw Realm.Error(.fail, "Realm.Configuration has neither fileURL nor inMemoryIdentifier; set one of them")
+        }
+        return (url.path, PosixFileSystem(), nil, url.lastPathComponent)
+    }
+
+    private static func openFile(_ config: Realm.Configuration) throws -> SharedFile {
+        let (path, fs, memory, name) = try location(config)
+        if config.readOnly && !fs.fileExists(atPath: path) {
+            throw Realm.Error(.fileNotFound, "\(name) does not exist and the configuration is read-only", fileURL: config.fileURL)
+        }
+        var options = Database.Options()
+        options.createIfMissing = !config.readOnly
+        if let n = config.maximumNumberOfActiveVersions { options.maximumLiveSnapshots = Int(n) }
+        let database: Database
+        do {
+            database = try Database.open(at: path, options: options, fileSystem: fs)
+        } catch let e as StorageError {
+            let code: Realm.Error.Code = e.code == .locked ? .alreadyOpen : (e.code == .corrupted ? .invalidDatabase : .fileAccess)
+            throw Realm.Error(code, "cannot open \(name): \(e)", fileURL: config.fileURL, underlying: e)
+        }
+        let schema: StoredSchema?
+        do {
+            schema = try database.snapshot().get(StoredSchema.schemaKey, in: StoredSchema.metadataPartition)
+                .map { try StoredSchema.decode($0, file: name) }
+        } catch let e as StorageError {
+            throw Realm.Error(.invalidDatabase, "cannot read the schema of \(name): \(e)", fileURL: config.fileURL, underlying: e)
+        }
+        return SharedFile(identity: config.identity, database: database, displayName: name, fileURL: config.fileURL, memory: memory, schema: schema)
+    }
+
+    static func fileExists(for config: Realm.Configuration) -> Bool {
+        guard let (path, fs, _, _) = try? location(config) else { return false }
+        return fs.fileExists(atPath: path + "/CURRENT")
+    }
+
+    static func deleteFiles(for config: Realm.Configuration) throws -> Bool {
+        let identity = config.identity
+        if open.withLock({ $0[identity]?.file }) != nil {
+            throw Realm.Error(.alreadyOpen, "cannot delete the files of \(config.fileURL?.lastPathComponent ?? identity): it is open", fileURL: config.fileURL)
+        }
+        if let id = config.inMemoryIdentifier {
+            return memoryFileSystems.withLock { $0.removeValue(forKey: id) } != nil
+        }
+        guard let url = config.fileURL, FileManager.default.fileExists(atPath: url.path) else { return false }
+        try FileManager.default.removeItem(at: url)
+        return true
+    }
+
+    static func storedSchemaVersion(at url: URL) throws -> UInt64 {
+        var config = Realm.Configuration()
+        config.fileURL = url
+        if let f = open.withLock({ $0[config.identity]?.file }) {
+            if let s = f.storedSchema.withLock({ $0 }) { return s.schemaVersion }
+            throw Realm.Error(.fail, "\(url.lastPathComponent) has no schema yet")
+        }
+        guard FileManager.default.fileExists(atPath: url.path + "/CURRENT") else {
+            throw Realm.Error(.fileNotFound, "no Realm at \(url.path)", fileURL: url)
+        }
+        config.readOnly = true
+        let file = try shared(for: config)
+        if let s = file.storedSchema.withLock({ $0 }) { return s.schemaVersion }
+        throw Realm.Error(.fail, "\(url.lastPathComponent) has no schema yet", fileURL: url)
+    }
+}
