@@ -74,7 +74,7 @@ let package = Package(
         ),
         .target(
             name: "BenchKit",
-            dependencies: ["Engine", "CSQLite", "CLMDB"],
+            dependencies: ["Strata", "Engine", "CSQLite", "CLMDB"],
             path: "Benchmarks/BenchKit",
             swiftSettings: strictSettings
         ),

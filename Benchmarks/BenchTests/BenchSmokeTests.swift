@@ -15,7 +15,7 @@ import Testing
         let report = try Runner(config).run()
         #expect(Runner.disagreements(report) == [])
         let data = Dataset(count: 2_000, lookups: 5_000)
-        for engine in [Runner.strata, "SQLite", "LMDB"] {
+        for engine in [Runner.strata, Runner.strataEngine, "SQLite", "LMDB"] {
             let checks = try #require(report.checks[engine], "\(engine) reported nothing")
             #expect(checks["sum of ages"] == data.ageSum, "\(engine)")
             #expect(checks["sum of all fields"] == data.allSum, "\(engine)")
@@ -24,7 +24,7 @@ import Testing
             #expect(checks["count firstName BEGINSWITH ab"] == data.firstNameAB, "\(engine)")
             #expect(checks["age of the middle person"] == data.people[1_000].age, "\(engine)")
         }
-        #expect(report.rows.count == 8)
+        #expect(report.rows.count == 16)
         let table = Runner.table(report, peers: ["sqlite", "lmdb"])
         #expect(table.contains("| lookup (/s) |"))
     }

@@ -147,6 +147,13 @@ package final class Snapshot: @unchecked Sendable {
         return Cursor(iterator: try MergingIterator(version: version, partition: partition, from: nil))
     }
 
+    /// A pull iterator over the live entries of `partition`; its key and value views are valid until it moves.
+    /// It holds this snapshot's version alive.
+    package func makeIterator(_ partition: UInt32) throws -> MergingIterator {
+        checkOpen("makeIterator")
+        return try MergingIterator(version: version, partition: partition, from: nil)
+    }
+
     /// The number of live keys in `partition` (a full scan).
     package func count(_ partition: UInt32) throws -> Int {
         var n = 0

@@ -99,10 +99,9 @@ public struct Persisted<Value: _Persistable> {
                 accessor.set(index, newValue._storedValue)
                 return
             }
-            if object._unmanagedValues != nil {
-                let index = TypeRegistry.info(for: type(of: object)).propertyIndex(for: storageKeyPath, in: object)
-                object._unmanagedValues?[index] = nil
-            }
+            // Finding the index also registers a reader, so that adding the object needs no reflection.
+            let index = TypeRegistry.info(for: type(of: object)).propertyIndex(for: storageKeyPath, in: object)
+            if object._unmanagedValues != nil { object._unmanagedValues?[index] = nil }
             object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
         }
     }

@@ -115,10 +115,23 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
     public struct Iterator: IteratorProtocol {
         let results: Results
+        /// Streaming over the engine (no query, no sort, no pending writes): no list is built first.
+        let stream: MergingIterator?
         let keys: [Int64]
         let records: [[UInt8]?]
         var i = 0
+        var started = false
+
         public mutating func next() -> Element? {
+            if let stream {
+                do {
+                    if started { try stream.next() } else { started = true }
+                } catch {
+                    preconditionFailure("reading \(results.binding.info.schema.className) failed: \(error)")
+                }
+                guard stream.isValid, let value = stream.value, let key = ObjectKey.decode(stream.currentKey) else { return nil }
+                return results.object(key, [UInt8](value))
+            }
             guard i < keys.count else { return nil }
             defer { i += 1 }
             return results.object(keys[i], records[i])
@@ -126,8 +139,13 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     }
 
     public func makeIterator() -> Iterator {
+        if predicate == nil && sort.isEmpty && !core.isInWriteTransaction,
+            let stream = try? core.readSnapshot.makeIterator(binding.partition)
+        {
+            return Iterator(results: self, stream: stream, keys: [], records: [])
+        }
         let c = evaluated()
-        return Iterator(results: self, keys: c.keys, records: c.records)
+        return Iterator(results: self, stream: nil, keys: c.keys, records: c.records)
     }
 
     // MARK: Queries

@@ -16,6 +16,15 @@ final class TypeInfo: @unchecked Sendable {
 
     /// Storage key path -> property index, found once per key path by probing.
     private let keyPathIndex = Mutex<[ObjectIdentifier: Int]>([:])
+    /// Per property, a reader of an unmanaged instance's value, registered when the property's key path is
+    /// first seen; once every property has one, unmanaged values are read without reflection.
+    private let readers = Mutex<[Int: Reader]>([:])
+    private let allReaders = Mutex<[Reader]?>(nil)
+
+    /// Reads one property of an unmanaged instance through its storage key path.
+    struct Reader: @unchecked Sendable {
+        let read: (Object) -> StoredValue
+    }
 
     init(objectClass: Object.Type) throws {
         self.objectClass = objectClass
@@ -92,6 +101,17 @@ final class TypeInfo: @unchecked Sendable {
             preconditionFailure("\(schema.className): a @Persisted property is not part of the schema (is it in ignoredProperties()?)")
         }
         keyPathIndex.withLock { $0[id] = index }
+        let reader = Reader { object in
+            guard let typed = object as? O else { return .null }
+            return typed[keyPath: keyPath].storedValue
+        }
+        let count = schema.properties.count
+        let complete: [Reader]? = readers.withLock { r in
+            r[index] = reader
+            guard r.count == count else { return nil }
+            return (0..<count).compactMap { r[$0] }
+        }
+        if let complete { allReaders.withLock { $0 = complete } }
         return index
     }
 
@@ -104,6 +124,13 @@ final class TypeInfo: @unchecked Sendable {
 
     /// Every property's value of an unmanaged object, by reflection.
     func unmanagedValues(of object: Object) -> [StoredValue] {
+        if let readers = allReaders.withLock({ $0 }) {
+            var values = readers.map { $0.read(object) }
+            if let overrides = object._unmanagedValues {
+                for (i, v) in overrides { values[i] = v }
+            }
+            return values
+        }
         var values = defaults
         var m: Mirror? = Mirror(reflecting: object)
         while let mirror = m {

@@ -156,7 +156,7 @@ final class RealmCore: @unchecked Sendable {
                 stored = schema
                 for info in infos {
                     if let t = schema.type(named: info.schema.className) {
-                        bindings[ObjectIdentifier(info.objectClass)] = TypeBinding(info: info, stored: t)
+                        bindings[ObjectIdentifier(info.objectClass)] = TypeBinding(info: info, stored: t, schemaVersion: schema.schemaVersion)
                     }
                 }
             }

@@ -62,7 +62,17 @@ final class TypeBinding: @unchecked Sendable {
     /// Whether the primary key is an Int, used as the object key itself.
     let intPrimaryKey: Bool
 
-    init(info: TypeInfo, stored: StoredSchema.StoredType) {
+    /// Where each field sits in records written by this binding (all share one field list), so reading a
+    /// property skips parsing the header.
+    struct RecordLayout {
+        var prefix: [UInt8]
+        var headerLength: Int
+        var tagPositions: [Int]
+        var offsetTable: Int
+    }
+    let layout: RecordLayout?
+
+    init(info: TypeInfo, stored: StoredSchema.StoredType, schemaVersion: UInt64) {
         self.info = info
         self.partition = stored.partition
         self.primaryKeyPartition = stored.primaryKeyPartition
@@ -72,11 +82,36 @@ final class TypeBinding: @unchecked Sendable {
         } else {
             intPrimaryKey = false
         }
+        if fieldIds.contains(UInt32.max) {
+            layout = nil
+        } else {
+            var prefix: [UInt8] = [ObjectRecord.format]
+            prefix.appendVarint(schemaVersion)
+            prefix.appendVarint(UInt64(fieldIds.count))
+            var position = prefix.count
+            var tags: [Int] = []
+            for id in fieldIds {
+                var v: [UInt8] = []
+                v.appendVarint(UInt64(id))
+                position += v.count
+                tags.append(position)
+                position += 1
+            }
+            layout = RecordLayout(prefix: prefix, headerLength: position + 4 * fieldIds.count, tagPositions: tags, offsetTable: position)
+        }
     }
 
     /// The value of property `index` in a record.
     @inline(__always)
     func value(_ index: Int, in record: UnsafeRawBufferPointer) -> StoredValue {
+        if let layout, record.count >= layout.headerLength, record.prefix(layout.prefix.count).elementsEqual(layout.prefix),
+            let offset = Bytes.loadUInt32LE(record, at: layout.offsetTable + 4 * index)
+        {
+            var d = ByteReader(record, position: layout.headerLength)
+            if (try? d.skip(Int(offset))) != nil, let v = try? ObjectRecord.decodePayload(tag: record[layout.tagPositions[index]], &d) {
+                return v
+            }
+        }
         do {
             return try ObjectRecord.value(of: fieldIds[index], in: record) ?? info.defaults[index]
         } catch {

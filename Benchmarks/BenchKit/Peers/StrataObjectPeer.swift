@@ -1,0 +1,79 @@
+import Foundation
+import Strata
+
+/// The Bench's model, version 1.
+public final class BenchPerson: Object {
+    @Persisted(primaryKey: true) public var id: Int
+    @Persisted public var firstName = ""
+    @Persisted public var lastName = ""
+    @Persisted public var age = 0
+
+    public override class func className() -> String { "Person" }
+}
+
+/// Strata through its object API, as an app would use it.
+public final class StrataObjectPeer: BenchEngine {
+    public let name = "Strata"
+    var realm: Realm?
+    var configuration: Realm.Configuration?
+
+    public init() {}
+
+    public func create(in directory: String) throws { try open(in: directory) }
+
+    public func open(in directory: String) throws {
+        let config = Realm.Configuration(fileURL: URL(fileURLWithPath: directory + "/strata.realm"), objectTypes: [BenchPerson.self])
+        configuration = config
+        realm = try Realm(configuration: config)
+    }
+
+    public func close() throws { realm = nil }
+
+    func open() throws -> Realm {
+        guard let realm else { throw BenchFailure("Strata: not open") }
+        return realm
+    }
+
+    public func insertAll(_ people: [Person]) throws {
+        let realm = try open()
+        try realm.write {
+            for p in people {
+                let o = BenchPerson()
+                o.id = p.id
+                o.firstName = String(decoding: p.firstName, as: UTF8.self)
+                o.lastName = String(decoding: p.lastName, as: UTF8.self)
+                o.age = p.age
+                realm.add(o)
+            }
+        }
+    }
+
+    public func sumAges() throws -> Int {
+        var sum = 0
+        for p in try open().objects(BenchPerson.self) { sum &+= p.age }
+        return sum
+    }
+
+    public func sumAllFields() throws -> Int {
+        var sum = 0
+        for p in try open().objects(BenchPerson.self) {
+            sum &+= p.id &+ p.firstName.utf8.count &+ p.lastName.utf8.count &+ p.age
+        }
+        return sum
+    }
+
+    public func lookupAges(_ ids: [Int]) throws -> Int {
+        let realm = try open()
+        var sum = 0
+        for id in ids { sum &+= realm.object(ofType: BenchPerson.self, forPrimaryKey: id)?.age ?? 0 }
+        return sum
+    }
+
+    public func countAgeOver50() throws -> Int { try open().objects(BenchPerson.self).where { $0.age > 50 }.count }
+
+    public func countFirstNameAB() throws -> Int { try open().objects(BenchPerson.self).filter("firstName BEGINSWITH 'ab'").count }
+
+    public func readOne(_ id: Int) throws -> Int { try open().object(ofType: BenchPerson.self, forPrimaryKey: id)?.age ?? -1 }
+
+    public func sizeOnDisk(in directory: String) throws -> Int { DirectorySize.bytes(directory + "/strata.realm") }
+}
