@@ -59,6 +59,23 @@ let package = Package(
             dependencies: ["Engine", "TestSupport", "EngineCrashChild"],
             swiftSettings: strictSettings
         ),
+        .target(
+            name: "FuzzTargets",
+            dependencies: ["Engine", "Strata"],
+            path: "Fuzz/Targets",
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "Fuzz",
+            dependencies: ["FuzzTargets"],
+            path: "Fuzz/Entry",
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "FuzzReplayTests",
+            dependencies: ["FuzzTargets"],
+            swiftSettings: strictSettings
+        ),
         // Peers for the Bench only: never linked into the library.
         .systemLibrary(
             name: "CSQLite",

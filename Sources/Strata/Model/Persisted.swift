@@ -70,7 +70,8 @@ public struct Persisted<Value: _Persistable> {
     ) -> Value {
         get {
             if let accessor = object._accessor {
-                let index = accessor.info.propertyIndex(for: storageKeyPath, in: object)
+                let index = accessor.info.cachedIndex(storageKeyPath)
+                    ?? accessor.info.propertyIndex(for: storageKeyPath, in: object)
                 let stored = accessor.get(index)
                 guard let value = Value._fromStored(stored) else {
                     preconditionFailure(
@@ -100,7 +101,8 @@ public struct Persisted<Value: _Persistable> {
                 return
             }
             // Finding the index also registers a reader, so that adding the object needs no reflection.
-            let index = TypeRegistry.info(for: type(of: object)).propertyIndex(for: storageKeyPath, in: object)
+            let info = TypeRegistry.info(for: type(of: object))
+            let index = info.cachedIndex(storageKeyPath) ?? info.propertyIndex(for: storageKeyPath, in: object)
             if object._unmanagedValues != nil { object._unmanagedValues?[index] = nil }
             object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
         }

@@ -15,7 +15,12 @@ final class TypeInfo: @unchecked Sendable {
     private let labelIndex: [String: Int]
 
     /// Storage key path -> property index, found once per key path by probing.
-    private let keyPathIndex = Mutex<[ObjectIdentifier: Int]>([:])
+    private let keyPathIndex = Mutex<[KeyPathKey: Int]>([:])
+
+    /// Key paths are immutable values; this makes them usable as keys of a mutex-guarded dictionary.
+    struct KeyPathKey: Hashable, @unchecked Sendable {
+        let keyPath: AnyKeyPath
+    }
     /// Per property, a reader of an unmanaged instance's value, registered when the property's key path is
     /// first seen; once every property has one, unmanaged values are read without reflection.
     private let readers = Mutex<[Int: Reader]>([:])
@@ -82,8 +87,20 @@ final class TypeInfo: @unchecked Sendable {
     /// The property a `@Persisted` storage key path refers to. The first time, a probe instance with that
     /// property marked is reflected to find its name.
     func propertyIndex<O: Object, V>(for keyPath: ReferenceWritableKeyPath<O, Persisted<V>>, in object: O) -> Int {
-        let id = ObjectIdentifier(keyPath)
-        if let i = keyPathIndex.withLock({ $0[id] }) { return i }
+        if let i = cachedIndex(keyPath) { return i }
+        return probeIndex(for: keyPath, in: object)
+    }
+
+    /// The property index of a storage key path seen before (non-generic, for the hot path). Keyed by the
+    /// key path's value: key path instances are not unique, and an identifier could be reused.
+    @inline(__always)
+    func cachedIndex(_ keyPath: AnyKeyPath) -> Int? {
+        keyPathIndex.withLock { $0[KeyPathKey(keyPath: keyPath)] }
+    }
+
+    @inline(never)
+    private func probeIndex<O: Object, V>(for keyPath: ReferenceWritableKeyPath<O, Persisted<V>>, in object: O) -> Int {
+        let id = KeyPathKey(keyPath: keyPath)
         let probe = O.init()
         probe[keyPath: keyPath].storage = .probe
         var m: Mirror? = Mirror(reflecting: probe)

@@ -256,7 +256,11 @@ final class RealmCore: @unchecked Sendable {
             if w.schemaChanged, let schema = shared.storedSchema.withLock({ $0 }) {
                 try w.tx.put(StoredSchema.schemaKey, schema.encoded(), in: StoredSchema.metadataPartition)
             }
-            for (pk, record) in w.pending {
+            // In key order, so the engine receives sorted operations and skips sorting them.
+            let ordered = w.pending.sorted { a, b in
+                a.key.partition != b.key.partition ? a.key.partition < b.key.partition : a.key.key < b.key.key
+            }
+            for (pk, record) in ordered {
                 let key = ObjectKey.bytes(pk.key)
                 if record.deleted {
                     try w.tx.delete(key, in: pk.partition)

@@ -1,0 +1,25 @@
+import Engine
+import Strata
+
+/// Every fuzz target: a plain function over bytes that never traps. A returned string describes a wrong
+/// result; libFuzzer's entry turns it into a crash, `FuzzReplayTests` into a test failure.
+public enum FuzzTargets {
+    public static let all: [String: @Sendable ([UInt8]) -> String?] = [
+        "walDecode": EngineFuzzing.logFile,
+        "recovery": EngineFuzzing.recovery,
+        "segmentDecode": EngineFuzzing.segment,
+        "manifestDecode": EngineFuzzing.manifest,
+        "lz4Block": EngineFuzzing.lz4Block,
+        "operations": EngineFuzzing.operations,
+        "recordDecode": StrataFuzzing.record,
+        "schemaDecode": StrataFuzzing.storedSchema,
+        "queryParse": StrataFuzzing.query,
+    ]
+
+    /// Valid inputs of every kind, written by the code, for the corpus.
+    public static func seeds() throws -> [String: [[UInt8]]] {
+        var out = try EngineFuzzing.seedFiles()
+        for (k, v) in StrataFuzzing.seedFiles() { out[k, default: []] += v }
+        return out
+    }
+}

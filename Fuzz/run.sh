@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Builds the fuzzing executable with libFuzzer and runs one target for a while, adding new
+# coverage-increasing inputs to Fuzz/Corpus/TARGET. Crashes are written to Fuzz/Findings/.
+#
+#   Fuzz/run.sh TARGET SECONDS [extra libFuzzer flags]
+#
+# Targets: walDecode recovery segmentDecode manifestDecode lz4Block operations recordDecode schemaDecode queryParse
+set -euo pipefail
+cd "$(dirname "$0")/.."
+target=${1:?usage: Fuzz/run.sh TARGET SECONDS}
+seconds=${2:-60}
+shift 2 || true
+swift build --scratch-path .build-fuzz --sanitize=fuzzer -Xswiftc -DFUZZING --product Fuzz >&2
+mkdir -p "Fuzz/Corpus/$target" Fuzz/Findings
+FUZZ_TARGET="$target" .build-fuzz/debug/Fuzz "Fuzz/Corpus/$target" \
+  -max_total_time="$seconds" -max_len=65536 -artifact_prefix="Fuzz/Findings/$target-" -print_final_stats=1 "$@"

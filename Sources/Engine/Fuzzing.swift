@@ -1,0 +1,214 @@
+/// Entry points for the fuzz targets (`Fuzz/Targets`): each feeds arbitrary bytes to one decoder or to the
+/// whole engine. None may trap, whatever the bytes; a returned string describes a wrong result (a bug).
+package enum EngineFuzzing {
+    /// A log file's bytes: records are scanned and each batch decoded.
+    package static func logFile(_ bytes: [UInt8]) -> String? {
+        let scan = bytes.withUnsafeBytes { LogRecord.scan($0) }
+        for r in scan.records { _ = try? WriteBatch.decode(record: r.record) }
+        if scan.validBytes > bytes.count { return "scan claims \(scan.validBytes) valid bytes of \(bytes.count)" }
+        return nil
+    }
+
+    /// These bytes as the last log of a database: open either recovers or throws a StorageError.
+    package static func recovery(_ bytes: [UInt8]) -> String? {
+        let fs = MemoryFileSystem()
+        var options = Database.Options()
+        options.backgroundMaintenance = false
+        do {
+            let db = try Database.open(at: "/db", options: options, fileSystem: fs)
+            try db.write { try $0.put([1], [2], in: 1) }
+            db.simulateProcessDeath()
+        } catch {
+            return "setting up failed: \(error)"
+        }
+        guard let log = try? fs.listDirectory(atPath: "/db").filter({ $0.hasSuffix(".log") }).sorted().last else {
+            return "no log file after setup"
+        }
+        fs.replaceContents(ofFile: "/db/" + log, with: bytes)
+        do {
+            let db = try Database.open(at: "/db", options: options, fileSystem: fs)
+            let s = try db.snapshot()
+            for p in s.partitions { _ = try? s.count(p) }
+            if !db.checkConsistency().isEmpty { return "consistency check failed after recovery" }
+            try db.close()
+        } catch is StorageError {
+            return nil
+        } catch {
+            return "open threw a non-storage error: \(error)"
+        }
+        return nil
+    }
+
+    /// A segment file's bytes: open, verify, scan and look keys up.
+    package static func segment(_ bytes: [UInt8]) -> String? {
+        guard let reader = try? SegmentReader(region: MappedRegion(copying: bytes), fileNumber: 1, expectedPartition: nil) else {
+            return nil
+        }
+        _ = reader.verify()
+        if let it = try? SegmentIterator(segment: reader, from: nil) {
+            var it = it
+            var n = 0
+            while it.isValid && n < 100_000 {
+                let k = [UInt8](it.key)
+                _ = try? k.withUnsafeBytes { try reader.lookup($0) { _ in 0 } }
+                if (try? it.next()) == nil { break }
+                n += 1
+            }
+        }
+        return nil
+    }
+
+    /// A manifest's bytes: decoded, and re-encoded when valid (the round trip must be exact).
+    package static func manifest(_ bytes: [UInt8]) -> String? {
+        guard let m = try? bytes.withUnsafeBytes({ try Manifest.decode($0, file: "MANIFEST-000001") }) else { return nil }
+        let again = m.encoded()
+        guard let m2 = try? again.withUnsafeBytes({ try Manifest.decode($0, file: "MANIFEST-000001") }), m2 == m else {
+            return "a valid manifest does not survive re-encoding"
+        }
+        return nil
+    }
+
+    /// First 4 bytes: the declared uncompressed size; the rest: an LZ4 block. Also round-trips the rest.
+    package static func lz4Block(_ bytes: [UInt8]) -> String? {
+        guard bytes.count >= 4 else { return nil }
+        let declared = Int(bytes[0]) | Int(bytes[1]) << 8 | Int(bytes[2]) << 16
+        let block = Array(bytes[4...])
+        let out = GrowableBuffer()
+        _ = try? block.withUnsafeBytes { try LZ4.decompress($0, originalCount: declared, into: out) }
+        let compressed = GrowableBuffer()
+        if let n = block.withUnsafeBytes({ LZ4.compress($0, into: compressed) }), n > 0 {
+            let back = GrowableBuffer()
+            do {
+                try compressed.withUnsafeBytes { try LZ4.decompress($0, originalCount: block.count, into: back) }
+            } catch {
+                return "LZ4 could not decompress its own output: \(error)"
+            }
+            if [UInt8](back.unsafeBytes) != block { return "LZ4 round trip changed the bytes" }
+        }
+        return nil
+    }
+}
+
+extension EngineFuzzing {
+    /// The input read as operations against the engine and a dictionary model: put, delete, commit,
+    /// snapshot, reopen, flush, compact, drop. Returns the first disagreement.
+    package static func operations(_ bytes: [UInt8]) -> String? {
+        let fs = MemoryFileSystem()
+        var options = Database.Options()
+        options.backgroundMaintenance = false
+        options.memtableFlushBytes = 2048
+        var model: [UInt32: [[UInt8]: [UInt8]]] = [:]
+        var pending = model
+        var held: [(Snapshot, [UInt32: [[UInt8]: [UInt8]]])] = []
+        var i = 0
+        func next() -> UInt8 {
+            defer { i += 1 }
+            return i < bytes.count ? bytes[i] : 0
+        }
+        func contents(_ s: Snapshot) throws -> [UInt32: [[UInt8]: [UInt8]]] {
+            var out: [UInt32: [[UInt8]: [UInt8]]] = [:]
+            for p: UInt32 in 0..<3 {
+                try s.scan(p) { k, v in
+                    out[p, default: [:]][[UInt8](k)] = [UInt8](v)
+                    return true
+                }
+            }
+            return out
+        }
+        do {
+            var db = try Database.open(at: "/db", options: options, fileSystem: fs)
+            var tx = try db.beginWrite()
+            var steps = 0
+            while i < bytes.count && steps < 2_000 {
+                steps += 1
+                let op = next() % 10
+                let p = UInt32(next() % 3)
+                switch op {
+                case 0, 1, 2:
+                    let k: [UInt8] = [next() % 16]
+                    let v = (0..<Int(next() % 40)).map { _ in next() }
+                    try tx.put(k, v, in: p)
+                    pending[p, default: [:]][k] = v
+                case 3:
+                    let k: [UInt8] = [next() % 16]
+                    try tx.delete(k, in: p)
+                    pending[p]?[k] = nil
+                    if pending[p]?.isEmpty == true { pending[p] = nil }
+                case 4:
+                    try tx.commit()
+                    model = pending
+                    tx = try db.beginWrite()
+                case 5:
+                    if held.count < 4 { held.append((try db.snapshot(), model)) } else { held.removeFirst().0.close() }
+                case 6:
+                    try tx.dropPartition(p)
+                    pending[p] = nil
+                case 7:
+                    tx.abort()
+                    pending = model
+                    try db.flush()
+                    tx = try db.beginWrite()
+                case 8:
+                    tx.abort()
+                    pending = model
+                    try db.compact()
+                    tx = try db.beginWrite()
+                default:
+                    tx.abort()
+                    pending = model
+                    for (s, _) in held { s.close() }
+                    held = []
+                    try db.close()
+                    db = try Database.open(at: "/db", options: options, fileSystem: fs)
+                    tx = try db.beginWrite()
+                }
+                if try contents(try db.snapshot()) != model { return "step \(steps): contents differ from the model" }
+                for (s, m) in held where try contents(s) != m { return "step \(steps): a held snapshot changed" }
+            }
+            tx.abort()
+            let problems = db.checkConsistency()
+            if !problems.isEmpty { return "consistency: \(problems)" }
+            try db.close()
+            let reopened = try Database.open(at: "/db", options: options, fileSystem: fs)
+            if try contents(try reopened.snapshot()) != model { return "contents differ from the model after reopening" }
+            try reopened.close()
+        } catch {
+            return "operation failed: \(error)"
+        }
+        return nil
+    }
+
+    /// Valid inputs of each kind, for the corpus: a log file, a segment and a manifest written by the engine.
+    package static func seedFiles() throws -> [String: [[UInt8]]] {
+        let fs = MemoryFileSystem()
+        var options = Database.Options()
+        options.backgroundMaintenance = false
+        let db = try Database.open(at: "/db", options: options, fileSystem: fs)
+        for round in 0..<3 {
+            try db.write { tx in
+                for k in 0..<200 { try tx.put([UInt8(k), UInt8(round)], [UInt8](repeating: UInt8(k), count: k % 50), in: UInt32(k % 2)) }
+                try tx.delete([7, 0], in: 1)
+            }
+        }
+        try db.flush()
+        try db.write { tx in for k in 0..<20 { try tx.put([UInt8(k)], [1, 2, 3], in: 0) } }
+        db.simulateProcessDeath()
+        var out: [String: [[UInt8]]] = [:]
+        for name in try fs.listDirectory(atPath: "/db") {
+            guard let bytes = fs.contents(ofFile: "/db/" + name) else { continue }
+            switch FileName(parsing: name) {
+            case .log?: out["walDecode", default: []].append(bytes); out["recovery", default: []].append(bytes)
+            case .segment?: out["segmentDecode", default: []].append(bytes)
+            case .manifest?: out["manifestDecode", default: []].append(bytes)
+            default: break
+            }
+        }
+        let text = [UInt8]("the quick brown fox jumps over the lazy dog, the quick brown fox".utf8)
+        let c = GrowableBuffer()
+        if let n = text.withUnsafeBytes({ LZ4.compress($0, into: c) }), n > 0 {
+            out["lz4Block", default: []].append([UInt8(text.count), 0, 0, 0] + [UInt8](c.unsafeBytes))
+        }
+        out["operations", default: []].append([0, 1, 5, 9, 4, 0, 2, 3, 3, 1, 2, 4, 5, 0, 7, 0, 8, 0, 9, 0, 6, 1, 4, 1])
+        return out
+    }
+}

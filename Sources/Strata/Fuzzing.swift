@@ -1,0 +1,72 @@
+import Foundation
+
+/// Entry points for the object layer's fuzz targets: none may trap, whatever the bytes.
+package enum StrataFuzzing {
+    /// An object record: decoded whole and field by field.
+    package static func record(_ bytes: [UInt8]) -> String? {
+        bytes.withUnsafeBytes { raw in
+            let all = try? ObjectRecord.decodeAll(raw)
+            for id: UInt32 in 0..<8 {
+                let one = (try? ObjectRecord.value(of: id, in: raw)) ?? nil
+                if let all, let one, all.fields[id] != one {
+                    return "field \(id) decodes differently alone and with the others"
+                }
+            }
+            if let all {
+                let fields = all.fields.sorted { $0.key < $1.key }.map { (id: $0.key, value: $0.value) }
+                let again = ObjectRecord.encode(schemaVersion: all.schemaVersion, fields: fields)
+                guard let back = try? again.withUnsafeBytes({ try ObjectRecord.decodeAll($0) }), back.fields == all.fields else {
+                    return "a decoded record does not survive re-encoding"
+                }
+            }
+            return nil
+        }
+    }
+
+    /// The persisted schema (JSON in the metadata partition).
+    package static func storedSchema(_ bytes: [UInt8]) -> String? {
+        _ = try? StoredSchema.decode(bytes, file: "fuzz")
+        return nil
+    }
+
+    /// A query string, parsed and resolved against a small model.
+    package static func query(_ bytes: [UInt8]) -> String? {
+        let text = String(decoding: bytes, as: UTF8.self)
+        let info = TypeRegistry.info(for: FuzzModel.self)
+        if let expr = try? QueryParser.parse(text, arguments: [1, "a", [1, 2]]), let p = try? expr.resolve(info) {
+            _ = p.evaluate(.values(info.defaults))
+        }
+        return nil
+    }
+
+    /// Valid inputs for the corpus.
+    package static func seedFiles() -> [String: [[UInt8]]] {
+        let record = ObjectRecord.encode(schemaVersion: 3, fields: [
+            (1, .int(42)), (2, .string("Ada")), (3, .null), (4, .bool(true)), (5, .double(2.5)),
+            (6, .date(Date(timeIntervalSince1970: 1000))), (7, .data(Data([1, 2, 3]))), (8, .uuid(UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)))),
+        ])
+        let schema = StoredSchema(schemaVersion: 2, nextPartition: 3, types: [
+            .init(name: "Person", partition: 1, primaryKeyPartition: 2, nextFieldId: 3, properties: [
+                .init(fieldId: 1, name: "id", type: .string, isOptional: false, isPrimaryKey: true, isIndexed: true, objectClassName: nil),
+                .init(fieldId: 2, name: "age", type: .int, isOptional: true, isPrimaryKey: false, isIndexed: false, objectClassName: nil),
+            ]),
+        ])
+        let queries = [
+            "age > 18 AND name BEGINSWITH[c] 'a'", "NOT (age < %@) OR name == %@", "id IN %@", "age BETWEEN {1, 10}",
+            "name LIKE 'a*b?'", "flag", "TRUEPREDICATE", "(age >= 1 && age <= 2) || name ENDSWITH[cd] \"x\"",
+        ]
+        return [
+            "recordDecode": [record],
+            "schemaDecode": [schema.encoded()],
+            "queryParse": queries.map { Array($0.utf8) },
+        ]
+    }
+}
+
+/// The model the query target resolves against.
+final class FuzzModel: Object {
+    @Persisted var id = 0
+    @Persisted var age = 0
+    @Persisted var name = ""
+    @Persisted var flag = false
+}
