@@ -117,8 +117,8 @@ public struct Realm: @unchecked Sendable {
         guard let stored = StoredValue.from(any: key, as: property.type) else {
             preconditionFailure("Invalid value '\(key)' of type '\(K.self)' for primary key '\(binding.info.schema.className).\(property.name)' of type \(property.type)")
         }
-        guard let objectKey = core.objectKey(forPrimaryKey: stored, binding: binding) else { return nil }
-        return core.makeObject(binding: binding, key: objectKey, record: nil) as? T
+        guard let (objectKey, record) = core.lookup(primaryKey: stored, binding: binding) else { return nil }
+        return core.makeObject(binding: binding, key: objectKey, record: record) as? T
     }
 
     // MARK: Versions

@@ -15,7 +15,12 @@ final class TypeInfo: @unchecked Sendable {
     private let labelIndex: [String: Int]
 
     /// Storage key path -> property index, found once per key path by probing.
-    private let keyPathIndex = Mutex<[KeyPathKey: Int]>([:])
+    private let keyPathIndex = Mutex(KeyPathTable())
+
+    struct KeyPathTable: @unchecked Sendable {
+        var byValue: [KeyPathKey: Int] = [:]
+        var byIdentity: [ObjectIdentifier: (keyPath: AnyKeyPath, index: Int)] = [:]
+    }
 
     /// Key paths are immutable values; this makes them usable as keys of a mutex-guarded dictionary.
     struct KeyPathKey: Hashable, @unchecked Sendable {
@@ -95,7 +100,15 @@ final class TypeInfo: @unchecked Sendable {
     /// key path's value: key path instances are not unique, and an identifier could be reused.
     @inline(__always)
     func cachedIndex(_ keyPath: AnyKeyPath) -> Int? {
-        keyPathIndex.withLock { $0[KeyPathKey(keyPath: keyPath)] }
+        // Key path literals are usually one shared instance: an identity hit avoids hashing the key path.
+        // The entry holds the key path, so its identifier cannot be reused while cached.
+        let id = ObjectIdentifier(keyPath)
+        return keyPathIndex.withLock { table in
+            if let hit = table.byIdentity[id], hit.keyPath === keyPath { return hit.index }
+            guard let index = table.byValue[KeyPathKey(keyPath: keyPath)] else { return nil }
+            table.byIdentity[id] = (keyPath, index)
+            return index
+        }
     }
 
     @inline(never)
@@ -117,7 +130,7 @@ final class TypeInfo: @unchecked Sendable {
         guard let index = found else {
             preconditionFailure("\(schema.className): a @Persisted property is not part of the schema (is it in ignoredProperties()?)")
         }
-        keyPathIndex.withLock { $0[id] = index }
+        keyPathIndex.withLock { $0.byValue[id] = index }
         let reader = Reader { object in
             guard let typed = object as? O else { return .null }
             return typed[keyPath: keyPath].storedValue

@@ -429,6 +429,17 @@ final class RealmCore: @unchecked Sendable {
         return exists(binding: binding, key: key) ? key : nil
     }
 
+    /// The object with primary key `value`: its key and, when it is not pending in this write, a copy of its
+    /// record (one engine read for an Int primary key).
+    func lookup(primaryKey value: StoredValue, binding: TypeBinding) -> (Int64, [UInt8]?)? {
+        if binding.intPrimaryKey, case .int(let key) = value {
+            if let r = write?.pending[PendingKey(partition: binding.partition, key: key)] { return r.deleted ? nil : (key, nil) }
+            guard let bytes = (try? readSnapshot.get(ObjectKey.bytes(key), in: binding.partition)) ?? nil else { return nil }
+            return (key, bytes)
+        }
+        return objectKey(forPrimaryKey: value, binding: binding).map { ($0, nil) }
+    }
+
     func exists(binding: TypeBinding, key: Int64) -> Bool {
         if let r = write?.pending[PendingKey(partition: binding.partition, key: key)] { return !r.deleted }
         return ((try? readSnapshot.withValue(forKey: ObjectKey.bytes(key), in: binding.partition) { $0 != nil }) ?? false)
