@@ -2,7 +2,12 @@
 /// whole engine. None may trap, whatever the bytes; a returned string describes a wrong result (a bug).
 package enum EngineFuzzing {
     /// A log file's bytes: records are scanned and each batch decoded.
-    package static func logFile(_ bytes: [UInt8]) -> String? {
+    package static func logFile(_ input: [UInt8]) -> String? {
+        if let problem = logFileAsIs(input) { return problem }
+        return logFileAsIs(repairingLogChecksums(input))
+    }
+
+    static func logFileAsIs(_ bytes: [UInt8]) -> String? {
         let scan = bytes.withUnsafeBytes { LogRecord.scan($0) }
         for r in scan.records { _ = try? WriteBatch.decode(record: r.record) }
         if scan.validBytes > bytes.count { return "scan claims \(scan.validBytes) valid bytes of \(bytes.count)" }
@@ -24,7 +29,7 @@ package enum EngineFuzzing {
         guard let log = try? fs.listDirectory(atPath: "/db").filter({ $0.hasSuffix(".log") }).sorted().last else {
             return "no log file after setup"
         }
-        fs.replaceContents(ofFile: "/db/" + log, with: bytes)
+        fs.replaceContents(ofFile: "/db/" + log, with: repairingLogChecksums(bytes))
         do {
             let db = try Database.open(at: "/db", options: options, fileSystem: fs)
             let s = try db.snapshot()
@@ -40,7 +45,12 @@ package enum EngineFuzzing {
     }
 
     /// A segment file's bytes: open, verify, scan and look keys up.
-    package static func segment(_ bytes: [UInt8]) -> String? {
+    package static func segment(_ input: [UInt8]) -> String? {
+        if let problem = segmentAsIs(input) { return problem }
+        return segmentAsIs(repairingSegmentChecksums(input))
+    }
+
+    static func segmentAsIs(_ bytes: [UInt8]) -> String? {
         guard let reader = try? SegmentReader(region: MappedRegion(copying: bytes), fileNumber: 1, expectedPartition: nil) else {
             return nil
         }
@@ -59,7 +69,12 @@ package enum EngineFuzzing {
     }
 
     /// A manifest's bytes: decoded, and re-encoded when valid (the round trip must be exact).
-    package static func manifest(_ bytes: [UInt8]) -> String? {
+    package static func manifest(_ input: [UInt8]) -> String? {
+        if let problem = manifestAsIs(input) { return problem }
+        return manifestAsIs(repairingManifestChecksum(input))
+    }
+
+    static func manifestAsIs(_ bytes: [UInt8]) -> String? {
         guard let m = try? bytes.withUnsafeBytes({ try Manifest.decode($0, file: "MANIFEST-000001") }) else { return nil }
         let again = m.encoded()
         guard let m2 = try? again.withUnsafeBytes({ try Manifest.decode($0, file: "MANIFEST-000001") }), m2 == m else {
@@ -210,5 +225,76 @@ extension EngineFuzzing {
         }
         out["operations", default: []].append([0, 1, 5, 9, 4, 0, 2, 3, 3, 1, 2, 4, 5, 0, 7, 0, 8, 0, 9, 0, 6, 1, 4, 1])
         return out
+    }
+}
+
+extension EngineFuzzing {
+    /// Recomputes every checksum a segment's layout lets us find (blocks walked from the header, the index
+    /// and footer from the footer's fields), so that mutated inputs reach the parsers behind the checksums.
+    package static func repairingSegmentChecksums(_ input: [UInt8]) -> [UInt8] {
+        var bytes = input
+        let footerAt = bytes.count - SegmentFormat.footerBytes
+        guard footerAt >= SegmentFormat.headerBytes else { return bytes }
+        func u32(_ o: Int) -> UInt32? { bytes.withUnsafeBytes { Bytes.loadUInt32LE($0, at: o) } }
+        func u64(_ o: Int) -> UInt64? {
+            guard let lo = u32(o), let hi = u32(o + 4) else { return nil }
+            return UInt64(lo) | UInt64(hi) << 32
+        }
+        func put64(_ v: UInt64, at o: Int) {
+            for i in 0..<8 { bytes[o + i] = UInt8(truncatingIfNeeded: v >> (8 * UInt64(i))) }
+        }
+        // Blocks, walked from the header while their declared lengths fit.
+        var o = SegmentFormat.headerBytes
+        let indexOffset = Int(clamping: u64(footerAt + 16) ?? 0)
+        while o + BlockHeader.byteCount <= min(indexOffset, footerAt) {
+            guard let stored = u32(o), let raw = u32(o + 4), let entries = u32(o + 8), let flags = u32(o + 12) else { break }
+            let end = o + BlockHeader.byteCount + Int(stored)
+            guard end <= footerAt else { break }
+            let sum = bytes.withUnsafeBytes {
+                BlockHeader.checksum(
+                    stored: UnsafeRawBufferPointer(rebasing: $0[(o + BlockHeader.byteCount)..<end]), storedCount: stored, rawCount: raw,
+                    entryCount: entries, flags: flags)
+            }
+            put64(sum, at: o + 16)
+            o = end
+        }
+        // The index and the footer.
+        let indexLength = Int(clamping: u64(footerAt + 24) ?? 0)
+        if indexOffset >= 0, indexLength >= 0, indexOffset <= footerAt, indexLength <= footerAt - indexOffset {
+            let sum = bytes.withUnsafeBytes { Checksum.xxh3(UnsafeRawBufferPointer(rebasing: $0[indexOffset..<(indexOffset + indexLength)])) }
+            put64(sum, at: footerAt + 72)
+        }
+        let footerSum = bytes.withUnsafeBytes { Checksum.xxh3(UnsafeRawBufferPointer(rebasing: $0[footerAt..<(bytes.count - 8)])) }
+        put64(footerSum, at: bytes.count - 8)
+        return bytes
+    }
+
+    /// Recomputes the checksum of every record a log file's lengths let us walk.
+    package static func repairingLogChecksums(_ input: [UInt8]) -> [UInt8] {
+        var bytes = input
+        var o = LogRecord.fileHeaderBytes
+        while o + LogRecord.headerBytes <= bytes.count {
+            let count = bytes.withUnsafeBytes { Int(Bytes.loadUInt32LE($0, at: o) ?? 0) }
+            let sequence = bytes.withUnsafeBytes { raw -> UInt64 in
+                UInt64(Bytes.loadUInt32LE(raw, at: o + 8) ?? 0) | UInt64(Bytes.loadUInt32LE(raw, at: o + 12) ?? 0) << 32
+            }
+            let start = o + LogRecord.headerBytes
+            guard count <= bytes.count - start else { break }
+            let sum = bytes.withUnsafeBytes {
+                Checksum.xxh3(UnsafeRawBufferPointer(rebasing: $0[start..<(start + count)]), seed: LogRecord.seed(sequence: sequence, payloadCount: count))
+            }
+            for i in 0..<8 { bytes[o + 16 + i] = UInt8(truncatingIfNeeded: sum >> (8 * UInt64(i))) }
+            o = start + count
+        }
+        return bytes
+    }
+
+    /// Recomputes a manifest's trailing checksum.
+    package static func repairingManifestChecksum(_ input: [UInt8]) -> [UInt8] {
+        guard input.count >= 8 else { return input }
+        var bytes = input
+        let sum = Checksum.xxh3(Array(bytes[0..<(bytes.count - 8)]))
+        for i in 0..<8 { bytes[bytes.count - 8 + i] = UInt8(truncatingIfNeeded: sum >> (8 * UInt64(i))) }
+        return bytes
     }
 }

@@ -75,7 +75,3 @@ enum FileManagerPath {
     static var current: String { FileManager.default.currentDirectoryPath }
 }
 
-/// The migration handle passed to a migration block (schema migrations arrive with the migrations issue).
-public final class Migration {
-    init() {}
-}

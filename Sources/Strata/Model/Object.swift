@@ -18,6 +18,8 @@ open class Object: CustomStringConvertible {
     /// Values set by name on an unmanaged object (`setValue(_:forKey:)`, `init(value:)`), by property index;
     /// they take precedence over the `@Persisted` storage until the property is set directly.
     final var _unmanagedValues: [Int: StoredValue]?
+    /// Set on the objects a migration hands out: values by field id under a stored schema.
+    final var _dynamic: DynamicState?
 
     public required init() {}
 
@@ -50,7 +52,10 @@ open class Object: CustomStringConvertible {
     public var isInvalidated: Bool { _accessor?.isInvalidated ?? false }
 
     /// The schema of this object's type.
-    public var objectSchema: ObjectSchema { TypeRegistry.info(for: type(of: self)).schema }
+    public var objectSchema: ObjectSchema {
+        if let d = _dynamic { return Migration.schema(of: StoredSchema(schemaVersion: 0, nextPartition: 0, types: [d.type])).objectSchema[0] }
+        return TypeRegistry.info(for: type(of: self)).schema
+    }
 
     /// Whether this and `object` are the same managed object (or the same instance).
     public func isSameObject(as object: Object?) -> Bool {
@@ -67,6 +72,7 @@ open class Object: CustomStringConvertible {
     }
 
     public func value(forKey key: String) -> Any? {
+        if let d = _dynamic { return d.value(forKey: key) }
         let info = TypeRegistry.info(for: type(of: self))
         guard let index = info.propertyIndex[key] else {
             preconditionFailure("Invalid property name '\(key)' for class '\(info.schema.className)'")
@@ -75,6 +81,10 @@ open class Object: CustomStringConvertible {
     }
 
     public func setValue(_ value: Any?, forKey key: String) {
+        if let d = _dynamic {
+            d.setValue(value, forKey: key)
+            return
+        }
         let info = TypeRegistry.info(for: type(of: self))
         guard let index = info.propertyIndex[key] else {
             preconditionFailure("Invalid property name '\(key)' for class '\(info.schema.className)'")
@@ -87,6 +97,7 @@ open class Object: CustomStringConvertible {
     }
 
     open var description: String {
+        if let d = _dynamic { return d.description }
         let info = TypeRegistry.info(for: type(of: self))
         if isInvalidated { return "[invalid object]" }
         let fields = info.schema.properties.indices.map { i in
@@ -103,6 +114,9 @@ open class Object: CustomStringConvertible {
         }
     }
 }
+
+/// The objects a migration block receives.
+public typealias MigrationObject = DynamicObject
 
 /// Dynamic access by name, for migrations and the dynamic API.
 @dynamicMemberLookup

@@ -58,7 +58,7 @@ struct SchemaDiff: CustomStringConvertible, Equatable {
             var t = schema.types[i]
             var properties: [StoredSchema.StoredProperty] = []
             for p in info.schema.properties {
-                if var s = t.properties.first(where: { $0.name == p.columnName }) {
+                if var s = t.properties.first(where: { $0.name == p.columnName }), s.type == p.type {
                     s.isIndexed = p.isIndexed
                     s.isOptional = p.isOptional
                     s.type = p.type

@@ -125,27 +125,31 @@ final class RealmCore: @unchecked Sendable {
                 if checkVersion, let base {
                     if base.schemaVersion > configuration.schemaVersion { throw versionTooLow(stored: base.schemaVersion) }
                     let differences = SchemaDiff.differences(stored: base, declared: infos)
-                    if !differences.isEmpty {
-                        if base.schemaVersion == configuration.schemaVersion {
-                            throw Realm.Error(
-                                .schemaMismatch,
-                                "Migration is required due to the following errors in \(shared.displayName) (schema version "
-                                    + "\(base.schemaVersion) in the file and in the code):\n"
-                                    + differences.map { "- " + $0.description }.joined(separator: "\n")
-                                    + "\nRaise schemaVersion to \(base.schemaVersion + 1) to migrate.",
-                                fileURL: configuration.fileURL)
+                    let bump = configuration.schemaVersion > base.schemaVersion
+                    if !differences.isEmpty && configuration.deleteRealmIfMigrationNeeded {
+                        // Delete and recreate: every stored type's data goes (dropping a partition is O(1)).
+                        for t in base.types {
+                            try tx.dropPartition(t.partition)
+                            if let p = t.primaryKeyPartition { try tx.dropPartition(p) }
+                            try tx.delete(StoredSchema.nextKeyKey(t.partition), in: StoredSchema.metadataPartition)
                         }
-                        if let blocking = differences.first(where: { !$0.isAutomatic }) {
-                            throw Realm.Error(
-                                .schemaMismatch,
-                                "\(blocking.description): this change needs a migration, which this version of Strata does not run yet; "
-                                    + "only added and removed properties and types migrate automatically.",
-                                fileURL: configuration.fileURL)
-                        }
-                    }
-                    if configuration.schemaVersion > base.schemaVersion {
+                        schema = StoredSchema(schemaVersion: configuration.schemaVersion, nextPartition: base.nextPartition, types: [])
+                    } else if !differences.isEmpty && !bump {
+                        throw Realm.Error(
+                            .schemaMismatch,
+                            "Migration is required due to the following errors in \(shared.displayName) (schema version "
+                                + "\(base.schemaVersion) in the file and in the code):\n"
+                                + differences.map { "- " + $0.description }.joined(separator: "\n")
+                                + "\nRaise schemaVersion to \(base.schemaVersion + 1) to migrate.",
+                            fileURL: configuration.fileURL)
+                    } else if bump {
+                        for info in infos { _ = SchemaDiff.apply(info, to: &schema) }
                         schema.schemaVersion = configuration.schemaVersion
-                        configuration.migrationBlock?(Migration(), base.schemaVersion)
+                        if let block = configuration.migrationBlock {
+                            let migration = Migration(core: self, tx: tx, old: base, new: schema, declared: infos)
+                            block(migration, base.schemaVersion)
+                            schema = try migration.finish()
+                        }
                     }
                 }
                 var changed = base == nil || schema != base
@@ -301,6 +305,17 @@ final class RealmCore: @unchecked Sendable {
             preconditionFailure("Cannot \(what) outside of a write transaction - call beginWrite on a Realm instance first.")
         }
         return w
+    }
+
+    /// The next object key of a partition, read from and advanced in `tx` (migrations).
+    static func allocateKey(partition p: UInt32, in tx: WriteTransaction, cache: inout [UInt32: Int64]) -> Int64 {
+        if cache[p] == nil {
+            let stored = (try? tx.snapshot.get(StoredSchema.nextKeyKey(p), in: StoredSchema.metadataPartition)) ?? nil
+            cache[p] = stored.flatMap { $0.withUnsafeBytes { ObjectKey.decode($0) } } ?? 0
+        }
+        let k = cache[p] ?? 0
+        cache[p] = k + 1
+        return k
     }
 
     /// The next object key of a type without an Int primary key.

@@ -109,11 +109,15 @@ final class TypeBinding: @unchecked Sendable {
         {
             var d = ByteReader(record, position: layout.headerLength)
             if (try? d.skip(Int(offset))) != nil, let v = try? ObjectRecord.decodePayload(tag: record[layout.tagPositions[index]], &d) {
+                if v.isNull && !info.schema.properties[index].isOptional { return info.defaults[index] }
                 return v
             }
         }
         do {
-            return try ObjectRecord.value(of: fieldIds[index], in: record) ?? info.defaults[index]
+            let v = try ObjectRecord.value(of: fieldIds[index], in: record) ?? info.defaults[index]
+            // A property made required keeps every value but nil, which becomes the declared default.
+            if v.isNull && !info.schema.properties[index].isOptional { return info.defaults[index] }
+            return v
         } catch {
             preconditionFailure(
                 "a record of \(info.schema.className) is damaged (\(error)); run `strata verify` on the file")

@@ -1,0 +1,255 @@
+import Engine
+import Foundation
+
+/// The values of an object handed to a migration block, under one stored schema.
+final class DynamicState: CustomStringConvertible {
+    let type: StoredSchema.StoredType
+    var values: [UInt32: StoredValue]
+    let writable: Bool
+    let defaults: [String: StoredValue]
+    var modified = false
+
+    init(type: StoredSchema.StoredType, values: [UInt32: StoredValue], writable: Bool, defaults: [String: StoredValue]) {
+        self.type = type
+        self.values = values
+        self.writable = writable
+        self.defaults = defaults
+    }
+
+    func property(_ key: String) -> StoredSchema.StoredProperty {
+        guard let p = type.properties.first(where: { $0.name == key }) else {
+            preconditionFailure("Invalid property name '\(key)' for class '\(type.name)' in this migration's \(writable ? "new" : "old") schema")
+        }
+        return p
+    }
+
+    func stored(forKey key: String) -> StoredValue {
+        let p = property(key)
+        let v = values[p.fieldId] ?? defaults[p.name] ?? .null
+        return v.isNull && !p.isOptional ? (defaults[p.name] ?? v) : v
+    }
+
+    func value(forKey key: String) -> Any? { stored(forKey: key).anyValue }
+
+    func setValue(_ value: Any?, forKey key: String) {
+        precondition(writable, "Cannot modify '\(type.name).\(key)' of an old object in a migration: old objects are read-only; write the new object")
+        let p = property(key)
+        guard let v = StoredValue.from(any: value, as: p.type), v.isNull || Self.fits(v, p.type) else {
+            preconditionFailure("Invalid value '\(String(describing: value))' for '\(p.type)' property '\(type.name).\(key)' in a migration")
+        }
+        precondition(!v.isNull || p.isOptional, "'\(type.name).\(key)' is not optional and cannot be set to nil")
+        values[p.fieldId] = v
+        modified = true
+    }
+
+    static func fits(_ v: StoredValue, _ t: PropertyType) -> Bool {
+        switch (v, t) {
+        case (.bool, .bool), (.int, .int), (.float, .float), (.double, .double), (.string, .string), (.data, .data),
+            (.date, .date), (.uuid, .UUID), (.objectId, .objectId), (.link, .object):
+            return true
+        default:
+            return false
+        }
+    }
+
+    var description: String {
+        "\(type.name) {\n" + type.properties.map { "\t\($0.name) = \(Object.describe(stored(forKey: $0.name)));" }.joined(separator: "\n") + "\n}"
+    }
+}
+
+/// The handle a migration block receives: the old and new schemas, and the operations that change data.
+///
+/// Runs inside the opening transaction: nothing is written unless the whole migration succeeds.
+public final class Migration {
+    let core: RealmCore
+    let tx: WriteTransaction
+    let old: StoredSchema
+    private(set) var new: StoredSchema
+    let declared: [String: TypeInfo]
+    /// Objects written in this migration, by partition and key: field id -> value under the new schema.
+    private var written: [UInt32: [Int64: DynamicState]] = [:]
+    private var deleted: [UInt32: Set<Int64>] = [:]
+    private var nextKeys: [UInt32: Int64] = [:]
+    private var errors: [String] = []
+    /// Names in the old schema as renames have moved them, per type: name -> field id.
+    private var renamed: [String: [String: UInt32]] = [:]
+
+    init(core: RealmCore, tx: WriteTransaction, old: StoredSchema, new: StoredSchema, declared: [TypeInfo]) {
+        self.core = core
+        self.tx = tx
+        self.old = old
+        self.new = new
+        self.declared = Dictionary(declared.map { ($0.schema.className, $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// The schema of the file before this migration.
+    public var oldSchema: Schema { Self.schema(of: old) }
+    /// The schema the code declares.
+    public var newSchema: Schema { Self.schema(of: new) }
+
+    static func schema(of s: StoredSchema) -> Schema {
+        Schema(objectSchema: s.types.map { t in
+            ObjectSchema(
+                className: t.name,
+                properties: t.properties.map {
+                    Property(name: $0.name, columnName: $0.name, type: $0.type, isOptional: $0.isOptional, isIndexed: $0.isIndexed,
+                             isPrimaryKey: $0.isPrimaryKey, objectClassName: $0.objectClassName)
+                },
+                isEmbedded: false, objectClass: nil)
+        })
+    }
+
+    private func defaults(for typeName: String) -> [String: StoredValue] {
+        guard let info = declared[typeName] else { return [:] }
+        return Dictionary(zip(info.schema.properties.map(\.columnName), info.defaults), uniquingKeysWith: { a, _ in a })
+    }
+
+    private func dynamic(_ state: DynamicState) -> MigrationObject {
+        let o = DynamicObject()
+        o._dynamic = state
+        return o
+    }
+
+    /// Calls `block` with every object of `typeName`: as it was (old schema, read-only) and as it will be (new
+    /// schema, writable; nil when the type was removed).
+    public func enumerateObjects(ofType typeName: String, _ block: (_ oldObject: MigrationObject?, _ newObject: MigrationObject?) -> Void) {
+        guard let oldType = old.type(named: typeName) else { return }
+        let newType = new.type(named: typeName)
+        let newDefaults = defaults(for: typeName)
+        var rows: [(Int64, [UInt32: StoredValue])] = []
+        do {
+            try tx.snapshot.scan(oldType.partition) { k, v in
+                guard let key = ObjectKey.decode(k) else { return true }
+                rows.append((key, try ObjectRecord.decodeAll(v).fields))
+                return true
+            }
+        } catch {
+            errors.append("reading the objects of \(typeName) failed: \(error)")
+            return
+        }
+        for (key, fields) in rows where !(deleted[oldType.partition]?.contains(key) ?? false) {
+            let oldObject = dynamic(DynamicState(type: oldType, values: fields, writable: false, defaults: [:]))
+            var newObject: MigrationObject? = nil
+            if let newType {
+                let state = written[newType.partition]?[key] ?? DynamicState(type: newType, values: fields, writable: true, defaults: newDefaults)
+                written[newType.partition, default: [:]][key] = state
+                newObject = dynamic(state)
+            }
+            block(oldObject, newObject)
+        }
+    }
+
+    /// Creates an object of `typeName` in the new schema.
+    @discardableResult
+    public func create(_ typeName: String, value: Any = [Any]()) -> MigrationObject {
+        guard let t = new.type(named: typeName) else {
+            preconditionFailure("Cannot create an object of type '\(typeName)': it is not in the new schema")
+        }
+        let state = DynamicState(type: t, values: [:], writable: true, defaults: defaults(for: typeName))
+        if let dict = value as? [String: Any] {
+            for (k, v) in dict { state.setValue(v, forKey: k) }
+        } else if let array = value as? [Any] {
+            for (i, v) in array.enumerated() where i < t.properties.count { state.setValue(v, forKey: t.properties[i].name) }
+        }
+        state.modified = true
+        let key: Int64
+        if let pk = t.properties.first(where: \.isPrimaryKey), pk.type == .int, case .int(let v) = state.stored(forKey: pk.name) {
+            key = v
+        } else {
+            key = RealmCore.allocateKey(partition: t.partition, in: tx, cache: &nextKeys)
+        }
+        written[t.partition, default: [:]][key] = state
+        return dynamic(state)
+    }
+
+    /// Deletes an object handed out by `enumerateObjects` or `create`.
+    public func delete(_ object: MigrationObject) {
+        guard let state = object._dynamic else { preconditionFailure("Only objects of this migration can be deleted in it") }
+        for (partition, objects) in written {
+            if let (key, _) = objects.first(where: { $0.value === state }) {
+                written[partition]?[key] = nil
+                deleted[partition, default: []].insert(key)
+                return
+            }
+        }
+    }
+
+    /// Deletes every object of `typeName` (and the type, when the code no longer declares it).
+    @discardableResult
+    public func deleteData(forType typeName: String) -> Bool {
+        guard let t = old.type(named: typeName) ?? new.type(named: typeName) else { return false }
+        do {
+            try tx.dropPartition(t.partition)
+            if let p = t.primaryKeyPartition { try tx.dropPartition(p) }
+        } catch {
+            errors.append("deleting the data of \(typeName) failed: \(error)")
+        }
+        written[t.partition] = nil
+        if declared[typeName] == nil { new.types.removeAll { $0.name == typeName } }
+        return true
+    }
+
+    /// Renames a property, keeping its values: the new property takes the old one's field id. Cheap: no
+    /// record is rewritten.
+    public func renameProperty(onType typeName: String, from oldName: String, to newName: String) {
+        guard let oldType = old.type(named: typeName) else {
+            errors.append("Cannot rename properties of '\(typeName)': the type is not in the old schema")
+            return
+        }
+        var names = renamed[typeName] ?? Dictionary(oldType.properties.map { ($0.name, $0.fieldId) }, uniquingKeysWith: { a, _ in a })
+        guard let fieldId = names[oldName] else {
+            errors.append("Cannot rename property '\(typeName).\(oldName)' because it does not exist.")
+            return
+        }
+        guard names[newName] == nil else {
+            errors.append("Cannot rename property '\(typeName).\(oldName)' to '\(newName)' because it would change from type '\(typeName)' a property that already exists in the old schema.")
+            return
+        }
+        guard let ti = new.types.firstIndex(where: { $0.name == typeName }),
+            let pi = new.types[ti].properties.firstIndex(where: { $0.name == newName })
+        else {
+            errors.append("Renamed property '\(typeName).\(newName)' does not exist in the new schema.")
+            return
+        }
+        let oldProperty = oldType.properties.first { $0.fieldId == fieldId }
+        if let oldProperty, oldProperty.type != new.types[ti].properties[pi].type {
+            errors.append(
+                "Cannot rename property '\(typeName).\(oldName)' to '\(newName)': it changes type from \(oldProperty.type) to \(new.types[ti].properties[pi].type).")
+            return
+        }
+        new.types[ti].properties[pi].fieldId = fieldId
+        names[newName] = fieldId
+        names[oldName] = nil
+        renamed[typeName] = names
+    }
+
+    /// Writes what the block did into the opening transaction and returns the schema to store.
+    func finish() throws -> StoredSchema {
+        guard errors.isEmpty else {
+            throw Realm.Error(
+                .schemaMismatch,
+                "The migration to schema version \(new.schemaVersion) of \(core.shared.displayName) failed; nothing was written:\n"
+                    + errors.map { "- " + $0 }.joined(separator: "\n"),
+                fileURL: core.configuration.fileURL)
+        }
+        for (partition, keys) in deleted {
+            for key in keys { try tx.delete(ObjectKey.bytes(key), in: partition) }
+        }
+        for (partition, objects) in written {
+            guard let t = new.types.first(where: { $0.partition == partition }) else { continue }
+            for (key, state) in objects.sorted(by: { $0.key < $1.key }) where state.modified {
+                let fields = t.properties.map { p -> (id: UInt32, value: StoredValue) in
+                    (p.fieldId, state.values[p.fieldId] ?? state.defaults[p.name] ?? .null)
+                }
+                try tx.put(ObjectKey.bytes(key), ObjectRecord.encode(schemaVersion: new.schemaVersion, fields: fields), in: partition)
+                if let pkPartition = t.primaryKeyPartition, let pk = t.properties.first(where: \.isPrimaryKey) {
+                    try tx.put(PrimaryKeyIndex.entry(state.values[pk.fieldId] ?? .null), ObjectKey.bytes(key), in: pkPartition)
+                }
+            }
+        }
+        for (partition, next) in nextKeys {
+            try tx.put(StoredSchema.nextKeyKey(partition), ObjectKey.bytes(next), in: StoredSchema.metadataPartition)
+        }
+        return new
+    }
+}

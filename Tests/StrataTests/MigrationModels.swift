@@ -1,0 +1,32 @@
+import Foundation
+import Strata
+
+enum M1 {
+    final class Person: Object {
+        @Persisted(primaryKey: true) var id: Int
+        @Persisted var firstName = ""
+        @Persisted var lastName = ""
+        @Persisted var age = 0
+        @Persisted var nickname: String?
+    }
+}
+
+/// firstName + lastName combined into fullName; age renamed yearsSinceBirth; nickname made required.
+enum M2 {
+    final class Person: Object {
+        @Persisted(primaryKey: true) var id: Int
+        @Persisted var fullName = ""
+        @Persisted var yearsSinceBirth = 0
+        @Persisted var nickname = "none"
+    }
+}
+
+/// yearsSinceBirth changed from Int to String.
+enum M3 {
+    final class Person: Object {
+        @Persisted(primaryKey: true) var id: Int
+        @Persisted var fullName = ""
+        @Persisted var yearsSinceBirth = ""
+        @Persisted var nickname = "none"
+    }
+}
