@@ -13,7 +13,10 @@ public final class Runner {
         public init(directory: String) { self.directory = directory }
     }
 
-    public static let allWorkloads = ["insert", "enumerate-int", "enumerate-all", "lookup", "query", "open", "size"]
+    public static let allWorkloads = [
+        "insert", "enumerate-int", "enumerate-all", "lookup", "query", "open", "size",
+        "migrate-combine", "migrate-rename", "migrate-retype",
+    ]
     /// Strata through its object API: the column every ratio is computed from.
     public static let strata = "Strata"
     /// Strata's engine driven directly: its figures appear as their own rows, marked "[engine]".
@@ -113,6 +116,28 @@ public final class Runner {
                     check(engine.name, "age of the middle person", age)
                     try engine.close()
                 }
+                if let migrating = engine as? any MigratingBenchEngine,
+                    want.contains("migrate-combine") || want.contains("migrate-rename") || want.contains("migrate-retype")
+                {
+                    progress("\(tag): migrate-combine")
+                    t = now()
+                    let names = try migrating.migrateCombine(in: dir)
+                    let combine = now() - t
+                    record("migrate-combine (blocking)", engine.name, combine * 1000)
+                    record("migrate-combine objects", engine.name, Double(config.n) / combine)
+                    check(engine.name, "sum of fullName lengths", names)
+                    progress("\(tag): migrate-rename")
+                    t = now()
+                    let ages = try migrating.migrateRename(in: dir)
+                    record("migrate-rename", engine.name, (now() - t) * 1000)
+                    check(engine.name, "sum of yearsSinceBirth", ages)
+                    progress("\(tag): migrate-retype")
+                    t = now()
+                    let lengths = try migrating.migrateRetype(in: dir)
+                    record("migrate-retype", engine.name, Double(config.n) / (now() - t))
+                    check(engine.name, "sum of retyped lengths", lengths)
+                    if want.contains("size") { record("size after migrate-retype", engine.name, Double(try engine.sizeOnDisk(in: dir)) / 1e6) }
+                }
             }
         }
         progress("")
@@ -127,6 +152,11 @@ public final class Runner {
             ("query (age > 50; firstName BEGINSWITH \"ab\")", .perSecond, "counts over full scans, no index"),
             ("open + read one", .milliseconds, "open a closed database and read one object"),
             ("size after insert", .megabytes, "bytes on disk after insert and close"),
+            ("migrate-combine (blocking)", .milliseconds, "open v1, fullName = firstName + \" \" + lastName, both removed, commit"),
+            ("migrate-combine objects", .perSecond, "the same, as objects migrated per second"),
+            ("migrate-rename", .milliseconds, "age renamed yearsSinceBirth"),
+            ("migrate-retype", .perSecond, "yearsSinceBirth Int -> String, objects per second"),
+            ("size after migrate-retype", .megabytes, "bytes on disk after the three migrations (no compaction)"),
         ]
         var order: [(String, Unit, String)] = []
         for (name, unit, note) in base {
