@@ -126,19 +126,18 @@ public final class LMDBPeer: BenchEngine {
 /// a version byte: v2 `2 · age u8 · fullNameLength u8 · fullName`, v3 the same with 3 (a rename rewrites
 /// the version, as an application keeping versioned records must), v4 `4 · yearsLength u8 · years · fullName...`.
 extension LMDBPeer: MigratingBenchEngine {
-    /// Rewrites every record through `transform` in one write transaction; returns the sum `measure` gives.
-    func rewriteAll(_ transform: ([UInt8]) -> [UInt8], measure: ([UInt8]) -> Int) throws -> Int {
+    /// Rewrites every record through `transform` in one write transaction (the timed part); the returned
+    /// function sums `measure` over the records and closes the environment.
+    func rewriteAll(_ transform: ([UInt8]) -> [UInt8], measure: @escaping ([UInt8]) -> Int) throws -> () throws -> Int {
         var txn: OpaquePointer?
         try check(mdb_txn_begin(env, nil, 0, &txn), "txn_begin")
         var cursor: OpaquePointer?
         try check(mdb_cursor_open(txn, dbi, &cursor), "cursor_open")
         var key = MDB_val(), val = MDB_val()
         var op = MDB_FIRST
-        var total = 0
         while mdb_cursor_get(cursor, &key, &val, op) == 0 {
             let old = [UInt8](UnsafeRawBufferPointer(start: val.mv_data, count: val.mv_size))
             var new = transform(old)
-            total += measure(new)
             let rc = new.withUnsafeMutableBytes { nb in
                 var v = MDB_val(mv_size: nb.count, mv_data: nb.baseAddress)
                 return mdb_cursor_put(cursor, &key, &v, UInt32(MDB_CURRENT))
@@ -152,12 +151,16 @@ extension LMDBPeer: MigratingBenchEngine {
         }
         mdb_cursor_close(cursor)
         try check(mdb_txn_commit(txn), "commit")
-        return total
+        return {
+            defer { try? self.close() }
+            var total = 0
+            try self.scan { _, v in total += measure([UInt8](v)) }
+            return total
+        }
     }
 
-    public func migrateCombine(in directory: String) throws -> Int {
+    public func migrateCombine(in directory: String) throws -> () throws -> Int {
         try open(in: directory)
-        defer { try? close() }
         return try rewriteAll({ v in
             let first = Int(v[1]), last = Int(v[2 + first])
             let full = Array(v[2..<(2 + first)]) + [32] + Array(v[(3 + first)..<(3 + first + last)])
@@ -165,15 +168,13 @@ extension LMDBPeer: MigratingBenchEngine {
         }, measure: { Int($0[2]) })
     }
 
-    public func migrateRename(in directory: String) throws -> Int {
+    public func migrateRename(in directory: String) throws -> () throws -> Int {
         try open(in: directory)
-        defer { try? close() }
         return try rewriteAll({ v in [3] + v.dropFirst() }, measure: { Int($0[1]) })
     }
 
-    public func migrateRetype(in directory: String) throws -> Int {
+    public func migrateRetype(in directory: String) throws -> () throws -> Int {
         try open(in: directory)
-        defer { try? close() }
         return try rewriteAll({ v in
             let years = Array(String(v[1]).utf8)
             return [4, UInt8(years.count)] + years + v[2...]

@@ -110,34 +110,31 @@ public final class SQLitePeer: BenchEngine {
 }
 
 extension SQLitePeer: MigratingBenchEngine {
-    public func migrateCombine(in directory: String) throws -> Int {
+    public func migrateCombine(in directory: String) throws -> () throws -> Int {
         try open(in: directory)
-        defer { try? close() }
         try exec("BEGIN")
         try exec("ALTER TABLE person ADD COLUMN fullName TEXT NOT NULL DEFAULT ''")
         try exec("UPDATE person SET fullName = firstName || ' ' || lastName")
         try exec("ALTER TABLE person DROP COLUMN firstName")
         try exec("ALTER TABLE person DROP COLUMN lastName")
         try exec("COMMIT")
-        return try sumQuery("SELECT sum(length(fullName)) FROM person") { Int(sqlite3_column_int64($0, 0)) }
+        return { defer { try? self.close() }; return try self.sumQuery("SELECT sum(length(fullName)) FROM person") { Int(sqlite3_column_int64($0, 0)) } }
     }
 
-    public func migrateRename(in directory: String) throws -> Int {
+    public func migrateRename(in directory: String) throws -> () throws -> Int {
         try open(in: directory)
-        defer { try? close() }
         try exec("ALTER TABLE person RENAME COLUMN age TO yearsSinceBirth")
-        return try sumQuery("SELECT sum(yearsSinceBirth) FROM person") { Int(sqlite3_column_int64($0, 0)) }
+        return { defer { try? self.close() }; return try self.sumQuery("SELECT sum(yearsSinceBirth) FROM person") { Int(sqlite3_column_int64($0, 0)) } }
     }
 
-    public func migrateRetype(in directory: String) throws -> Int {
+    public func migrateRetype(in directory: String) throws -> () throws -> Int {
         try open(in: directory)
-        defer { try? close() }
         try exec("BEGIN")
         try exec("CREATE TABLE person_new(id INTEGER PRIMARY KEY, fullName TEXT NOT NULL, yearsSinceBirth TEXT NOT NULL)")
         try exec("INSERT INTO person_new SELECT id, fullName, CAST(yearsSinceBirth AS TEXT) FROM person")
         try exec("DROP TABLE person")
         try exec("ALTER TABLE person_new RENAME TO person")
         try exec("COMMIT")
-        return try sumQuery("SELECT sum(length(yearsSinceBirth)) FROM person") { Int(sqlite3_column_int64($0, 0)) }
+        return { defer { try? self.close() }; return try self.sumQuery("SELECT sum(length(yearsSinceBirth)) FROM person") { Int(sqlite3_column_int64($0, 0)) } }
     }
 }

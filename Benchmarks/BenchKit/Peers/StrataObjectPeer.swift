@@ -105,30 +105,30 @@ public final class BenchPersonV4: Object {
 extension StrataObjectPeer: MigratingBenchEngine {
     func url(_ directory: String) -> URL { URL(fileURLWithPath: directory + "/strata.realm") }
 
-    public func migrateCombine(in directory: String) throws -> Int {
+    public func migrateCombine(in directory: String) throws -> () throws -> Int {
         let realm = try Realm(configuration: .init(fileURL: url(directory), schemaVersion: 1, migrationBlock: { m, _ in
             m.enumerateObjects(ofType: "Person") { old, new in
                 guard let old, let new, let first = old["firstName"] as? String, let last = old["lastName"] as? String else { return }
                 new["fullName"] = first + " " + last
             }
         }, objectTypes: [BenchPersonV2.self]))
-        return realm.objects(BenchPersonV2.self).reduce(0) { $0 + $1.fullName.utf8.count }
+        return { realm.objects(BenchPersonV2.self).reduce(0) { $0 + $1.fullName.utf8.count } }
     }
 
-    public func migrateRename(in directory: String) throws -> Int {
+    public func migrateRename(in directory: String) throws -> () throws -> Int {
         let realm = try Realm(configuration: .init(fileURL: url(directory), schemaVersion: 2, migrationBlock: { m, _ in
             m.renameProperty(onType: "Person", from: "age", to: "yearsSinceBirth")
         }, objectTypes: [BenchPersonV3.self]))
-        return realm.objects(BenchPersonV3.self).sum(ofProperty: "yearsSinceBirth")
+        return { realm.objects(BenchPersonV3.self).sum(ofProperty: "yearsSinceBirth") }
     }
 
-    public func migrateRetype(in directory: String) throws -> Int {
+    public func migrateRetype(in directory: String) throws -> () throws -> Int {
         let realm = try Realm(configuration: .init(fileURL: url(directory), schemaVersion: 3, migrationBlock: { m, _ in
             m.enumerateObjects(ofType: "Person") { old, new in
                 guard let old, let new, let years = old["yearsSinceBirth"] as? Int else { return }
                 new["yearsSinceBirth"] = String(years)
             }
         }, objectTypes: [BenchPersonV4.self]))
-        return realm.objects(BenchPersonV4.self).reduce(0) { $0 + $1.yearsSinceBirth.utf8.count }
+        return { realm.objects(BenchPersonV4.self).reduce(0) { $0 + $1.yearsSinceBirth.utf8.count } }
     }
 }
