@@ -113,7 +113,8 @@ enum LogRecord {
             guard let count = try? r.readUInt32LE(), let _ = try? r.readUInt32LE(), let sequence = try? r.readUInt64LE(),
                 let stored = try? r.readUInt64LE()
             else { return nil }
-            if let lastSequence, sequence <= lastSequence || sequence > lastSequence + 1_000_000 { continue }
+            // (Subtraction, not addition: a damaged sequence near the top of the range must not overflow.)
+            if let lastSequence, sequence <= lastSequence || sequence - lastSequence > 1_000_000 { continue }
             guard Int(count) <= bytes.count - r.position, let payload = try? r.readBytes(count: Int(count)) else { continue }
             if Checksum.xxh3(payload, seed: seed(sequence: sequence, payloadCount: Int(count))) == stored { return p }
         }

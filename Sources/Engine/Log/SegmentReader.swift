@@ -156,7 +156,7 @@ final class SegmentReader: Sendable {
             for i in 0..<blockCount {
                 let at = r.position
                 let offset = Int(clamping: try r.readUInt64LE("block offset"))
-                guard offset == previousEnd || (i > 0 && offset > previousEnd), offset + BlockHeader.byteCount <= indexOffset else {
+                guard offset == previousEnd || (i > 0 && offset > previousEnd), offset <= indexOffset - BlockHeader.byteCount else {
                     throw fail("block \(i) offset \(offset) is out of order or past the index", indexOffset + at)
                 }
                 if i == 0 && offset != SegmentFormat.headerBytes {

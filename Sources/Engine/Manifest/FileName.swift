@@ -50,7 +50,8 @@ package enum FileName: Equatable, Hashable, Sendable {
 
     private static func number(_ text: Substring) -> UInt64? {
         guard text.count >= 6, text.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
-        guard let n = UInt64(text), padded(n) == text else { return nil }
+        // Numbers near the top of the range are not ours: counting up from them would overflow.
+        guard let n = UInt64(text), n <= 1 << 62, padded(n) == text else { return nil }
         return n
     }
 }

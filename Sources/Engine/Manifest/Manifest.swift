@@ -28,6 +28,8 @@ package struct SegmentInfo: Equatable, Sendable {
 package struct Manifest: Equatable, Sendable {
     static let magic: UInt64 = 0x464D_4154_4152_5453  // "STRATAMF" little-endian
     static let formatVersion: UInt32 = 1
+    /// The largest file number or sequence number a manifest may hold (2^62).
+    static let maxCounter: UInt64 = 1 << 62
 
     package var nextFileNumber: UInt64
     /// Every commit with a sequence number at or below this one is in the segments.
@@ -139,6 +141,11 @@ package struct Manifest: Equatable, Sendable {
             }
             guard r.isAtEnd else {
                 throw StorageError.corrupted("\(r.remaining) unexpected bytes after the last partition", file: nil, offset: r.position)
+            }
+            // Far below the top of the range, so that counting up from them can never overflow.
+            guard nextFile <= Manifest.maxCounter, lastSeq <= Manifest.maxCounter else {
+                throw StorageError.corrupted(
+                    "next file number \(nextFile) or last sequence \(lastSeq) is beyond \(Manifest.maxCounter)", file: nil, offset: 16)
             }
             guard logNumber < nextFile else {
                 throw StorageError.corrupted("log number \(logNumber) is not below the next file number \(nextFile)", file: nil, offset: 32)
