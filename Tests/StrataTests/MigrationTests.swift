@@ -118,15 +118,25 @@ import TestSupport
         #expect(realm.object(ofType: M3.Person.self, forPrimaryKey: 9)?.yearsSinceBirth == "9")
     }
 
-    @Test func oldObjectsCannotBeWritten() async {
-        await #expect(processExitsWith: .failure) {
-            let dir = try TemporaryDirectory()
-            let url = URL(fileURLWithPath: dir.child("x.realm"))
-            let r = try Realm(configuration: .init(fileURL: url, objectTypes: [M1.Person.self]))
-            try r.write { r.create(M1.Person.self, value: ["id": 1]) }
-            _ = try Realm(configuration: .init(fileURL: url, schemaVersion: 1, migrationBlock: { m, _ in
-                m.enumerateObjects(ofType: "Person") { old, _ in old!["age"] = 5 }
-            }, objectTypes: [M1.Person.self]))
+    @Test func mistakesInTheBlockFailTheOpenNamingTypePropertyAndVersionsAndWriteNothing() throws {
+        let dir = try TemporaryDirectory()
+        let url = try fileV1(dir)
+        let cases: [(String, Realm.MigrationBlock)] = [
+            ("old objects are read-only", { m, _ in m.enumerateObjects(ofType: "Person") { old, _ in old!["age"] = 5 } }),
+            ("Invalid value", { m, _ in m.enumerateObjects(ofType: "Person") { _, new in new!["fullName"] = 42 } }),
+            ("Invalid property name 'nope'", { m, _ in m.enumerateObjects(ofType: "Person") { _, new in new!["nope"] = 1 } }),
+            ("'Dog'", { m, _ in m.enumerateObjects(ofType: "Dog") { _, _ in } }),
+        ]
+        for (expected, block) in cases {
+            #expect {
+                _ = try Realm(configuration: .init(fileURL: url, schemaVersion: 2, migrationBlock: block, objectTypes: [M2.Person.self]))
+            } throws: { error in
+                let text = "\(error)"
+                return text.contains(expected) && text.contains("from schema version 0 to 2") && text.contains("nothing was written")
+            }
+            #expect(try schemaVersionAtURL(url) == 0)
         }
+        let realm = try Realm(configuration: .init(fileURL: url, objectTypes: [M1.Person.self]))
+        #expect(realm.object(ofType: M1.Person.self, forPrimaryKey: 1)?.firstName == "Ada")
     }
 }

@@ -8,6 +8,8 @@ final class DynamicState: CustomStringConvertible {
     let writable: Bool
     let defaults: [String: StoredValue]
     var modified = false
+    /// Inside a migration, mistakes are recorded here (the open then throws) instead of trapping.
+    var report: ((String) -> Void)?
 
     init(type: StoredSchema.StoredType, values: [UInt32: StoredValue], writable: Bool, defaults: [String: StoredValue]) {
         self.type = type
@@ -16,15 +18,22 @@ final class DynamicState: CustomStringConvertible {
         self.defaults = defaults
     }
 
-    func property(_ key: String) -> StoredSchema.StoredProperty {
+    func property(_ key: String) -> StoredSchema.StoredProperty? {
         guard let p = type.properties.first(where: { $0.name == key }) else {
-            preconditionFailure("Invalid property name '\(key)' for class '\(type.name)' in this migration's \(writable ? "new" : "old") schema")
+            fail("Invalid property name '\(key)' for class '\(type.name)' in the migration's \(writable ? "new" : "old") schema")
+            return nil
         }
         return p
     }
 
+    /// A mistake: recorded when a migration is listening, a trap otherwise (as RealmSwift's exceptions).
+    func fail(_ message: String) {
+        guard let report else { preconditionFailure(message) }
+        report(message)
+    }
+
     func stored(forKey key: String) -> StoredValue {
-        let p = property(key)
+        guard let p = property(key) else { return .null }
         let v = values[p.fieldId] ?? defaults[p.name] ?? .null
         return v.isNull && !p.isOptional ? (defaults[p.name] ?? v) : v
     }
@@ -32,12 +41,19 @@ final class DynamicState: CustomStringConvertible {
     func value(forKey key: String) -> Any? { stored(forKey: key).anyValue }
 
     func setValue(_ value: Any?, forKey key: String) {
-        precondition(writable, "Cannot modify '\(type.name).\(key)' of an old object in a migration: old objects are read-only; write the new object")
-        let p = property(key)
-        guard let v = StoredValue.from(any: value, as: p.type), v.isNull || Self.fits(v, p.type) else {
-            preconditionFailure("Invalid value '\(String(describing: value))' for '\(p.type)' property '\(type.name).\(key)' in a migration")
+        guard writable else {
+            fail("Cannot modify '\(type.name).\(key)' of an old object in a migration: old objects are read-only; write the new object")
+            return
         }
-        precondition(!v.isNull || p.isOptional, "'\(type.name).\(key)' is not optional and cannot be set to nil")
+        guard let p = property(key) else { return }
+        guard let v = StoredValue.from(any: value, as: p.type), v.isNull || Self.fits(v, p.type) else {
+            fail("Invalid value '\(String(describing: value))' of type \(Swift.type(of: value)) for \(p.type) property '\(type.name).\(key)'")
+            return
+        }
+        guard !v.isNull || p.isOptional else {
+            fail("'\(type.name).\(key)' is not optional and cannot be set to nil")
+            return
+        }
         values[p.fieldId] = v
         modified = true
     }
@@ -105,6 +121,7 @@ public final class Migration {
     }
 
     private func dynamic(_ state: DynamicState) -> MigrationObject {
+        state.report = { [weak self] message in self?.errors.append(message) }
         let o = DynamicObject()
         o._dynamic = state
         return o
@@ -113,7 +130,12 @@ public final class Migration {
     /// Calls `block` with every object of `typeName`: as it was (old schema, read-only) and as it will be (new
     /// schema, writable; nil when the type was removed).
     public func enumerateObjects(ofType typeName: String, _ block: (_ oldObject: MigrationObject?, _ newObject: MigrationObject?) -> Void) {
-        guard let oldType = old.type(named: typeName) else { return }
+        guard let oldType = old.type(named: typeName) else {
+            if new.type(named: typeName) == nil {
+                errors.append("Cannot enumerate objects of type '\(typeName)': it is in neither the old nor the new schema")
+            }
+            return
+        }
         let newType = new.type(named: typeName)
         let newDefaults = defaults(for: typeName)
         var rows: [(Int64, [UInt32: StoredValue])] = []
@@ -143,7 +165,8 @@ public final class Migration {
     @discardableResult
     public func create(_ typeName: String, value: Any = [Any]()) -> MigrationObject {
         guard let t = new.type(named: typeName) else {
-            preconditionFailure("Cannot create an object of type '\(typeName)': it is not in the new schema")
+            errors.append("Cannot create an object of type '\(typeName)': it is not in the new schema")
+            return DynamicObject()
         }
         let state = DynamicState(type: t, values: [:], writable: true, defaults: defaults(for: typeName))
         if let dict = value as? [String: Any] {
@@ -164,7 +187,10 @@ public final class Migration {
 
     /// Deletes an object handed out by `enumerateObjects` or `create`.
     public func delete(_ object: MigrationObject) {
-        guard let state = object._dynamic else { preconditionFailure("Only objects of this migration can be deleted in it") }
+        guard let state = object._dynamic else {
+            errors.append("Only objects handed out by this migration can be deleted in it")
+            return
+        }
         for (partition, objects) in written {
             if let (key, _) = objects.first(where: { $0.value === state }) {
                 written[partition]?[key] = nil
@@ -228,7 +254,7 @@ public final class Migration {
         guard errors.isEmpty else {
             throw Realm.Error(
                 .schemaMismatch,
-                "The migration to schema version \(new.schemaVersion) of \(core.shared.displayName) failed; nothing was written:\n"
+                "The migration from schema version \(old.schemaVersion) to \(new.schemaVersion) of \(core.shared.displayName) failed; nothing was written:\n"
                     + errors.map { "- " + $0 }.joined(separator: "\n"),
                 fileURL: core.configuration.fileURL)
         }
