@@ -15,6 +15,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(
@@ -34,7 +35,7 @@ let package = Package(
         ),
         .target(
             name: "Strata",
-            dependencies: ["Engine"],
+            dependencies: ["Engine", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
         .target(

@@ -1,5 +1,6 @@
 import Engine
 import Foundation
+import Logging
 
 // Invariants:
 // (1) Reads outside a write go through `snapshot`; inside a write, through the pending records first, then
@@ -11,6 +12,7 @@ import Foundation
 
 /// The state of one Realm instance: its file, its version, and its write transaction.
 final class RealmCore: @unchecked Sendable {
+    static let logger = Logger(label: "strata")
     let configuration: Realm.Configuration
     let shared: SharedFile
     private(set) var snapshot: Snapshot
@@ -127,7 +129,9 @@ final class RealmCore: @unchecked Sendable {
                     let differences = SchemaDiff.differences(stored: base, declared: infos)
                     let bump = configuration.schemaVersion > base.schemaVersion
                     if !differences.isEmpty && configuration.deleteRealmIfMigrationNeeded {
-                        // Delete and recreate: every stored type's data goes (dropping a partition is O(1)).
+                        // Delete and recreate: every stored type's data goes (dropping a partition is O(1)). Never silently.
+                        Self.logger.warning(
+                            "deleteRealmIfMigrationNeeded: deleting every object of \(shared.displayName) (schema version \(base.schemaVersion) -> \(configuration.schemaVersion)) because a migration is needed: \(differences.map(\.description).joined(separator: " "))")
                         for t in base.types {
                             try tx.dropPartition(t.partition)
                             if let p = t.primaryKeyPartition { try tx.dropPartition(p) }
