@@ -30,3 +30,25 @@ enum M3 {
         @Persisted var nickname = "none"
     }
 }
+
+/// Primary keys added and changed.
+enum K0 {
+    final class Tag: Object {
+        @Persisted var code = 0
+        @Persisted var label = ""
+    }
+}
+
+enum K1 {
+    final class Tag: Object {
+        @Persisted(primaryKey: true) var code = 0
+        @Persisted var label = ""
+    }
+}
+
+enum K2 {
+    final class Tag: Object {
+        @Persisted(primaryKey: true) var label = ""
+        @Persisted var code = 0
+    }
+}

@@ -249,6 +249,82 @@ public final class Migration {
         renamed[typeName] = names
     }
 
+    private func put(_ state: DynamicState, key: Int64, type t: StoredSchema.StoredType) throws {
+        let fields = t.properties.map { p -> (id: UInt32, value: StoredValue) in
+            (p.fieldId, state.values[p.fieldId] ?? state.defaults[p.name] ?? .null)
+        }
+        try tx.put(ObjectKey.bytes(key), ObjectRecord.encode(schemaVersion: new.schemaVersion, fields: fields), in: t.partition)
+    }
+
+    /// When a type's primary key was added, removed or changed, or the block wrote primary-key values: checks
+    /// that the keys are unique, moves objects of an Int key to that key, and rebuilds the key index. Whole-type
+    /// work, inside open. Returns false when there was nothing to do.
+    private func rebuildPrimaryKeys(_ t: StoredSchema.StoredType) throws -> Bool {
+        let oldType = old.type(named: t.name)
+        let newPK = t.properties.first(where: \.isPrimaryKey)
+        let oldPK = oldType?.properties.first(where: \.isPrimaryKey)
+        let pkChanged = newPK?.fieldId != oldPK?.fieldId || newPK?.type != oldPK?.type || oldType?.partition != t.partition
+        let pending = written[t.partition] ?? [:]
+        let wrotePK = newPK.map { pk in pending.values.contains { $0.modified && $0.values[pk.fieldId] != nil } } ?? false
+        guard oldType != nil, pkChanged || wrotePK else { return false }
+        // Every object of the type, as it will be.
+        var objects: [(key: Int64, state: DynamicState)] = []
+        var seen = Set<Int64>()
+        let defaults = self.defaults(for: t.name)
+        try tx.snapshot.scan(t.partition) { k, v in
+            guard let key = ObjectKey.decode(k) else { return true }
+            if deleted[t.partition]?.contains(key) == true { return true }
+            seen.insert(key)
+            if let state = pending[key] {
+                objects.append((key, state))
+            } else {
+                let state = DynamicState(type: t, values: try ObjectRecord.decodeAll(v).fields, writable: true, defaults: defaults)
+                state.modified = false
+                objects.append((key, state))
+            }
+            return true
+        }
+        for (key, state) in pending where !seen.contains(key) { objects.append((key, state)) }
+        guard let pk = newPK else {
+            // The primary key was removed: keys stay, the index goes.
+            if let p = oldType?.primaryKeyPartition { try tx.dropPartition(p) }
+            for (key, state) in objects where state.modified { try put(state, key: key, type: t) }
+            return true
+        }
+        var keyOf: [StoredValue: Int64] = [:]
+        var duplicates: [StoredValue] = []
+        for (key, state) in objects {
+            let value = state.values[pk.fieldId] ?? defaults[pk.name] ?? .null
+            if keyOf[value] != nil { duplicates.append(value) } else { keyOf[value] = key }
+        }
+        if !duplicates.isEmpty {
+            let shown = duplicates.prefix(3).map { Object.describe($0) }.joined(separator: ", ")
+            throw Realm.Error(
+                .schemaMismatch,
+                "The migration from schema version \(old.schemaVersion) to \(new.schemaVersion) of \(core.shared.displayName) failed; "
+                    + "nothing was written: primary key property '\(t.name).\(pk.name)' has duplicate values after migration "
+                    + "(\(duplicates.count) duplicates, e.g. \(shown)).", fileURL: core.configuration.fileURL)
+        }
+        if let p = oldType?.primaryKeyPartition { try tx.dropPartition(p) }
+        // An Int primary key is the object key: such objects move. All moves delete first, then write, so that
+        // one object moving onto another's old key is not deleted by it.
+        var puts: [(Int64, DynamicState)] = []
+        for (key, state) in objects {
+            let value = state.values[pk.fieldId] ?? defaults[pk.name] ?? .null
+            if pk.type == .int, case .int(let target) = value, target != key {
+                try tx.delete(ObjectKey.bytes(key), in: t.partition)
+                puts.append((target, state))
+            } else if state.modified {
+                puts.append((key, state))
+            }
+            if let pkPartition = t.primaryKeyPartition {
+                try tx.put(PrimaryKeyIndex.entry(value), ObjectKey.bytes(key), in: pkPartition)
+            }
+        }
+        for (key, state) in puts.sorted(by: { $0.0 < $1.0 }) { try put(state, key: key, type: t) }
+        return true
+    }
+
     /// Writes what the block did into the opening transaction and returns the schema to store.
     func finish() throws -> StoredSchema {
         guard errors.isEmpty else {
@@ -261,13 +337,10 @@ public final class Migration {
         for (partition, keys) in deleted {
             for key in keys { try tx.delete(ObjectKey.bytes(key), in: partition) }
         }
-        for (partition, objects) in written {
-            guard let t = new.types.first(where: { $0.partition == partition }) else { continue }
-            for (key, state) in objects.sorted(by: { $0.key < $1.key }) where state.modified {
-                let fields = t.properties.map { p -> (id: UInt32, value: StoredValue) in
-                    (p.fieldId, state.values[p.fieldId] ?? state.defaults[p.name] ?? .null)
-                }
-                try tx.put(ObjectKey.bytes(key), ObjectRecord.encode(schemaVersion: new.schemaVersion, fields: fields), in: partition)
+        for t in new.types {
+            if try rebuildPrimaryKeys(t) { continue }
+            for (key, state) in (written[t.partition] ?? [:]).sorted(by: { $0.key < $1.key }) where state.modified {
+                try put(state, key: key, type: t)
                 if let pkPartition = t.primaryKeyPartition, let pk = t.properties.first(where: \.isPrimaryKey) {
                     try tx.put(PrimaryKeyIndex.entry(state.values[pk.fieldId] ?? .null), ObjectKey.bytes(key), in: pkPartition)
                 }

@@ -63,6 +63,7 @@ struct SchemaDiff: CustomStringConvertible, Equatable {
                     s.isOptional = p.isOptional
                     s.type = p.type
                     s.objectClassName = p.objectClassName
+                    s.isPrimaryKey = p.isPrimaryKey
                     properties.append(s)
                 } else {
                     properties.append(.init(
@@ -72,6 +73,16 @@ struct SchemaDiff: CustomStringConvertible, Equatable {
                 }
             }
             t.properties = properties
+            // A non-Int primary key needs an index partition; an Int one (the object key itself) or none does not.
+            let pk = properties.first(where: \.isPrimaryKey)
+            if let pk, pk.type != .int {
+                if t.primaryKeyPartition == nil {
+                    t.primaryKeyPartition = schema.nextPartition
+                    schema.nextPartition += 1
+                }
+            } else {
+                t.primaryKeyPartition = nil
+            }
             let changed = t != schema.types[i]
             schema.types[i] = t
             return changed

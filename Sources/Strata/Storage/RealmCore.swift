@@ -149,11 +149,9 @@ final class RealmCore: @unchecked Sendable {
                     } else if bump {
                         for info in infos { _ = SchemaDiff.apply(info, to: &schema) }
                         schema.schemaVersion = configuration.schemaVersion
-                        if let block = configuration.migrationBlock {
-                            let migration = Migration(core: self, tx: tx, old: base, new: schema, declared: infos)
-                            block(migration, base.schemaVersion)
-                            schema = try migration.finish()
-                        }
+                        let migration = Migration(core: self, tx: tx, old: base, new: schema, declared: infos)
+                        configuration.migrationBlock?(migration, base.schemaVersion)
+                        schema = try migration.finish()
                     }
                 }
                 var changed = base == nil || schema != base
