@@ -79,7 +79,16 @@ package struct PosixFileSystem: FileSystem {
 
     package func lock(atPath path: String) throws -> any FileLock {
         let fd = try Syscalls.open(path, flags: Syscalls.readWriteCreate)
-        guard try Syscalls.tryLock(fd, path: path) else {
+        // A lock just released can still be held for a moment by a child process this process is spawning
+        // (between fork and exec it shares our open files), so a refusal is retried briefly before it counts.
+        var acquired = try Syscalls.tryLock(fd, path: path)
+        var attempts = 0
+        while !acquired && attempts < 50 {
+            Syscalls.sleep(microseconds: 2_000)
+            acquired = try Syscalls.tryLock(fd, path: path)
+            attempts += 1
+        }
+        guard acquired else {
             Syscalls.close(fd)
             throw StorageError(
                 .locked,

@@ -148,6 +148,10 @@ enum Syscalls {
         }
     }
 
+    static func sleep(microseconds: UInt32) {
+        _ = usleep(microseconds)
+    }
+
     static let createTruncate = O_WRONLY | O_CREAT | O_TRUNC
     static let appendOnly = O_WRONLY | O_APPEND
     static let readOnly = O_RDONLY
