@@ -52,3 +52,24 @@ enum K2 {
         @Persisted var code = 0
     }
 }
+
+/// Seed 001's linear migrations: email deleted at version 2 and re-introduced at version 3.
+enum L1 {
+    final class Person: Object {
+        @Persisted(primaryKey: true) var id: Int
+        @Persisted var email: String?
+    }
+}
+
+enum L2 {
+    final class Person: Object {
+        @Persisted(primaryKey: true) var id: Int
+    }
+}
+
+enum L3 {
+    final class Person: Object {
+        @Persisted(primaryKey: true) var id: Int
+        @Persisted var email: String?
+    }
+}
