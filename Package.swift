@@ -44,9 +44,15 @@ let package = Package(
             path: "Tests/TestSupport",
             swiftSettings: strictSettings
         ),
+        .executableTarget(
+            name: "StrataCrashChild",
+            dependencies: ["Strata"],
+            path: "Tests/StrataCrashChild",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "StrataTests",
-            dependencies: ["Strata", "TestSupport"],
+            dependencies: ["Strata", "TestSupport", "StrataCrashChild"],
             swiftSettings: strictSettings
         ),
         .executableTarget(
