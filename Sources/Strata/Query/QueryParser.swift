@@ -17,6 +17,16 @@ struct QueryParser {
     private var position = 0
     private var arguments: [Any?]
     private var argumentIndex = 0
+    /// How deeply the parser has recursed; bounded so that hostile input cannot overflow the stack.
+    private var depth = 0
+    static let maxDepth = 100
+
+    private mutating func enter() throws {
+        depth += 1
+        guard depth <= Self.maxDepth else {
+            throw QueryError("the query \"\(text.prefix(40))…\" nests parentheses, NOT or lists deeper than \(Self.maxDepth) levels")
+        }
+    }
 
     init(_ text: String, arguments: [Any?]) throws {
         self.text = text
@@ -115,6 +125,8 @@ struct QueryParser {
     }
 
     mutating func parseOr() throws -> QueryExpr {
+        try enter()
+        defer { depth -= 1 }
         var e = try parseAnd()
         while isKeyword("OR") || isSymbol("||") {
             advance()
@@ -133,6 +145,8 @@ struct QueryParser {
     }
 
     mutating func parseNot() throws -> QueryExpr {
+        try enter()
+        defer { depth -= 1 }
         if isKeyword("NOT") || isSymbol("!") {
             advance()
             return .not(try parseNot())
@@ -221,6 +235,8 @@ struct QueryParser {
     }
 
     mutating func parseOperand() throws -> QueryExpr {
+        try enter()
+        defer { depth -= 1 }
         switch peek {
         case .identifier(let s):
             advance()

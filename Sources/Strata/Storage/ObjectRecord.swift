@@ -86,7 +86,10 @@ enum ObjectRecord {
         for i in 0..<count {
             let fid = try r.readVarint("field id")
             let tag = try r.readUInt8("field tag")
-            if fid == UInt64(id) && found == nil { found = (i, tag) }
+            if fid == UInt64(id) {
+                guard found == nil else { throw StorageError(.corrupted, "record lists field \(id) twice") }
+                found = (i, tag)
+            }
         }
         guard let (index, tag) = found else { return nil }
         let tableStart = r.position
@@ -107,9 +110,11 @@ enum ObjectRecord {
         let version = try r.readVarint("schema version")
         let count = try r.readLength("field count", limit: 65_535)
         var entries: [(UInt32, UInt8)] = []
+        var ids = Set<UInt32>()
         for _ in 0..<count {
             let fid = try r.readVarint("field id")
             guard fid <= UInt64(UInt32.max) else { throw StorageError(.corrupted, "field id \(fid) is out of range") }
+            guard ids.insert(UInt32(fid)).inserted else { throw StorageError(.corrupted, "record lists field \(fid) twice") }
             entries.append((UInt32(fid), try r.readUInt8("field tag")))
         }
         let tableStart = r.position
