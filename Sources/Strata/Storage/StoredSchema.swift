@@ -101,10 +101,17 @@ final class TypeBinding: @unchecked Sendable {
         }
     }
 
+    @inline(__always)
+    static func startsWith(_ record: UnsafeRawBufferPointer, _ prefix: [UInt8]) -> Bool {
+        guard record.count >= prefix.count else { return false }
+        for i in prefix.indices where record[i] != prefix[i] { return false }
+        return true
+    }
+
     /// The value of property `index` in a record.
     @inline(__always)
     func value(_ index: Int, in record: UnsafeRawBufferPointer) -> StoredValue {
-        if let layout, record.count >= layout.headerLength, record.prefix(layout.prefix.count).elementsEqual(layout.prefix),
+        if let layout, record.count >= layout.headerLength, Self.startsWith(record, layout.prefix),
             let offset = Bytes.loadUInt32LE(record, at: layout.offsetTable + 4 * index)
         {
             var d = ByteReader(record, position: layout.headerLength)
