@@ -29,6 +29,13 @@ final class SharedFile: @unchecked Sendable {
 
     deinit {
         try? database.close()
+        // An in-memory Realm's data lives while an instance does, as in Realm.
+        if let memory, identity.hasPrefix("memory:") {
+            let id = String(identity.dropFirst("memory:".count))
+            Self.memoryFileSystems.withLock { d in
+                if d[id] === memory { d[id] = nil }
+            }
+        }
     }
 
     /// The shared file for `config`, opening the engine when no instance has it open.
