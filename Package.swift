@@ -98,7 +98,7 @@ let package = Package(
         ),
         .target(
             name: "BenchKit",
-            dependencies: ["Strata", "Engine", "CSQLite", "CLMDB"],
+            dependencies: ["Strata", "Engine", "TestSupport", "CSQLite", "CLMDB"],
             path: "Benchmarks/BenchKit",
             swiftSettings: strictSettings
         ),

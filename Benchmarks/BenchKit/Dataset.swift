@@ -1,3 +1,5 @@
+import TestSupport
+
 /// The Bench's data: `Person { id, firstName (8 lowercase letters), lastName (10), age (0..99) }`, the same
 /// for every engine, from one seed.
 public struct Person: Sendable, Equatable {
@@ -13,7 +15,7 @@ public struct Dataset: Sendable {
     public let lookupIDs: [Int]
 
     public init(count: Int, lookups: Int, seed: UInt64 = 42) {
-        var rng = BenchRandom(seed: seed)
+        var rng = SplitMix64(seed: seed)
         func letters(_ n: Int) -> [UInt8] { (0..<n).map { _ in UInt8(97 + rng.next() % 26) } }
         people = (0..<count).map { i in
             Person(id: i, firstName: letters(8), lastName: letters(10), age: Int(rng.next() % 100))
@@ -27,19 +29,6 @@ public struct Dataset: Sendable {
     public var lookupAgeSum: Int { lookupIDs.reduce(0) { $0 + people[$1].age } }
     public var ageOver50: Int { people.filter { $0.age > 50 }.count }
     public var firstNameAB: Int { people.filter { $0.firstName.starts(with: [97, 98]) }.count }
-}
-
-/// SplitMix64, so the data does not depend on the standard library's generator.
-public struct BenchRandom: RandomNumberGenerator, Sendable {
-    var state: UInt64
-    public init(seed: UInt64) { state = seed }
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 /// The packed record the key-value engines store: `age u8 · firstCount u8 · first · lastCount u8 · last`.
