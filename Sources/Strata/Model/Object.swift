@@ -12,12 +12,12 @@ import Foundation
 /// writing its properties needs a write transaction.
 open class Object: CustomStringConvertible {
     /// Set when the object is managed by a Realm.
-    final var _accessor: ObjectAccessor?
+    @usableFromInline final var _accessor: ObjectAccessor?
     /// Set on probe instances that record which property a key path reads.
-    final var _recorder: KeyPathRecorder?
+    @usableFromInline final var _recorder: KeyPathRecorder?
     /// Values set by name on an unmanaged object (`setValue(_:forKey:)`, `init(value:)`), by property index;
     /// they take precedence over the `@Persisted` storage until the property is set directly.
-    final var _unmanagedValues: [Int: StoredValue]?
+    @usableFromInline final var _unmanagedValues: [Int: StoredValue]?
     /// Set on the objects a migration hands out: values by field id under a stored schema.
     final var _dynamic: DynamicState?
 
@@ -128,10 +128,11 @@ public final class DynamicObject: Object {
 }
 
 /// The state of a managed object: which Realm, which type, which record.
+@usableFromInline
 final class ObjectAccessor {
     let core: RealmCore
     let binding: TypeBinding
-    var info: TypeInfo { binding.info }
+    @usableFromInline var info: TypeInfo { binding.info }
     let key: Int64
     /// The record as last read, and the Realm version it was read at.
     var record: [UInt8]?
@@ -147,6 +148,6 @@ final class ObjectAccessor {
 
     var isInvalidated: Bool { core.isInvalidated || !core.objectExists(self) }
 
-    func get(_ index: Int) -> StoredValue { core.read(self, index) }
-    func set(_ index: Int, _ value: StoredValue) { core.write(self, index, value) }
+    @usableFromInline func get(_ index: Int) -> StoredValue { core.read(self, index) }
+    @usableFromInline func set(_ index: Int, _ value: StoredValue) { core.write(self, index, value) }
 }

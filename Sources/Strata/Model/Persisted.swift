@@ -5,12 +5,13 @@
 /// `@Persisted(indexed: true)` set the primary key and an index.
 @propertyWrapper
 public struct Persisted<Value: _Persistable> {
+    @usableFromInline
     enum Storage {
         case unmanaged(Value)
         /// Marks the property whose key path is being identified (see `TypeInfo.propertyIndex(for:)`).
         case probe
     }
-    var storage: Storage
+    @usableFromInline var storage: Storage
     let isPrimaryKey: Bool
     let isIndexed: Bool
     let hasDeclaredDefault: Bool
@@ -63,6 +64,7 @@ public struct Persisted<Value: _Persistable> {
         set { preconditionFailure("@Persisted can only be used on a property of an Object subclass") }
     }
 
+    @inlinable
     public static subscript<EnclosingSelf: Object>(
         _enclosingInstance object: EnclosingSelf,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
@@ -139,7 +141,8 @@ extension Persisted: PersistedProperty {
 }
 
 /// Records the properties a key path reads, on a probe instance (for `sorted(by:)`, `where`, aggregates).
+@usableFromInline
 final class KeyPathRecorder {
     var indices: [Int] = []
-    func record(_ index: Int) { indices.append(index) }
+    @usableFromInline func record(_ index: Int) { indices.append(index) }
 }

@@ -3,9 +3,10 @@ import Synchronization
 
 /// What the object layer knows about one model class: its schema read by reflection, its defaults, and
 /// where its records live once bound to a file.
+@usableFromInline
 final class TypeInfo: @unchecked Sendable {
     let objectClass: Object.Type
-    let schema: ObjectSchema
+    @usableFromInline let schema: ObjectSchema
     /// Property name -> index in `schema.properties`.
     let propertyIndex: [String: Int]
     /// The value each property gets when nothing else is given.
@@ -91,6 +92,7 @@ final class TypeInfo: @unchecked Sendable {
 
     /// The property a `@Persisted` storage key path refers to. The first time, a probe instance with that
     /// property marked is reflected to find its name.
+    @usableFromInline
     func propertyIndex<O: Object, V>(for keyPath: ReferenceWritableKeyPath<O, Persisted<V>>, in object: O) -> Int {
         if let i = cachedIndex(keyPath) { return i }
         return probeIndex(for: keyPath, in: object)
@@ -98,7 +100,7 @@ final class TypeInfo: @unchecked Sendable {
 
     /// The property index of a storage key path seen before (non-generic, for the hot path). Keyed by the
     /// key path's value: key path instances are not unique, and an identifier could be reused.
-    @inline(__always)
+    @usableFromInline
     func cachedIndex(_ keyPath: AnyKeyPath) -> Int? {
         // Key path literals are usually one shared instance: an identity hit avoids hashing the key path.
         // The entry holds the key path, so its identifier cannot be reused while cached.
@@ -224,10 +226,12 @@ final class TypeInfo: @unchecked Sendable {
 }
 
 /// Reflected type information, once per class.
+@usableFromInline
 enum TypeRegistry {
     private static let infos = Mutex<[ObjectIdentifier: TypeInfo]>([:])
 
     /// The type's information; traps on an invalid model (Realm's open reports the same problem as an error).
+    @usableFromInline
     static func info(for cls: Object.Type) -> TypeInfo {
         do {
             return try checkedInfo(for: cls)
