@@ -12,5 +12,6 @@ seconds=${2:-60}
 shift 2 || true
 swift build --scratch-path .build-fuzz --sanitize=fuzzer -Xswiftc -DFUZZING --product Fuzz >&2
 mkdir -p "Fuzz/Corpus/$target" Fuzz/Findings
-FUZZ_TARGET="$target" .build-fuzz/debug/Fuzz "Fuzz/Corpus/$target" \
+# Without Swift's backtracer, libFuzzer's own handler writes the crashing input to Fuzz/Findings.
+SWIFT_BACKTRACE=enable=no FUZZ_TARGET="$target" .build-fuzz/debug/Fuzz "Fuzz/Corpus/$target" \
   -max_total_time="$seconds" -max_len=65536 -artifact_prefix="Fuzz/Findings/$target-" -print_final_stats=1 "$@"

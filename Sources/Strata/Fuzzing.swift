@@ -8,19 +8,26 @@ package enum StrataFuzzing {
             let all = try? ObjectRecord.decodeAll(raw)
             for id: UInt32 in 0..<8 {
                 let one = (try? ObjectRecord.value(of: id, in: raw)) ?? nil
-                if let all, let one, all.fields[id] != one {
+                if let all, let one, let whole = all.fields[id], !sameBits(whole, one) {
                     return "field \(id) decodes differently alone and with the others"
                 }
             }
             if let all {
                 let fields = all.fields.sorted { $0.key < $1.key }.map { (id: $0.key, value: $0.value) }
                 let again = ObjectRecord.encode(schemaVersion: all.schemaVersion, fields: fields)
-                guard let back = try? again.withUnsafeBytes({ try ObjectRecord.decodeAll($0) }), back.fields == all.fields else {
+                guard let back = try? again.withUnsafeBytes({ try ObjectRecord.decodeAll($0) }), back.fields.count == all.fields.count,
+                    back.fields.allSatisfy({ k, v in all.fields[k].map { sameBits($0, v) } ?? false })
+                else {
                     return "a decoded record does not survive re-encoding"
                 }
             }
             return nil
         }
+    }
+
+    /// Equal, or the same bits (NaN is not equal to itself but decodes the same each time).
+    static func sameBits(_ a: StoredValue, _ b: StoredValue) -> Bool {
+        a == b || ObjectRecord.encode(schemaVersion: 0, fields: [(1, a)]) == ObjectRecord.encode(schemaVersion: 0, fields: [(1, b)])
     }
 
     /// The persisted schema (JSON in the metadata partition).
