@@ -57,7 +57,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "EngineCrashChild",
-            dependencies: ["Engine"],
+            dependencies: ["Engine", "TestSupport"],
             path: "Tests/EngineCrashChild",
             swiftSettings: strictSettings
         ),

@@ -7,20 +7,13 @@
 // partition 1 to i, in one transaction.
 
 import Engine
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
 func key(_ i: UInt64) -> [UInt8] { withUnsafeBytes(of: i.bigEndian) { Array($0) } }
-
-func value(_ i: UInt64) -> [UInt8] {
-    var x = i &* 0x9E37_79B9_7F4A_7C15
-    return (0..<(Int(i % 61) + 8)).map { _ in
-        x ^= x << 13; x ^= x >> 7; x ^= x << 17
-        return UInt8(truncatingIfNeeded: x)
-    }
-}
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 2 else {
@@ -52,7 +45,7 @@ do {
     FileHandleWriter.out("start \(next)\n")
     while true {
         try db.write { tx in
-            try tx.put(key(next), value(next), in: 0)
+            try tx.put(key(next), crashChildValue(next), in: 0)
             try tx.put(lastKey, key(next), in: 1)
         }
         FileHandleWriter.out("committed \(next)\n")

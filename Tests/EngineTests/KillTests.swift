@@ -18,14 +18,6 @@ import TestSupport
         return nil
     }
 
-    func value(_ i: UInt64) -> [UInt8] {
-        var x = i &* 0x9E37_79B9_7F4A_7C15
-        return (0..<(Int(i % 61) + 8)).map { _ in
-            x ^= x << 13; x ^= x >> 7; x ^= x << 17
-            return UInt8(truncatingIfNeeded: x)
-        }
-    }
-
     @Test(arguments: Seeds.environmentOr([7]))
     func everyReportedCommitSurvivesSIGKILL(seed: UInt64) throws {
         guard let child = Self.childPath else {
@@ -68,7 +60,7 @@ import TestSupport
             var ok = true
             try snapshot.scan(0) { k, v in
                 let i = k.reduce(0) { $0 << 8 | UInt64($1) }
-                if Int64(i) != count || [UInt8](v) != value(i) { ok = false; return false }
+                if Int64(i) != count || [UInt8](v) != crashChildValue(i) { ok = false; return false }
                 count += 1
                 return true
             }

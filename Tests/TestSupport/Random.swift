@@ -73,37 +73,11 @@ public struct POSIXFailure: Error, CustomStringConvertible {
     public var description: String { "\(what) failed: errno \(errno)" }
 }
 
-/// Reads and writes whole files of the real file system (for damaging them in tests).
-public enum RawFiles {
-    public static func read(_ path: String) -> [UInt8]? {
-        guard let f = fopen(path, "rb") else { return nil }
-        defer { fclose(f) }
-        var out: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = fread(&buffer, 1, buffer.count, f)
-            if n <= 0 { break }
-            out.append(contentsOf: buffer[0..<n])
-        }
-        return out
-    }
-
-    public static func write(_ path: String, _ bytes: [UInt8]) {
-        guard let f = fopen(path, "wb") else { return }
-        _ = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, f) }
-        fclose(f)
-    }
-
-    public static func list(_ path: String) -> [String] {
-        guard let dir = opendir(path) else { return [] }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names.sorted()
+/// The value the SIGKILL test's child writes for commit `i`, and the parent checks.
+public func crashChildValue(_ i: UInt64) -> [UInt8] {
+    var x = i &* 0x9E37_79B9_7F4A_7C15
+    return (0..<(Int(i % 61) + 8)).map { _ in
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17
+        return UInt8(truncatingIfNeeded: x)
     }
 }
