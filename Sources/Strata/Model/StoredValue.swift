@@ -69,19 +69,41 @@ public enum StoredValue: Sendable, Hashable {
     /// arguments) for a property of `type`; nil when it does not fit.
     static func from(any value: Any?, as type: PropertyType? = nil) -> StoredValue? {
         guard let value else { return .null }
-        if let v = value as? StoredValue { return v }
-        if let v = value as? any _Persistable { return v._storedValue }
-        if let v = value as? NSNull { _ = v; return .null }
-        if let v = value as? NSNumber, type != nil {
-            switch type! {
-            case .int: return .int(v.int64Value)
-            case .double: return .double(v.doubleValue)
-            case .float: return .float(v.floatValue)
-            case .bool: return .bool(v.boolValue)
-            default: return nil
+        let v: StoredValue
+        // The common concrete types first: casting to an existential protocol is far slower.
+        if let x = value as? String {
+            v = .string(x)
+        } else if let x = value as? Int {
+            v = .int(Int64(x))
+        } else if let x = value as? Double {
+            v = .double(x)
+        } else if let x = value as? Bool {
+            v = .bool(x)
+        } else if let x = value as? StoredValue {
+            v = x
+        } else if let x = value as? any _Persistable {
+            v = x._storedValue
+        } else if value is NSNull {
+            v = .null
+        } else if let n = value as? NSNumber {
+            switch type {
+            case .bool?: v = .bool(n.boolValue)
+            case .int?: v = .int(n.int64Value)
+            case .float?: v = .float(n.floatValue)
+            default: v = .double(n.doubleValue)
             }
+        } else {
+            return nil
         }
-        return nil
+        guard let type else { return v }
+        // Numbers given for another numeric type (`["weight": 12]` for a Double) are converted.
+        switch (type, v) {
+        case (.double, .int(let x)): return .double(Double(x))
+        case (.float, .int(let x)): return .float(Float(x))
+        case (.float, .double(let x)): return .float(Float(x))
+        case (.int, .double(let x)) where x == x.rounded() && abs(x) < 9.0e18: return .int(Int64(x))
+        default: return v
+        }
     }
 }
 
