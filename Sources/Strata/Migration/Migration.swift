@@ -8,6 +8,8 @@ final class DynamicState: CustomStringConvertible {
     let writable: Bool
     let defaults: [String: StoredValue]
     var modified = false
+    /// The fields the block set (a primary key among them means re-keying the type).
+    var writtenFields = Set<UInt32>()
     /// Inside a migration, mistakes are recorded here (the open then throws) instead of trapping.
     var report: ((String) -> Void)?
 
@@ -55,6 +57,7 @@ final class DynamicState: CustomStringConvertible {
             return
         }
         values[p.fieldId] = v
+        writtenFields.insert(p.fieldId)
         modified = true
     }
 
@@ -265,7 +268,7 @@ public final class Migration {
         let oldPK = oldType?.properties.first(where: \.isPrimaryKey)
         let pkChanged = newPK?.fieldId != oldPK?.fieldId || newPK?.type != oldPK?.type || oldType?.partition != t.partition
         let pending = written[t.partition] ?? [:]
-        let wrotePK = newPK.map { pk in pending.values.contains { $0.modified && $0.values[pk.fieldId] != nil } } ?? false
+        let wrotePK = newPK.map { pk in pending.values.contains { $0.writtenFields.contains(pk.fieldId) } } ?? false
         guard oldType != nil, pkChanged || wrotePK else { return false }
         // Every object of the type, as it will be.
         var objects: [(key: Int64, state: DynamicState)] = []
