@@ -18,6 +18,9 @@ open class Object: CustomStringConvertible {
     /// Values set by name on an unmanaged object (`setValue(_:forKey:)`, `init(value:)`), by property index;
     /// they take precedence over the `@Persisted` storage until the property is set directly.
     @usableFromInline final var _unmanagedValues: [Int: StoredValue]?
+    /// What the `@Persisted` setters stored on this unmanaged object, by property index, so that adding it
+    /// reads no property twice.
+    @usableFromInline final var _setValues: [StoredValue?]?
     /// Set on the objects a migration hands out: values by field id under a stored schema.
     final var _dynamic: DynamicState?
 

@@ -106,6 +106,8 @@ public struct Persisted<Value: _Persistable> {
             let info = TypeRegistry.info(for: type(of: object))
             let index = info.cachedIndex(storageKeyPath) ?? info.propertyIndex(for: storageKeyPath, in: object)
             if object._unmanagedValues != nil { object._unmanagedValues?[index] = nil }
+            if object._setValues == nil { object._setValues = Array(repeating: nil, count: info.propertyCount) }
+            object._setValues?[index] = newValue._storedValue
             object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
         }
     }

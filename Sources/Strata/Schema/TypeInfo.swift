@@ -7,6 +7,7 @@ import Synchronization
 final class TypeInfo: @unchecked Sendable {
     let objectClass: Object.Type
     @usableFromInline let schema: ObjectSchema
+    @usableFromInline var propertyCount: Int { schema.properties.count }
     /// Property name -> index in `schema.properties`.
     let propertyIndex: [String: Int]
     /// The value each property gets when nothing else is given.
@@ -156,8 +157,16 @@ final class TypeInfo: @unchecked Sendable {
 
     /// Every property's value of an unmanaged object, by reflection.
     func unmanagedValues(of object: Object) -> [StoredValue] {
+        // Values the setters recorded need no reading; the others are read through their key paths.
+        if let set = object._setValues, set.count == schema.properties.count, !set.contains(where: { $0 == nil }) {
+            var values = set.map { $0 ?? .null }
+            if let overrides = object._unmanagedValues {
+                for (i, v) in overrides { values[i] = v }
+            }
+            return values
+        }
         if let readers = allReaders.withLock({ $0 }) {
-            var values = readers.map { $0.read(object) }
+            var values = readers.indices.map { i in object._setValues?[i] ?? readers[i].read(object) }
             if let overrides = object._unmanagedValues {
                 for (i, v) in overrides { values[i] = v }
             }

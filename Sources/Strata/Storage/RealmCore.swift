@@ -380,6 +380,7 @@ final class RealmCore: @unchecked Sendable {
     private func attach(_ object: Object, binding: TypeBinding, key: Int64) {
         object._accessor = ObjectAccessor(core: self, binding: binding, key: key, record: nil)
         object._unmanagedValues = nil
+        object._setValues = nil
     }
 
     /// The pending record of an existing object, loading its current values on first change.
