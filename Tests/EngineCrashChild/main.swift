@@ -2,7 +2,9 @@
 // `commit()` has returned. The parent kills it at a random moment and checks that every reported commit is
 // in the database after reopening.
 //
-// Usage: EngineCrashChild PATH
+// Usage: EngineCrashChild PATH [maintenance]
+// With `maintenance`, the child also flushes every 10 commits and compacts every 25, so that kills land
+// inside flushes and compactions too.
 // Each commit i puts key i (8 bytes, big-endian) with value(i) in partition 0 and sets key "last" in
 // partition 1 to i, in one transaction.
 
@@ -17,7 +19,7 @@ func key(_ i: UInt64) -> [UInt8] { withUnsafeBytes(of: i.bigEndian) { Array($0) 
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 2 else {
-    FileHandleWriter.error("usage: EngineCrashChild PATH\n")
+    FileHandleWriter.error("usage: EngineCrashChild PATH [maintenance]\n")
     exit(2)
 }
 
@@ -36,6 +38,7 @@ do {
     var options = Database.Options()
     options.memtableFlushBytes = 64 * 1024
     options.compactionSegmentTrigger = 3
+    let maintenance = arguments.count >= 3 && arguments[2] == "maintenance"
     let db = try Database.open(at: arguments[1], options: options)
     let lastKey = Array("last".utf8)
     var next: UInt64 = 0
@@ -49,6 +52,8 @@ do {
             try tx.put(lastKey, key(next), in: 1)
         }
         FileHandleWriter.out("committed \(next)\n")
+        if maintenance && next % 10 == 9 { try db.flush() }
+        if maintenance && next % 25 == 24 { try db.compact() }
         next += 1
     }
 } catch {

@@ -18,8 +18,10 @@ import TestSupport
         return nil
     }
 
-    @Test(arguments: Seeds.environmentOr([7]))
-    func everyReportedCommitSurvivesSIGKILL(seed: UInt64) throws {
+    /// Plain commits (flushes and compactions happen in the background), and commits with explicit flushes
+    /// and compactions, so that kills land inside them.
+    @Test(arguments: Seeds.environmentOr([7]), ["commits", "maintenance"])
+    func everyReportedCommitSurvivesSIGKILL(seed: UInt64, mode: String) throws {
         guard let child = Self.childPath else {
             Issue.record("EngineCrashChild was not built beside the tests")
             return
@@ -32,7 +34,7 @@ import TestSupport
         for round in 0..<kills {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: child)
-            process.arguments = [path]
+            process.arguments = mode == "maintenance" ? [path, "maintenance"] : [path]
             let pipe = Pipe()
             process.standardOutput = pipe
             try process.run()
