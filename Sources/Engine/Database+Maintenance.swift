@@ -7,6 +7,7 @@ extension Database {
 
     /// Moves every partition's active runs to `frozen` and starts a new log. Called with the writer gate held.
     func freezeLocked() throws {
+        guard !options.readOnly else { return }
         let v = currentVersion
         guard !v.hasFrozen, v.partitions.values.contains(where: { !$0.active.isEmpty }) else { return }
         if options.durability == .deferred { try log.file.sync() }
@@ -126,6 +127,9 @@ extension Database {
 
     /// Compacts `partition` now (every partition when nil), waiting for it.
     package func compact(_ partition: UInt32? = nil) throws {
+        if options.readOnly {
+            throw StorageError(.invalidArgument, "the database was opened read-only (Database.compact)", file: directory)
+        }
         try maintenance.sync {
             let ids = partition.map { [$0] } ?? currentVersion.partitions.keys.sorted()
             for id in ids { try compactPartition(id, minimumSegments: 2) }

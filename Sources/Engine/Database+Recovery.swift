@@ -23,6 +23,9 @@ extension Database {
         at directory: String, options: Options = Options(), fileSystem fs: any FileSystem = PosixFileSystem(),
         report: UnsafeReportBox?
     ) throws -> Database {
+        if options.readOnly && !fs.fileExists(atPath: directory + "/" + FileName.current.name) {
+            throw StorageError(.invalidArgument, "no database here to open read-only", file: directory)
+        }
         if !fs.fileExists(atPath: directory) {
             guard options.createIfMissing else {
                 throw StorageError(.invalidArgument, "no database at this path and createIfMissing is false", file: directory)
@@ -150,7 +153,7 @@ extension Database {
                 // A torn tail of the last log: a commit that never returned. Cut it off.
                 recovery.droppedTailBytes = region.count - scan.validBytes
                 recovery.droppedTailReason = "\(damage.located(file: name))"
-                try fs.truncateFile(atPath: path(.log(number)), toSize: scan.validBytes)
+                if !options.readOnly { try fs.truncateFile(atPath: path(.log(number)), toSize: scan.validBytes) }
             }
         }
         report?.report = recovery
@@ -159,7 +162,10 @@ extension Database {
         // writes nothing; otherwise a new one.
         let logNumber: UInt64
         let logFile: any WritableFile
-        if recovery.replayedCommits == 0, let reuse = reusableLog {
+        if options.readOnly {
+            logNumber = logs.last ?? manifest.logNumber
+            logFile = RefusingFile(directory: directory)
+        } else if recovery.replayedCommits == 0, let reuse = reusableLog {
             logNumber = reuse
             logFile = try fs.openForAppending(atPath: path(.log(reuse)))
             for n in logs where n < reuse { try? fs.removeFile(atPath: path(.log(n))) }
@@ -179,6 +185,9 @@ extension Database {
             nextIncarnation: builder.nextIncarnation, blockCache: blockCache)
 
         // Replayed commits go to segments now, so that the old logs can go and the next open is quick.
+        if options.readOnly {
+            return db
+        }
         if recovery.replayedCommits > 0 {
             db.published.withLock { p in
                 var parts = p.version.partitions
@@ -247,3 +256,15 @@ struct ReplayBuilder {
     }
 }
 
+
+/// The log of a read-only database: every write is refused.
+final class RefusingFile: WritableFile, @unchecked Sendable {
+    let directory: String
+    init(directory: String) { self.directory = directory }
+    func append(_ bytes: UnsafeRawBufferPointer) throws {
+        throw StorageError(.invalidArgument, "the database was opened read-only", file: directory)
+    }
+    func sync() throws {}
+    func close() {}
+    var size: Int { 0 }
+}

@@ -44,6 +44,9 @@ package final class Database: @unchecked Sendable {
         package var compression = true
         /// Bytes of decompressed blocks cached for point reads.
         package var blockCacheBytes = Tuning.blockCacheBytes
+        /// Open without writing anything: no log is created or cut, nothing is flushed, writes throw. The
+        /// commits in the log are replayed into memory.
+        package var readOnly = false
         package init() {}
     }
 
@@ -142,6 +145,9 @@ package final class Database: @unchecked Sendable {
             try published.withLock { p in
                 if p.closed { throw StorageError(.closed, "the database is closed (Database.beginWrite)", file: directory) }
                 if let e = p.poisoned { throw e }
+            }
+            if options.readOnly {
+                throw StorageError(.invalidArgument, "the database was opened read-only (Database.beginWrite); open it without readOnly to write", file: directory)
             }
             return WriteTransaction(database: self, snapshot: try snapshotForWriter())
         } catch {
@@ -254,7 +260,7 @@ package final class Database: @unchecked Sendable {
         if wasClosed { return }
         var failure: (any Error)? = nil
         maintenance.sync {
-            guard !poisoned else { return }
+            guard !poisoned, !options.readOnly else { return }
             do {
                 if currentVersion.partitions.values.contains(where: { !$0.active.isEmpty || !$0.frozen.isEmpty }) {
                     try runFlush()  // what an earlier, failed flush left frozen

@@ -64,7 +64,8 @@ extension Realm {
         /// The key that identifies the underlying file among open ones.
         var identity: String {
             if let id = inMemoryIdentifier { return "memory:" + id }
-            return "file:" + (fileURL?.standardizedFileURL.path ?? "")
+            // A read-only engine cannot serve writable Realms: it is a separate opener (and gets .alreadyOpen).
+            return (readOnly ? "file-read-only:" : "file:") + (fileURL?.standardizedFileURL.path ?? "")
         }
     }
 

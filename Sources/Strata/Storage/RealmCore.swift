@@ -116,6 +116,10 @@ final class RealmCore: @unchecked Sendable {
 
     /// Binds model classes to the stored schema, adding what is new. Writes the schema when it changes.
     private func register(_ infos: [TypeInfo], checkVersion: Bool) throws {
+        if configuration.readOnly {
+            try bindReadOnly(infos)
+            return
+        }
         let ownTx = write == nil
         let tx = try write?.tx ?? database.beginWrite()
         var schemaToWrite: StoredSchema? = nil
@@ -177,6 +181,30 @@ final class RealmCore: @unchecked Sendable {
             if ownTx { tx.abort() }
             if let e = error as? StorageError { throw realmError(e, fileURL: configuration.fileURL) }
             throw error
+        }
+    }
+
+    /// A read-only Realm binds to the stored schema as it is: any difference, or a newer version in the code,
+    /// is an error, since nothing may be written.
+    private func bindReadOnly(_ infos: [TypeInfo]) throws {
+        guard let stored = shared.storedSchema.withLock({ $0 }) else {
+            throw Realm.Error(.fail, "\(shared.displayName) has no schema yet and is opened read-only", fileURL: configuration.fileURL)
+        }
+        if stored.schemaVersion > configuration.schemaVersion { throw versionTooLow(stored: stored.schemaVersion) }
+        let differences = SchemaDiff.differences(stored: stored, declared: infos)
+        let missing = infos.filter { stored.type(named: $0.schema.className) == nil }.map(\.schema.className)
+        guard differences.isEmpty, missing.isEmpty, stored.schemaVersion == configuration.schemaVersion else {
+            throw Realm.Error(
+                .schemaMismatch,
+                "\(shared.displayName) is opened read-only but its schema (version \(stored.schemaVersion)) differs from the code's "
+                    + "(version \(configuration.schemaVersion)): "
+                    + (differences.map(\.description) + missing.map { "type '\($0)' is not in the file." }).joined(separator: " ")
+                    + " Open it writable once to migrate.", fileURL: configuration.fileURL)
+        }
+        for info in infos {
+            if let t = stored.type(named: info.schema.className) {
+                bindings[ObjectIdentifier(info.objectClass)] = TypeBinding(info: info, stored: t, schemaVersion: stored.schemaVersion)
+            }
         }
     }
 

@@ -72,6 +72,7 @@ final class SharedFile: @unchecked Sendable {
         }
         var options = Database.Options()
         options.createIfMissing = !config.readOnly
+        options.readOnly = config.readOnly
         if let n = config.maximumNumberOfActiveVersions { options.maximumLiveSnapshots = Int(n) }
         let database: Database
         do {
