@@ -67,6 +67,21 @@ final class SharedFile: @unchecked Sendable {
 
     private static func openFile(_ config: Realm.Configuration) throws -> SharedFile {
         let (path, fs, memory, name) = try location(config)
+        if config.encryptionKey != nil {
+            // Never pretend: an unencrypted file written for a caller who asked for encryption would be a leak.
+            throw Realm.Error(
+                .fail, "encryption at rest is not supported yet; open \(name) without encryptionKey (nothing was written)",
+                fileURL: config.fileURL)
+        }
+        if let seed = config.seedFilePath, memory == nil, !fs.fileExists(atPath: path) {
+            // A new file starts as a copy of the seed Realm, as in Realm.
+            do {
+                try FileManager.default.copyItem(atPath: seed.path, toPath: path)
+                try? FileManager.default.removeItem(atPath: path + "/LOCK")
+            } catch {
+                throw Realm.Error(.fileAccess, "copying the seed file \(seed.path) to \(name) failed: \(error)", fileURL: config.fileURL)
+            }
+        }
         if config.readOnly && !fs.fileExists(atPath: path) {
             throw Realm.Error(.fileNotFound, "\(name) does not exist and the configuration is read-only", fileURL: config.fileURL)
         }
@@ -81,6 +96,9 @@ final class SharedFile: @unchecked Sendable {
             let code: Realm.Error.Code = e.code == .locked ? .alreadyOpen : (e.code == .corrupted ? .invalidDatabase : .fileAccess)
             throw Realm.Error(code, "cannot open \(name): \(e)", fileURL: config.fileURL, underlying: e)
         }
+        if let shouldCompact = config.shouldCompactOnLaunch, !config.readOnly {
+            try compactIfAsked(database, shouldCompact, name: name, fileURL: config.fileURL)
+        }
         let schema: StoredSchema?
         do {
             schema = try database.snapshot().get(StoredSchema.schemaKey, in: StoredSchema.metadataPartition)
@@ -89,6 +107,27 @@ final class SharedFile: @unchecked Sendable {
             throw Realm.Error(.invalidDatabase, "cannot read the schema of \(name): \(e)", fileURL: config.fileURL, underlying: e)
         }
         return SharedFile(identity: config.identity, database: database, displayName: name, fileURL: config.fileURL, memory: memory, schema: schema)
+    }
+
+    /// `shouldCompactOnLaunch(totalBytes, usedBytes)`: total is what the segments and memtable take, used the
+    /// bytes of the live keys and values (a scan, paid only by callers who ask).
+    private static func compactIfAsked(
+        _ database: Database, _ shouldCompact: @Sendable (Int, Int) -> Bool, name: String, fileURL: URL?
+    ) throws {
+        let stats = database.statistics()
+        var used = 0
+        do {
+            let snapshot = try database.snapshot()
+            for p in snapshot.partitions {
+                try snapshot.scan(p) { k, v in
+                    used += k.count + v.count
+                    return true
+                }
+            }
+            if shouldCompact(stats.segmentBytes + stats.memtableBytes, used) { try database.compact() }
+        } catch {
+            throw realmError(error, fileURL: fileURL)
+        }
     }
 
     static func fileExists(for config: Realm.Configuration) -> Bool {
