@@ -108,6 +108,19 @@ import Synchronization
         #expect(all.where { $0.age > 100 }.average(ofProperty: "age") as Double? == nil)
     }
 
+    @Test func distinctKeepsTheFirstObjectOfEachValueInSortOrder() throws {
+        let realm = try memoryRealm()
+        try realm.write {
+            for (i, (name, age)) in [("Ada", 36), ("Ada", 20), ("Alan", 41), ("Ada", 50), ("Alan", 30)].enumerated() {
+                realm.create(Person.self, value: ["id": i, "firstName": name, "age": age])
+            }
+        }
+        let youngestFirst = realm.objects(Person.self).sorted(byKeyPath: "age").distinct(by: ["firstName"])
+        #expect(youngestFirst.map(\.age) == [20, 30])
+        #expect(realm.objects(Person.self).distinct(by: ["firstName", "age"]).count == 5)
+        #expect(realm.objects(Person.self).where { $0.age > 25 }.distinct(by: ["firstName"]).count == 2)
+    }
+
     @Test func primaryKeysRejectDuplicatesUnlessUpdating() throws {
         let realm = try memoryRealm()
         try people(realm)

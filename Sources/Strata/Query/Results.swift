@@ -20,13 +20,16 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     let binding: TypeBinding
     let predicate: Predicate?
     let sort: [(index: Int, ascending: Bool)]
+    /// Properties whose values must be distinct: the first object in sort order of each combination stays.
+    let distinct: [Int]
     private let cache = ResultsCache()
 
-    init(core: RealmCore, binding: TypeBinding, predicate: Predicate?, sort: [(index: Int, ascending: Bool)]) {
+    init(core: RealmCore, binding: TypeBinding, predicate: Predicate?, sort: [(index: Int, ascending: Bool)], distinct: [Int] = []) {
         self.core = core
         self.binding = binding
         self.predicate = predicate
         self.sort = sort
+        self.distinct = distinct
     }
 
     final class ResultsCache {
@@ -39,12 +42,12 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     private func evaluated() -> ResultsCache {
         let token = core.changeToken
         if cache.token == token { return cache }
-        var rows: [(key: Int64, record: [UInt8]?, sortValues: [StoredValue])] = []
+        var rows: [(key: Int64, record: [UInt8]?, sortValues: [StoredValue], distinctValues: [StoredValue])] = []
         core.forEachRecord(binding) { key, ref in
             if let predicate, !predicate.evaluate(ref) { return true }
             let record: [UInt8]?
             if case .bytes(let raw, _) = ref { record = [UInt8](raw) } else { record = nil }
-            rows.append((key, record, sort.map { ref.value($0.index) }))
+            rows.append((key, record, sort.map { ref.value($0.index) }, distinct.map { ref.value($0) }))
             return true
         }
         if !sort.isEmpty {
@@ -55,6 +58,10 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
                 }
                 return false
             }
+        }
+        if !distinct.isEmpty {
+            var seen = Set<[StoredValue]>()
+            rows = rows.filter { seen.insert($0.distinctValues).inserted }
         }
         cache.keys = rows.map(\.key)
         cache.records = rows.map(\.record)
@@ -78,7 +85,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     public var endIndex: Int { count }
 
     public var count: Int {
-        if predicate == nil && sort.isEmpty, !core.isInWriteTransaction, cache.token != core.changeToken {
+        if predicate == nil && sort.isEmpty && distinct.isEmpty, !core.isInWriteTransaction, cache.token != core.changeToken {
             var n = 0
             core.forEachRecord(binding) { _, _ in n += 1; return true }
             return n
@@ -139,7 +146,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     }
 
     public func makeIterator() -> Iterator {
-        if predicate == nil && sort.isEmpty && !core.isInWriteTransaction,
+        if predicate == nil && sort.isEmpty && distinct.isEmpty && !core.isInWriteTransaction,
             let stream = try? core.readSnapshot.makeIterator(binding.partition)
         {
             return Iterator(results: self, stream: stream, keys: [], records: [])
@@ -159,7 +166,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         } catch {
             preconditionFailure("Invalid predicate: \(error)")
         }
-        return Results(core: core, binding: binding, predicate: predicate.map { .and($0, expr) } ?? expr, sort: sort)
+        return Results(core: core, binding: binding, predicate: predicate.map { .and($0, expr) } ?? expr, sort: sort, distinct: distinct)
     }
 
     /// The objects matching a type-safe query, e.g. `where { $0.age > 18 && $0.name.starts(with: "A") }`.
@@ -170,7 +177,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         } catch {
             preconditionFailure("Invalid query: \(error)")
         }
-        return Results(core: core, binding: binding, predicate: predicate.map { .and($0, expr) } ?? expr, sort: sort)
+        return Results(core: core, binding: binding, predicate: predicate.map { .and($0, expr) } ?? expr, sort: sort, distinct: distinct)
     }
 
     public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
@@ -188,7 +195,18 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
             }
             return (i, d.ascending)
         }
-        return Results(core: core, binding: binding, predicate: predicate, sort: keys + sort)
+        return Results(core: core, binding: binding, predicate: predicate, sort: keys + sort, distinct: distinct)
+    }
+
+    /// One object per distinct combination of the values of `keyPaths` (the first in sort order).
+    public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
+        let indices = keyPaths.map { name -> Int in
+            guard let i = binding.info.propertyIndex[name] else {
+                preconditionFailure("Cannot distinct on key path '\(name)': property '\(binding.info.schema.className).\(name)' does not exist")
+            }
+            return i
+        }
+        return Results(core: core, binding: binding, predicate: predicate, sort: sort, distinct: distinct + indices)
     }
 
     // MARK: Aggregates
