@@ -290,6 +290,8 @@ import Synchronization
         unmanaged.firstName = "Changed"
         #expect(unmanaged.firstName == "Changed")
         #expect(realm.objects(Person.self).value(forKey: "firstName").count == 5)
+        try realm.write { realm.objects(Person.self).where { $0.age > 40 }.setValue("older", forKey: "nickname") }
+        #expect(realm.objects(Person.self).filter("nickname == 'older'").count == 3)  // Alan (42), Grace, Edsger
     }
 }
 

@@ -255,6 +255,14 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     public func sum<V: _Persistable>(of keyPath: KeyPath<Element, V>) -> V { sum(ofProperty: binding.info.name(of: keyPath)) }
     public func average<V: _Persistable>(of keyPath: KeyPath<Element, V>) -> V? { average(ofProperty: binding.info.name(of: keyPath)) }
 
+    /// Sets one property of every object (in a write transaction).
+    public func setValue(_ value: Any?, forKey key: String) {
+        for object in Array(self) { object.setValue(value, forKey: key) }
+    }
+
+    /// The values of one property of every object (`value(forKeyPath:)` takes the same single-step paths).
+    public func value(forKeyPath keyPath: String) -> [Any?] { value(forKey: keyPath) }
+
     /// The values of one property of every object.
     public func value(forKey key: String) -> [Any?] {
         guard let i = binding.info.propertyIndex[key] else {
