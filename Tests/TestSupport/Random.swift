@@ -38,7 +38,8 @@ public final class TemporaryDirectory: @unchecked Sendable {
     public let path: String
 
     public init(_ label: String = "strata") throws {
-        var template = Array("/tmp/\(label)-XXXXXX".utf8CString)
+        let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array("\(base)/\(label)-XXXXXX".utf8CString)
         guard let p = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             throw POSIXFailure(what: "mkdtemp")
         }
