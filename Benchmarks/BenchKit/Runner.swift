@@ -72,27 +72,18 @@ public final class Runner {
                 if want.contains("size") { record("size after insert", engine.name, Double(try engine.sizeOnDisk(in: dir)) / 1e6) }
 
                 try engine.open(in: dir)
-                if want.contains("enumerate-int") {
-                    progress("\(tag): enumerate-int")
-                    t = now()
-                    let sum = try engine.sumAges()
-                    record("enumerate-int", engine.name, Double(config.n) / (now() - t))
-                    check(engine.name, "sum of ages", sum)
+                /// Times `body` for a per-second workload of `count` items and records what it computed.
+                func rate(_ workload: String, _ count: Int, _ checkName: String, _ body: () throws -> Int) rethrows {
+                    guard want.contains(workload) else { return }
+                    progress("\(tag): \(workload)")
+                    let start = now()
+                    let result = try body()
+                    record(workload, engine.name, Double(count) / (now() - start))
+                    check(engine.name, checkName, result)
                 }
-                if want.contains("enumerate-all") {
-                    progress("\(tag): enumerate-all")
-                    t = now()
-                    let sum = try engine.sumAllFields()
-                    record("enumerate-all", engine.name, Double(config.n) / (now() - t))
-                    check(engine.name, "sum of all fields", sum)
-                }
-                if want.contains("lookup") {
-                    progress("\(tag): lookup x\(data.lookupIDs.count)")
-                    t = now()
-                    let sum = try engine.lookupAges(data.lookupIDs)
-                    record("lookup", engine.name, Double(data.lookupIDs.count) / (now() - t))
-                    check(engine.name, "sum of looked-up ages", sum)
-                }
+                try rate("enumerate-int", config.n, "sum of ages") { try engine.sumAges() }
+                try rate("enumerate-all", config.n, "sum of all fields") { try engine.sumAllFields() }
+                try rate("lookup", data.lookupIDs.count, "sum of looked-up ages") { try engine.lookupAges(data.lookupIDs) }
                 if want.contains("query") {
                     progress("\(tag): query")
                     let repeats = 3
