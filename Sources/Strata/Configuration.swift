@@ -29,6 +29,20 @@ extension Realm {
         public var objectTypes: [Object.Type]?
         public var maximumNumberOfActiveVersions: UInt?
         public var seedFilePath: URL?
+        /// When migration work runs (Strata's addition). `.online`, the default: open returns at once;
+        /// objects pass through `transformObjects` closures when read and are rewritten in the background.
+        /// `.blocking`: every transform runs inside open, as in Realm.
+        public var migrationMode: MigrationMode = .online
+        /// Whether the background migrator starts by itself (tests turn it off and step it by hand).
+        var backgroundMigration = true
+
+        /// When a migration's per-object transforms run.
+        public enum MigrationMode: Sendable, Hashable {
+            /// Open never waits: transforms run on read and in the background, one object type at a time.
+            case online
+            /// Realm's timing: every transform runs inside open.
+            case blocking
+        }
 
         public init(
             fileURL: URL? = Configuration.defaultFileURL, inMemoryIdentifier: String? = nil, encryptionKey: Data? = nil,

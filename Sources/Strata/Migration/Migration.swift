@@ -80,11 +80,32 @@ final class DynamicState: CustomStringConvertible {
 ///
 /// Runs inside the opening transaction: nothing is written unless the whole migration succeeds.
 public final class Migration {
+    /// How a block call is used.
+    enum Mode: Equatable {
+        /// The open's own call: immediate operations take effect; transforms are recorded (online) or run at
+        /// once, as `enumerateObjects` (blocking).
+        case open(online: Bool)
+        /// A call for an older version whose objects are still pending: only `transformObjects` counts.
+        case transformsOnly
+    }
+
+    /// The type whose transform is running on this thread, if any: the operations a transform may not use trap.
+    @TaskLocal static var runningTransform: String?
+
     let core: RealmCore
-    let tx: WriteTransaction
+    let tx: WriteTransaction?
     let old: StoredSchema
     private(set) var new: StoredSchema
     let declared: [String: TypeInfo]
+    let mode: Mode
+    /// Transforms registered by this call, per type, for records of `old.schemaVersion` and older.
+    private(set) var transforms: [String: [ObjectTransform]] = [:]
+    /// Transforms of older pending versions (from transforms-only calls), by version and type.
+    private let prior: [UInt64: [String: [ObjectTransform]]]
+    private var enumerated = Set<String>()
+    private var dataDeleted = Set<String>()
+    /// The online migrations the open leaves pending, and how to read their types, once `finish` has run.
+    private(set) var installed: [String: TypeMigration] = [:]
     /// Objects written in this migration, by partition and key: field id -> value under the new schema.
     private var written: [UInt32: [Int64: DynamicState]] = [:]
     private var deleted: [UInt32: Set<Int64>] = [:]
@@ -93,12 +114,60 @@ public final class Migration {
     /// Names in the old schema as renames have moved them, per type: name -> field id.
     private var renamed: [String: [String: UInt32]] = [:]
 
-    init(core: RealmCore, tx: WriteTransaction, old: StoredSchema, new: StoredSchema, declared: [TypeInfo]) {
+    init(
+        core: RealmCore, tx: WriteTransaction?, old: StoredSchema, new: StoredSchema, declared: [TypeInfo], mode: Mode,
+        prior: [UInt64: [String: [ObjectTransform]]] = [:]
+    ) {
         self.core = core
         self.tx = tx
         self.old = old
         self.new = new
         self.declared = Dictionary(declared.map { ($0.schema.className, $0) }, uniquingKeysWith: { a, _ in a })
+        self.mode = mode
+        self.prior = prior
+    }
+
+    private var isOnline: Bool { mode == .open(online: true) }
+
+    /// Traps when called from inside a transform, as the operation would not be deferrable.
+    private func refuseInsideTransform(_ operation: String) {
+        if let typeName = Self.runningTransform {
+            preconditionFailure(
+                "Migration.\(operation) was called inside transformObjects(ofType: \"\(typeName)\"): a transform may only read its "
+                    + "old object and write its new one. Use enumerateObjects(ofType: \"\(typeName)\") for work that creates, deletes "
+                    + "or reads other objects.")
+        }
+    }
+
+    /// The write transaction of the open (absent only in transforms-only calls, which write nothing).
+    private var openTx: WriteTransaction {
+        guard let tx else { preconditionFailure("a transforms-only migration call has no transaction") }
+        return tx
+    }
+
+    static func defaults(_ info: TypeInfo?) -> [String: StoredValue] {
+        guard let info else { return [:] }
+        return Dictionary(zip(info.schema.properties.map(\.columnName), info.defaults), uniquingKeysWith: { a, _ in a })
+    }
+
+    /// How records of `typeName` from older pending online migrations reach the new schema (nil when none).
+    private func priorMigration(_ typeName: String) -> TypeMigration? {
+        let entries = old.pending(for: typeName)
+        guard !entries.isEmpty, let newType = new.type(named: typeName) else { return nil }
+        return TypeMigration(
+            typeName: typeName, newType: newType, newVersion: new.schemaVersion, defaults: defaults(for: typeName),
+            generations: entries.map { .init(fromVersion: $0.fromVersion, oldType: $0.oldType, transforms: prior[$0.fromVersion]?[typeName] ?? []) })
+    }
+
+    /// A record's state under the new schema, writable: through an older pending migration's transforms
+    /// when its version has one, as read under the new schema otherwise.
+    private func freshState(_ newType: StoredSchema.StoredType, version: UInt64, fields: [UInt32: StoredValue], through migration: TypeMigration?) -> DynamicState {
+        let state = DynamicState(type: newType, values: fields, writable: true, defaults: defaults(for: newType.name))
+        state.report = { [weak self] message in self?.errors.append(message) }
+        if let migration, let generation = migration.generation(for: version) {
+            TypeMigration.run(generation, typeName: newType.name, fields: fields, into: state, report: state.report)
+        }
+        return state
     }
 
     /// The schema of the file before this migration.
@@ -118,10 +187,7 @@ public final class Migration {
         })
     }
 
-    private func defaults(for typeName: String) -> [String: StoredValue] {
-        guard let info = declared[typeName] else { return [:] }
-        return Dictionary(zip(info.schema.properties.map(\.columnName), info.defaults), uniquingKeysWith: { a, _ in a })
-    }
+    private func defaults(for typeName: String) -> [String: StoredValue] { Self.defaults(declared[typeName]) }
 
     private func dynamic(_ state: DynamicState) -> MigrationObject {
         state.report = { [weak self] message in self?.errors.append(message) }
@@ -131,42 +197,87 @@ public final class Migration {
     }
 
     /// Calls `block` with every object of `typeName`: as it was (old schema, read-only) and as it will be (new
-    /// schema, writable; nil when the type was removed).
+    /// schema, writable; nil when the type was removed). Runs inside open, for this type only.
     public func enumerateObjects(ofType typeName: String, _ block: (_ oldObject: MigrationObject?, _ newObject: MigrationObject?) -> Void) {
-        guard let oldType = old.type(named: typeName) else {
+        refuseInsideTransform("enumerateObjects")
+        guard mode != .transformsOnly else { return }
+        guard old.type(named: typeName) != nil else {
             if new.type(named: typeName) == nil {
                 errors.append("Cannot enumerate objects of type '\(typeName)': it is in neither the old nor the new schema")
             }
             return
         }
+        enumerated.insert(typeName)
+        forEachOldObject(typeName) { oldObject, newObject, _ in block(oldObject, newObject) }
+    }
+
+    /// Every object of `typeName` in the old partition, old and new, with the generation of an older pending
+    /// migration that already brought it to the new schema (if any).
+    private func forEachOldObject(_ typeName: String, _ body: (MigrationObject, MigrationObject?, TypeMigration.Generation?) -> Void) {
+        guard let oldType = old.type(named: typeName) else { return }
         let newType = new.type(named: typeName)
-        let newDefaults = defaults(for: typeName)
-        var rows: [(Int64, [UInt32: StoredValue])] = []
+        let migration = priorMigration(typeName)
+        var rows: [(Int64, UInt64, [UInt32: StoredValue])] = []
         do {
-            try tx.snapshot.scan(oldType.partition) { k, v in
+            try openTx.snapshot.scan(oldType.partition) { k, v in
                 guard let key = ObjectKey.decode(k) else { return true }
-                rows.append((key, try ObjectRecord.decodeAll(v).fields))
+                let record = try ObjectRecord.decodeAll(v)
+                rows.append((key, record.schemaVersion, record.fields))
                 return true
             }
         } catch {
             errors.append("reading the objects of \(typeName) failed: \(error)")
             return
         }
-        for (key, fields) in rows where !(deleted[oldType.partition]?.contains(key) ?? false) {
+        for (key, version, fields) in rows where !(deleted[oldType.partition]?.contains(key) ?? false) {
             let oldObject = dynamic(DynamicState(type: oldType, values: fields, writable: false, defaults: [:]))
             var newObject: MigrationObject? = nil
             if let newType {
-                let state = written[newType.partition]?[key] ?? DynamicState(type: newType, values: fields, writable: true, defaults: newDefaults)
+                let state = written[newType.partition]?[key] ?? freshState(newType, version: version, fields: fields, through: migration)
                 written[newType.partition, default: [:]][key] = state
                 newObject = dynamic(state)
             }
-            block(oldObject, newObject)
+            body(oldObject, newObject, migration?.generation(for: version))
+        }
+    }
+
+    /// Registers a per-object transform of `typeName` (Strata's addition; the closure has `enumerateObjects`'
+    /// shape). In `.online` mode it is recorded, not run: objects pass through it when read, and the
+    /// background migrator rewrites the type. In `.blocking` mode it runs now, as `enumerateObjects` would.
+    ///
+    /// A transform may only read its old object and write its new one: `create`, `delete`,
+    /// `enumerateObjects` and `deleteData` trap inside it. It is called once at open on one object, so that
+    /// mistakes (an unknown property, a value of the wrong type) show at the first open.
+    public func transformObjects(
+        ofType typeName: String, _ block: @escaping (_ oldObject: MigrationObject, _ newObject: MigrationObject) -> Void
+    ) {
+        refuseInsideTransform("transformObjects")
+        guard old.type(named: typeName) != nil || mode == .transformsOnly else {
+            errors.append("Cannot transform objects of type '\(typeName)': it is not in the old schema (version \(old.schemaVersion))")
+            return
+        }
+        guard new.type(named: typeName) != nil else {
+            errors.append("Cannot transform objects of type '\(typeName)': it is not in the new schema (version \(new.schemaVersion))")
+            return
+        }
+        switch mode {
+        case .transformsOnly, .open(online: true):
+            transforms[typeName, default: []].append(block)
+        case .open(online: false):
+            let generation = TypeMigration.Generation(fromVersion: old.schemaVersion, oldType: old.type(named: typeName)!, transforms: [block])
+            forEachOldObject(typeName) { oldObject, newObject, earlier in
+                // An object an older pending migration brought here went through the block called with its own version.
+                guard earlier == nil, let state = newObject?._dynamic, let fields = oldObject._dynamic?.values else { return }
+                TypeMigration.run(generation, typeName: typeName, fields: fields, into: state, report: state.report)
+            }
         }
     }
 
     /// Creates an object of `typeName` in the new schema.
     @discardableResult
     public func create(_ typeName: String, value: Any = [Any]()) -> MigrationObject {
+        refuseInsideTransform("create")
+        guard mode != .transformsOnly else { return DynamicObject() }
         guard let t = new.type(named: typeName) else {
             errors.append("Cannot create an object of type '\(typeName)': it is not in the new schema")
             return DynamicObject()
@@ -182,7 +293,7 @@ public final class Migration {
         if let pk = t.properties.first(where: \.isPrimaryKey), pk.type == .int, case .int(let v) = state.stored(forKey: pk.name) {
             key = v
         } else {
-            key = RealmCore.allocateKey(partition: t.partition, in: tx, cache: &nextKeys)
+            key = RealmCore.allocateKey(partition: t.partition, in: openTx, cache: &nextKeys)
         }
         written[t.partition, default: [:]][key] = state
         return dynamic(state)
@@ -190,6 +301,8 @@ public final class Migration {
 
     /// Deletes an object handed out by `enumerateObjects` or `create`.
     public func delete(_ object: MigrationObject) {
+        refuseInsideTransform("delete")
+        guard mode != .transformsOnly else { return }
         guard let state = object._dynamic else {
             errors.append("Only objects handed out by this migration can be deleted in it")
             return
@@ -206,10 +319,13 @@ public final class Migration {
     /// Deletes every object of `typeName` (and the type, when the code no longer declares it).
     @discardableResult
     public func deleteData(forType typeName: String) -> Bool {
+        refuseInsideTransform("deleteData")
+        guard mode != .transformsOnly else { return false }
         guard let t = old.type(named: typeName) ?? new.type(named: typeName) else { return false }
+        dataDeleted.insert(typeName)
         do {
-            try tx.dropPartition(t.partition)
-            if let p = t.primaryKeyPartition { try tx.dropPartition(p) }
+            try openTx.dropPartition(t.partition)
+            if let p = t.primaryKeyPartition { try openTx.dropPartition(p) }
         } catch {
             errors.append("deleting the data of \(typeName) failed: \(error)")
         }
@@ -221,6 +337,7 @@ public final class Migration {
     /// Renames a property, keeping its values: the new property takes the old one's field id. Cheap: no
     /// record is rewritten.
     public func renameProperty(onType typeName: String, from oldName: String, to newName: String) {
+        guard mode != .transformsOnly else { return }
         guard let oldType = old.type(named: typeName) else {
             errors.append("Cannot rename properties of '\(typeName)': the type is not in the old schema")
             return
@@ -256,13 +373,14 @@ public final class Migration {
         let fields = t.properties.map { p -> (id: UInt32, value: StoredValue) in
             (p.fieldId, state.values[p.fieldId] ?? state.defaults[p.name] ?? .null)
         }
-        try tx.put(ObjectKey.bytes(key), ObjectRecord.encode(schemaVersion: new.schemaVersion, fields: fields), in: t.partition)
+        try openTx.put(ObjectKey.bytes(key), ObjectRecord.encode(schemaVersion: new.schemaVersion, fields: fields), in: t.partition)
     }
 
     /// When a type's primary key was added, removed or changed, or the block wrote primary-key values: checks
     /// that the keys are unique, moves objects of an Int key to that key, and rebuilds the key index. Whole-type
     /// work, inside open. Returns false when there was nothing to do.
     private func rebuildPrimaryKeys(_ t: StoredSchema.StoredType) throws -> Bool {
+        let tx = openTx
         let oldType = old.type(named: t.name)
         let newPK = t.properties.first(where: \.isPrimaryKey)
         let oldPK = oldType?.properties.first(where: \.isPrimaryKey)
@@ -328,8 +446,113 @@ public final class Migration {
         return true
     }
 
-    /// Writes what the block did into the opening transaction and returns the schema to store.
+    /// Whether a type's primary key was added, removed or changed: whole-type work, inside open.
+    private func primaryKeyChanged(_ t: StoredSchema.StoredType) -> Bool {
+        guard let oldType = old.type(named: t.name) else { return false }
+        let newPK = t.properties.first(where: \.isPrimaryKey)
+        let oldPK = oldType.properties.first(where: \.isPrimaryKey)
+        return newPK?.fieldId != oldPK?.fieldId || newPK?.type != oldPK?.type || oldType.partition != t.partition
+    }
+
+    /// The generations of a type's online migration as it will stand after this open: older pending ones,
+    /// then this call's transforms (online mode).
+    private func generations(_ typeName: String) -> [TypeMigration.Generation] {
+        var out = old.pending(for: typeName).map {
+            TypeMigration.Generation(fromVersion: $0.fromVersion, oldType: $0.oldType, transforms: prior[$0.fromVersion]?[typeName] ?? [])
+        }
+        if isOnline, let t = transforms[typeName], !t.isEmpty, let oldType = old.type(named: typeName) {
+            out.append(.init(fromVersion: old.schemaVersion, oldType: oldType, transforms: t))
+        }
+        return out
+    }
+
+    /// Runs every generation's transforms once on the type's first object, reporting mistakes now rather than
+    /// on some later read. Returns whether a transform wrote the primary key (whole-type work).
+    private func probe(_ t: StoredSchema.StoredType, _ generations: [TypeMigration.Generation]) throws -> Bool {
+        var first: [UInt32: StoredValue]? = nil
+        try openTx.snapshot.scan(t.partition) { _, v in
+            first = try ObjectRecord.decodeAll(v).fields
+            return false
+        }
+        guard let fields = first else { return false }
+        var wrotePrimaryKey = false
+        for generation in generations {
+            let state = DynamicState(type: t, values: fields, writable: true, defaults: defaults(for: t.name))
+            TypeMigration.run(generation, typeName: t.name, fields: fields, into: state) { [weak self] message in
+                self?.errors.append("transformObjects(ofType: \"\(t.name)\") for schema version \(generation.fromVersion): \(message)")
+            }
+            if let pk = t.properties.first(where: \.isPrimaryKey), state.writtenFields.contains(pk.fieldId) { wrotePrimaryKey = true }
+        }
+        return wrotePrimaryKey
+    }
+
+    /// Brings every object of a type to the new schema inside open: each through its generation's
+    /// transforms, on top of what `enumerateObjects` did.
+    private func materialize(_ t: StoredSchema.StoredType, _ generations: [TypeMigration.Generation]) throws {
+        let migration = TypeMigration(typeName: t.name, newType: t, newVersion: new.schemaVersion, defaults: defaults(for: t.name), generations: generations)
+        var states = written[t.partition] ?? [:]
+        try openTx.snapshot.scan(t.partition) { k, v in
+            guard let key = ObjectKey.decode(k), !(deleted[t.partition]?.contains(key) ?? false) else { return true }
+            let record = try ObjectRecord.decodeAll(v)
+            guard let generation = migration.generation(for: record.schemaVersion) else { return true }
+            if let state = states[key] {
+                // enumerateObjects has been here: an older pending generation already ran (freshState); this
+                // call's transforms run after the enumeration's closure.
+                if generation.fromVersion == old.schemaVersion, isOnline {
+                    TypeMigration.run(generation, typeName: t.name, fields: record.fields, into: state, report: state.report)
+                }
+            } else {
+                let state = DynamicState(type: t, values: record.fields, writable: true, defaults: defaults(for: t.name))
+                state.report = { [weak self] message in self?.errors.append(message) }
+                TypeMigration.run(generation, typeName: t.name, fields: record.fields, into: state, report: state.report)
+                states[key] = state
+            }
+            return true
+        }
+        written[t.partition] = states
+    }
+
+    /// Writes what the block did into the opening transaction and returns the schema to store. Types left to
+    /// migrate online get pending entries in it, and `installed` says how to read them.
     func finish() throws -> StoredSchema {
+        let tx = openTx
+        // Objects still pending from an older online migration need their transforms from this code's block.
+        for entry in old.pending ?? [] where !dataDeleted.contains(entry.typeName) && new.type(named: entry.typeName) != nil {
+            if prior[entry.fromVersion]?[entry.typeName]?.isEmpty ?? true {
+                errors.append(
+                    "objects of '\(entry.typeName)' are still being migrated online from schema version \(entry.fromVersion), but the "
+                        + "migration block, called with oldSchemaVersion \(entry.fromVersion), registered no transformObjects(ofType: "
+                        + "\"\(entry.typeName)\"); keep the migration code for every version a file may still be at")
+            }
+        }
+        var pending: [StoredSchema.PendingMigration] = []
+        var installed: [String: TypeMigration] = [:]
+        var wholeType: [(StoredSchema.StoredType, [TypeMigration.Generation])] = []
+        if errors.isEmpty {
+            for t in new.types where !dataDeleted.contains(t.name) {
+                let gens = generations(t.name)
+                guard !gens.isEmpty else { continue }
+                let wrotePrimaryKey = try probe(t, gens)
+                if !isOnline || enumerated.contains(t.name) || primaryKeyChanged(t) || wrotePrimaryKey {
+                    wholeType.append((t, gens))
+                    continue
+                }
+                pending += old.pending(for: t.name)
+                if isOnline, transforms[t.name]?.isEmpty == false, let oldType = old.type(named: t.name) {
+                    pending.append(.init(typeName: t.name, fromVersion: old.schemaVersion, oldType: oldType))
+                }
+                installed[t.name] = TypeMigration(
+                    typeName: t.name, newType: t, newVersion: new.schemaVersion, defaults: defaults(for: t.name), generations: gens)
+            }
+        }
+        guard errors.isEmpty else {
+            throw Realm.Error(
+                .schemaMismatch,
+                "The migration from schema version \(old.schemaVersion) to \(new.schemaVersion) of \(core.shared.displayName) failed; nothing was written:\n"
+                    + errors.map { "- " + $0 }.joined(separator: "\n"),
+                fileURL: core.configuration.fileURL)
+        }
+        for (t, gens) in wholeType { try materialize(t, gens) }
         guard errors.isEmpty else {
             throw Realm.Error(
                 .schemaMismatch,
@@ -352,6 +575,9 @@ public final class Migration {
         for (partition, next) in nextKeys {
             try tx.put(StoredSchema.nextKeyKey(partition), ObjectKey.bytes(next), in: StoredSchema.metadataPartition)
         }
-        return new
+        var result = new
+        result.pending = pending.isEmpty ? nil : pending
+        self.installed = installed
+        return result
     }
 }

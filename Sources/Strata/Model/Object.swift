@@ -145,7 +145,7 @@ final class ObjectAccessor {
         self.core = core
         self.binding = binding
         self.key = key
-        self.record = record
+        self.record = record.map(binding.upgraded)
         self.recordVersion = record == nil ? .max : core.versionToken
     }
 

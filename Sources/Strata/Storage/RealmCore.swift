@@ -123,6 +123,9 @@ final class RealmCore: @unchecked Sendable {
         let ownTx = write == nil
         let tx = try write?.tx ?? database.beginWrite()
         var schemaToWrite: StoredSchema? = nil
+        var toInstall: [String: TypeMigration] = [:]
+        var replaceMigrations = false
+        var toBind: [(TypeInfo, StoredSchema.StoredType, UInt64)] = []
         do {
             try shared.storedSchema.withLock { stored in
                 let base = try tx.snapshot.get(StoredSchema.schemaKey, in: StoredSchema.metadataPartition)
@@ -142,6 +145,7 @@ final class RealmCore: @unchecked Sendable {
                             try tx.delete(StoredSchema.nextKeyKey(t.partition), in: StoredSchema.metadataPartition)
                         }
                         schema = StoredSchema(schemaVersion: configuration.schemaVersion, nextPartition: base.nextPartition, types: [])
+                        replaceMigrations = true
                     } else if !differences.isEmpty && !bump {
                         throw Realm.Error(
                             .schemaMismatch,
@@ -153,21 +157,25 @@ final class RealmCore: @unchecked Sendable {
                     } else if bump {
                         for info in infos { _ = SchemaDiff.apply(info, to: &schema) }
                         schema.schemaVersion = configuration.schemaVersion
-                        let migration = Migration(core: self, tx: tx, old: base, new: schema, declared: infos)
+                        let prior = priorTransforms(base, new: schema, infos: infos)
+                        let migration = Migration(
+                            core: self, tx: tx, old: base, new: schema, declared: infos,
+                            mode: .open(online: configuration.migrationMode == .online), prior: prior)
                         configuration.migrationBlock?(migration, base.schemaVersion)
                         schema = try migration.finish()
+                        toInstall = migration.installed
+                        replaceMigrations = true
                     }
                 }
                 var changed = base == nil || schema != base
                 for info in infos {
                     changed = SchemaDiff.apply(info, to: &schema) || changed
                 }
+                if !replaceMigrations { toInstall = try missingMigrations(schema, infos: infos) }
                 if changed { schemaToWrite = schema }
                 stored = schema
                 for info in infos {
-                    if let t = schema.type(named: info.schema.className) {
-                        bindings[ObjectIdentifier(info.objectClass)] = TypeBinding(info: info, stored: t, schemaVersion: schema.schemaVersion)
-                    }
+                    if let t = schema.type(named: info.schema.className) { toBind.append((info, t, schema.schemaVersion)) }
                 }
             }
             if let schemaToWrite { try tx.put(StoredSchema.schemaKey, schemaToWrite.encoded(), in: StoredSchema.metadataPartition) }
@@ -177,10 +185,74 @@ final class RealmCore: @unchecked Sendable {
             } else if schemaToWrite != nil {
                 write?.schemaChanged = true
             }
+            // Only a committed schema gets its migrations installed: a failed open leaves the process as it was.
+            install(toInstall, replacing: replaceMigrations)
+            for (info, t, version) in toBind {
+                bindings[ObjectIdentifier(info.objectClass)] = TypeBinding(info: info, stored: t, schemaVersion: version, migration: shared.migration(for: t.name))
+            }
+            if let pending = shared.storedSchema.withLock({ $0?.pending }), !pending.isEmpty {
+                shared.migrator.schedule(Set(pending.map(\.typeName)).sorted(), start: configuration.backgroundMigration)
+            }
         } catch {
             if ownTx { tx.abort() }
             if let e = error as? StorageError { throw realmError(e, fileURL: configuration.fileURL) }
             throw error
+        }
+    }
+
+    /// The transforms of older pending versions: the migration block called once per version in
+    /// transforms-only mode (its other operations are ignored there, as they took effect when that version's
+    /// migration ran).
+    private func priorTransforms(_ base: StoredSchema, new: StoredSchema, infos: [TypeInfo]) -> [UInt64: [String: [ObjectTransform]]] {
+        guard let block = configuration.migrationBlock else { return [:] }
+        var out: [UInt64: [String: [ObjectTransform]]] = [:]
+        for (version, entries) in Dictionary(grouping: base.pending ?? [], by: \.fromVersion).sorted(by: { $0.key < $1.key }) {
+            let old = StoredSchema(schemaVersion: version, nextPartition: base.nextPartition, types: entries.map(\.oldType))
+            let migration = Migration(core: self, tx: nil, old: old, new: new, declared: infos, mode: .transformsOnly)
+            block(migration, version)
+            out[version] = migration.transforms
+        }
+        return out
+    }
+
+    /// How to read the types of `schema` whose online migration is pending and that this process has not set
+    /// up yet (a new process opening a file whose migration had not finished).
+    private func missingMigrations(_ schema: StoredSchema, infos: [TypeInfo]) throws -> [String: TypeMigration] {
+        let pending = schema.pending ?? []
+        let missing = Set(pending.map(\.typeName)).filter { shared.migration(for: $0) == nil }
+        guard !missing.isEmpty else { return [:] }
+        let prior = priorTransforms(schema, new: schema, infos: infos)
+        var out: [String: TypeMigration] = [:]
+        for name in missing.sorted() {
+            guard let newType = schema.type(named: name) else { continue }
+            let entries = schema.pending(for: name)
+            for e in entries where prior[e.fromVersion]?[name]?.isEmpty ?? true {
+                throw Realm.Error(
+                    .schemaMismatch,
+                    "Objects of '\(name)' in \(shared.displayName) are still being migrated online from schema version \(e.fromVersion) "
+                        + "to \(schema.schemaVersion), but the migration block, called with oldSchemaVersion \(e.fromVersion), registered no "
+                        + "transformObjects(ofType: \"\(name)\"). Keep the migration code for every version a file may still be at.",
+                    fileURL: configuration.fileURL)
+            }
+            out[name] = TypeMigration(
+                typeName: name, newType: newType, newVersion: schema.schemaVersion,
+                defaults: Migration.defaults(infos.first { $0.schema.className == name }),
+                generations: entries.map { .init(fromVersion: $0.fromVersion, oldType: $0.oldType, transforms: prior[$0.fromVersion]?[name] ?? []) })
+        }
+        return out
+    }
+
+    /// Makes `migrations` the way this process reads their types; a migrator told about a read moves that
+    /// type to the front.
+    private func install(_ migrations: [String: TypeMigration], replacing: Bool) {
+        let migrator = shared.migrator
+        shared.migrations.withLock { installed in
+            if replacing { installed = [:] }
+            for (name, m) in migrations {
+                installed[name] = TypeMigration(
+                    typeName: m.typeName, newType: m.newType, newVersion: m.newVersion, defaults: m.defaults,
+                    generations: m.generations, onFirstUse: { [weak migrator] name in migrator?.touched(name) })
+            }
         }
     }
 
@@ -201,9 +273,11 @@ final class RealmCore: @unchecked Sendable {
                     + (differences.map(\.description) + missing.map { "type '\($0)' is not in the file." }).joined(separator: " ")
                     + " Open it writable once to migrate.", fileURL: configuration.fileURL)
         }
+        install(try missingMigrations(stored, infos: infos), replacing: false)
         for info in infos {
             if let t = stored.type(named: info.schema.className) {
-                bindings[ObjectIdentifier(info.objectClass)] = TypeBinding(info: info, stored: t, schemaVersion: stored.schemaVersion)
+                bindings[ObjectIdentifier(info.objectClass)] = TypeBinding(
+                    info: info, stored: t, schemaVersion: stored.schemaVersion, migration: shared.migration(for: t.name))
             }
         }
     }
@@ -417,7 +491,9 @@ final class RealmCore: @unchecked Sendable {
         if let r = w.pending[pk] { return r }
         let values: [StoredValue]
         if let bytes = try? w.tx.snapshot.get(ObjectKey.bytes(key), in: binding.partition) {
-            values = bytes.withUnsafeBytes { raw in binding.info.schema.properties.indices.map { binding.value($0, in: raw) } }
+            values = bytes.withUnsafeBytes { raw in
+                binding.migratedValues(raw) ?? binding.info.schema.properties.indices.map { binding.value($0, in: raw) }
+            }
         } else {
             values = binding.info.defaults
         }
@@ -511,7 +587,7 @@ final class RealmCore: @unchecked Sendable {
             guard let bytes = try? readSnapshot.get(ObjectKey.bytes(accessor.key), in: accessor.binding.partition) else {
                 preconditionFailure("Object has been deleted or invalidated.")
             }
-            accessor.record = bytes
+            accessor.record = accessor.binding.upgraded(bytes)
             accessor.recordVersion = versionToken
         }
         return accessor.record!.withUnsafeBytes { accessor.binding.value(index, in: $0) }
@@ -538,6 +614,8 @@ final class RealmCore: @unchecked Sendable {
             if let r = pending[PendingKey(partition: partition, key: key)] {
                 if r.deleted { return true }
                 stop = !(try body(key, .values(r.values)))
+            } else if let values = binding.migratedValues(v) {
+                stop = !(try body(key, .values(values)))
             } else {
                 stop = !(try body(key, .bytes(v, binding)))
             }

@@ -13,6 +13,10 @@ final class SharedFile: @unchecked Sendable {
     let memory: MemoryFileSystem?
     /// The stored schema as last committed or registered in memory, guarded.
     let storedSchema: Mutex<StoredSchema?>
+    /// How records of types with a pending online migration are read, by type name (see TypeMigration).
+    let migrations = Mutex<[String: TypeMigration]>([:])
+    /// Rewrites what online migrations left behind.
+    let migrator = BackgroundMigrator()
 
     private struct WeakFile { weak var file: SharedFile? }
     private static let open = Mutex<[String: WeakFile]>([:])
@@ -25,7 +29,10 @@ final class SharedFile: @unchecked Sendable {
         self.fileURL = fileURL
         self.memory = memory
         self.storedSchema = Mutex(schema)
+        migrator.file = self
     }
+
+    func migration(for typeName: String) -> TypeMigration? { migrations.withLock { $0[typeName] } }
 
     deinit {
         try? database.close()

@@ -24,10 +24,33 @@ struct StoredSchema: Codable, Equatable, Sendable {
         var properties: [StoredProperty]
     }
 
+    /// Objects of a type that an online migration has not rewritten yet: records of `fromVersion` or older
+    /// pass through the transforms that the migration block registers when called with `fromVersion`, and
+    /// are read under `oldType` (the type as it was at `fromVersion`).
+    struct PendingMigration: Codable, Equatable, Sendable {
+        var typeName: String
+        var fromVersion: UInt64
+        var oldType: StoredType
+    }
+
     var formatVersion = 1
     var schemaVersion: UInt64
     var nextPartition: UInt32
     var types: [StoredType]
+    /// Online migrations still under way (absent in files that never had one).
+    var pending: [PendingMigration]? = nil
+
+    init(schemaVersion: UInt64, nextPartition: UInt32, types: [StoredType], pending: [PendingMigration]? = nil) {
+        self.schemaVersion = schemaVersion
+        self.nextPartition = nextPartition
+        self.types = types
+        self.pending = pending
+    }
+
+    /// The pending migrations of a type, oldest first.
+    func pending(for typeName: String) -> [PendingMigration] {
+        (pending ?? []).filter { $0.typeName == typeName }.sorted { $0.fromVersion < $1.fromVersion }
+    }
 
     /// The metadata partition and its keys.
     static let metadataPartition: UInt32 = 0
@@ -71,9 +94,14 @@ final class TypeBinding: @unchecked Sendable {
         var offsetTable: Int
     }
     let layout: RecordLayout?
+    let schemaVersion: UInt64
+    /// How records from before a pending online migration are read (nil when the type has none).
+    let migration: TypeMigration?
 
-    init(info: TypeInfo, stored: StoredSchema.StoredType, schemaVersion: UInt64) {
+    init(info: TypeInfo, stored: StoredSchema.StoredType, schemaVersion: UInt64, migration: TypeMigration? = nil) {
         self.info = info
+        self.migration = migration
+        self.schemaVersion = schemaVersion
         self.partition = stored.partition
         self.primaryKeyPartition = stored.primaryKeyPartition
         self.fieldIds = info.schema.properties.map { p in stored.properties.first { $0.name == p.columnName }?.fieldId ?? UInt32.max }
@@ -108,6 +136,41 @@ final class TypeBinding: @unchecked Sendable {
         return true
     }
 
+    /// A record's values by property index when it must pass through an online migration's transforms (its
+    /// version is older than the schema's and a pending generation covers it); nil when it reads as it is.
+    @inline(__always)
+    func migratedValues(_ record: UnsafeRawBufferPointer) -> [StoredValue]? {
+        guard let migration else { return nil }
+        if let layout, Self.startsWith(record, layout.prefix) { return nil }
+        return slowMigratedValues(record, migration)
+    }
+
+    private func slowMigratedValues(_ record: UnsafeRawBufferPointer, _ migration: TypeMigration) -> [StoredValue]? {
+        let decoded: (schemaVersion: UInt64, fields: [UInt32: StoredValue])
+        do {
+            decoded = try ObjectRecord.decodeAll(record)
+        } catch {
+            preconditionFailure("a record of \(info.schema.className) is damaged (\(error)); run `strata verify` on the file")
+        }
+        guard let fields = migration.migrate(fields: decoded.fields, version: decoded.schemaVersion) else { return nil }
+        return info.schema.properties.indices.map { i in
+            let v = fields[fieldIds[i]] ?? info.defaults[i]
+            return v.isNull && !info.schema.properties[i].isOptional ? info.defaults[i] : v
+        }
+    }
+
+    /// A record as the current schema reads it: re-encoded at the current version when it had to pass
+    /// through transforms, so that later reads take the fast path.
+    func upgraded(_ record: [UInt8]) -> [UInt8] {
+        guard migration != nil, let values = record.withUnsafeBytes({ migratedValues($0) }) else { return record }
+        return encode(values)
+    }
+
+    /// A record of this binding's values at its schema version.
+    func encode(_ values: [StoredValue]) -> [UInt8] {
+        ObjectRecord.encode(schemaVersion: schemaVersion, fields: fieldIds.enumerated().map { (id: $1, value: values[$0]) })
+    }
+
     /// The value of property `index` in a record.
     @inline(__always)
     func value(_ index: Int, in record: UnsafeRawBufferPointer) -> StoredValue {
@@ -120,6 +183,7 @@ final class TypeBinding: @unchecked Sendable {
                 return v
             }
         }
+        if let migration, let values = slowMigratedValues(record, migration) { return values[index] }
         do {
             let v = try ObjectRecord.value(of: fieldIds[index], in: record) ?? info.defaults[index]
             // A property made required keeps every value but nil, which becomes the declared default.
