@@ -110,6 +110,21 @@ public final class Runner {
                 if let migrating = engine as? any MigratingBenchEngine,
                     want.contains("migrate-combine") || want.contains("migrate-rename") || want.contains("migrate-retype")
                 {
+                    var onlineLengths: Int? = nil
+                    if let online = engine as? any OnlineMigratingBenchEngine {
+                        progress("\(tag): migrate-combine online")
+                        let copy = dir + "-online"
+                        defer { try? FileManager.default.removeItem(atPath: copy) }
+                        let f = try online.migrateCombineOnline(in: copy, from: dir)
+                        record("migrate-combine online: open", engine.name, f.openMilliseconds)
+                        record("migrate-combine online: first migrated read", engine.name, f.firstReadMilliseconds)
+                        record("enumerate-int, migration pending", engine.name, Double(config.n) / f.pendingEnumerateSeconds)
+                        record("migrate-combine online: rewrite", engine.name, f.rewriteSeconds * 1000)
+                        if let ages = checks[engine.name]?["sum of ages"], ages != f.pendingAgeSum {
+                            throw BenchFailure("\(engine.name): ages read through the pending migration sum to \(f.pendingAgeSum), not \(ages)")
+                        }
+                        onlineLengths = f.fullNameLengths
+                    }
                     progress("\(tag): migrate-combine")
                     t = now()
                     let names = try migrating.migrateCombine(in: dir)
@@ -118,6 +133,9 @@ public final class Runner {
                     record("migrate-combine (blocking)", engine.name, combine * 1000)
                     record("migrate-combine objects", engine.name, Double(config.n) / combine)
                     check(engine.name, "sum of fullName lengths", namesSum)
+                    if let onlineLengths, onlineLengths != namesSum {
+                        throw BenchFailure("\(engine.name): online and blocking migrate-combine disagree (fullName lengths \(onlineLengths) vs \(namesSum))")
+                    }
                     progress("\(tag): migrate-rename")
                     t = now()
                     let ages = try migrating.migrateRename(in: dir)
@@ -146,6 +164,10 @@ public final class Runner {
             ("size after insert", .megabytes, "bytes on disk after insert and close"),
             ("migrate-combine (blocking)", .milliseconds, "open v1, fullName = firstName + \" \" + lastName, both removed, commit"),
             ("migrate-combine objects", .perSecond, "the same, as objects migrated per second"),
+            ("migrate-combine online: open", .milliseconds, "Strata, .online: open v1 with transformObjects; returns before any object is rewritten"),
+            ("migrate-combine online: first migrated read", .milliseconds, "Strata, .online: read one object right after open (through the transform)"),
+            ("enumerate-int, migration pending", .perSecond, "Strata, .online: iterate all objects reading age, every one through the transform"),
+            ("migrate-combine online: rewrite", .milliseconds, "Strata, .online: finishMigrations(), the background migrator's batches on the caller's thread; compare with blocking"),
             ("migrate-rename", .milliseconds, "age renamed yearsSinceBirth"),
             ("migrate-retype", .perSecond, "yearsSinceBirth Int -> String, objects per second"),
             ("size after migrate-retype", .megabytes, "bytes on disk after the three migrations (no compaction)"),

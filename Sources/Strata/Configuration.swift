@@ -33,8 +33,11 @@ extension Realm {
         /// objects pass through `transformObjects` closures when read and are rewritten in the background.
         /// `.blocking`: every transform runs inside open, as in Realm.
         public var migrationMode: MigrationMode = .online
-        /// Whether the background migrator starts by itself (tests turn it off and step it by hand).
-        var backgroundMigration = true
+        /// Whether objects left by an online migration are rewritten by a background thread (the default).
+        /// When false, they stay pending (and are read through their transforms) until
+        /// `Realm.finishMigrations()` or `waitForMigrations()` is called, for apps that want no background
+        /// I/O during launch. Strata's addition.
+        public var backgroundMigration = true
 
         /// When a migration's per-object transforms run.
         public enum MigrationMode: Sendable, Hashable {

@@ -1,6 +1,11 @@
-// A child process for the SIGKILL test of blocking migrations: `StrataCrashChild migrate PATH` opens the
-// version-0 file at PATH with version 1 (a new property computed for every object, and a rename) and prints
-// "migrated" once the open returned. The parent kills it at random moments.
+// A child process for the SIGKILL tests of migrations. The parent kills it at random moments.
+// - `StrataCrashChild migrate PATH` opens the version-0 file at PATH with version 1 (a new property computed
+//   for every object, and a rename) and prints "migrated" once the open returned.
+// - `StrataCrashChild online PATH COUNT SEED` opens it with version 1 online (`name` renamed `label`, and a
+//   transform appending "#" to the label, read from the new object so that running twice would show), prints
+//   "opened", then writes while the background migrator runs: before each write transaction "try ID VALUE NEW",
+//   after its commit returned "ack ID VALUE NEW" (ID's value set, object NEW created). Reads check that no
+//   label carries two marks.
 
 import Foundation
 import Strata
@@ -14,9 +19,60 @@ enum S1 {
     }
 }
 
+enum S2 {
+    final class Item: Object {
+        @Persisted(primaryKey: true) var id: Int
+        @Persisted var value = 0
+        @Persisted var label = ""
+    }
+}
+
+func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+
 let arguments = CommandLine.arguments
+if arguments.count == 5, arguments[1] == "online", let count = Int(arguments[3]), var state = UInt64(arguments[4]) {
+    func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    do {
+        var config = Realm.Configuration(fileURL: URL(fileURLWithPath: arguments[2]), schemaVersion: 1, migrationBlock: { m, old in
+            if old < 1 {
+                m.renameProperty(onType: "Item", from: "name", to: "label")
+                m.transformObjects(ofType: "Item") { _, new in new["label"] = (new["label"] as? String ?? "") + "#" }
+            }
+        }, objectTypes: [S2.Item.self])
+        config.migrationMode = .online
+        let realm = try Realm(configuration: config)
+        say("opened")
+        // Rounds of the parent pass distinct seeds, so new objects of different rounds never share a key.
+        var fresh = count + Int(state % 10_000) * 100_000
+        while true {
+            let id = Int(next() % UInt64(count))
+            let value = 1000 + Int(next() % 1_000_000)
+            say("try \(id) \(value) \(fresh)")
+            try realm.write {
+                realm.object(ofType: S2.Item.self, forPrimaryKey: id)?.value = value
+                realm.create(S2.Item.self, value: ["id": fresh, "value": value, "label": "fresh"])
+            }
+            say("ack \(id) \(value) \(fresh)")
+            fresh += 1
+            let probe = Int(next() % UInt64(count))
+            if let label = realm.object(ofType: S2.Item.self, forPrimaryKey: probe)?.label, label.hasSuffix("##") {
+                say("twice \(probe) \(label)")
+                exit(3)
+            }
+        }
+    } catch {
+        FileHandle.standardError.write(Data("StrataCrashChild: \(error)\n".utf8))
+        exit(1)
+    }
+}
 guard arguments.count == 3, arguments[1] == "migrate" else {
-    FileHandle.standardError.write(Data("usage: StrataCrashChild migrate PATH\n".utf8))
+    FileHandle.standardError.write(Data("usage: StrataCrashChild migrate PATH | online PATH COUNT SEED\n".utf8))
     exit(2)
 }
 do {

@@ -34,6 +34,24 @@ public struct BenchFailure: Error, CustomStringConvertible {
 /// yearsSinceBirth, v3 -> v4 changes yearsSinceBirth from Int to String. Each opens the closed database,
 /// migrates and commits durably (the timed part), and returns a function that computes a checksum of the
 /// migrated data (untimed) and closes the database.
+/// What an online migration of migrate-combine measured: open, the first read of a migrated object, a full
+/// enumeration while every object is still pending, and the rewrite of every object.
+public struct OnlineMigrationFigures: Sendable {
+    public var openMilliseconds: Double
+    public var firstReadMilliseconds: Double
+    public var pendingEnumerateSeconds: Double
+    public var rewriteSeconds: Double
+    /// Checksums: the sum of ages read while pending, and of fullName lengths after the rewrite.
+    public var pendingAgeSum: Int
+    public var fullNameLengths: Int
+}
+
+/// An engine with online migrations (Strata).
+public protocol OnlineMigratingBenchEngine: BenchEngine {
+    /// Copies the v1 database in `original` to `directory` (not timed), then migrates the copy online.
+    func migrateCombineOnline(in directory: String, from original: String) throws -> OnlineMigrationFigures
+}
+
 public protocol MigratingBenchEngine: BenchEngine {
     /// Checksum: the sum of fullName lengths.
     func migrateCombine(in directory: String) throws -> () throws -> Int
