@@ -6,6 +6,7 @@
 //   "opened", then writes while the background migrator runs: before each write transaction "try ID VALUE NEW",
 //   after its commit returned "ack ID VALUE NEW" (ID's value set, object NEW created). Reads check that no
 //   label carries two marks.
+// - `StrataCrashChild misuse PATH` opens it with a transform that calls `create`, which must trap.
 
 import Foundation
 import Strata
@@ -71,8 +72,18 @@ if arguments.count == 5, arguments[1] == "online", let count = Int(arguments[3])
         exit(1)
     }
 }
+if arguments.count == 3, arguments[1] == "misuse" {
+    // A transform that creates an object: the probe at open must trap, naming the type.
+    let config = Realm.Configuration(fileURL: URL(fileURLWithPath: arguments[2]), schemaVersion: 1, migrationBlock: { m, _ in
+        m.renameProperty(onType: "Item", from: "name", to: "label")
+        m.transformObjects(ofType: "Item") { _, _ in m.create("Item", value: ["id": -1]) }
+    }, objectTypes: [S2.Item.self])
+    _ = try? Realm(configuration: config)
+    say("no trap")
+    exit(0)
+}
 guard arguments.count == 3, arguments[1] == "migrate" else {
-    FileHandle.standardError.write(Data("usage: StrataCrashChild migrate PATH | online PATH COUNT SEED\n".utf8))
+    FileHandle.standardError.write(Data("usage: StrataCrashChild migrate PATH | online PATH COUNT SEED | misuse PATH\n".utf8))
     exit(2)
 }
 do {

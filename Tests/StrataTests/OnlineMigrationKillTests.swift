@@ -37,6 +37,34 @@ enum S2Check {
         return config
     }
 
+    @Test func aTransformThatCreatesObjectsTrapsNamingTheType() throws {
+        let child = try #require(MigrationKillTests.childPath, "StrataCrashChild was not built beside the tests")
+        let temp = try TemporaryDirectory()
+        let url = URL(fileURLWithPath: temp.child("items.realm"))
+        do {
+            let realm = try Realm(configuration: .init(fileURL: url, objectTypes: [S0.Item.self]))
+            try realm.write { realm.create(S0.Item.self, value: ["id": 1, "value": 1, "name": "one"]) }
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: child)
+        process.arguments = ["misuse", url.path]
+        var environment = ProcessInfo.processInfo.environment
+        environment["SWIFT_BACKTRACE"] = "enable=no"
+        process.environment = environment
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus != 0)
+        #expect(!String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).contains("no trap"))
+        #expect(message.contains("Migration.create was called inside transformObjects(ofType: \"Item\")"), "\(message.prefix(400))")
+        #expect(message.contains("enumerateObjects"))
+        // The open trapped before committing: the file is still at version 0.
+        #expect(try schemaVersionAtURL(url) == 0)
+    }
+
     @Test(arguments: Seeds.environmentOr([41]))
     func killedOnlineMigrationsLoseNothingAndTransformOnce(seed: UInt64) throws {
         let child = try #require(MigrationKillTests.childPath, "StrataCrashChild was not built beside the tests")
