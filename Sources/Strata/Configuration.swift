@@ -1,3 +1,4 @@
+import Engine
 import Foundation
 import Synchronization
 
@@ -38,6 +39,8 @@ extension Realm {
         /// `Realm.finishMigrations()` or `waitForMigrations()` is called, for apps that want no background
         /// I/O during launch. Strata's addition.
         public var backgroundMigration = true
+        /// The file system under a file-backed Realm (tests inject faults through it); nil means the real one.
+        var fileSystem: (any FileSystem)?
 
         /// When a migration's per-object transforms run.
         public enum MigrationMode: Sendable, Hashable {

@@ -1,3 +1,4 @@
+import Engine
 import Foundation
 @testable import Strata
 import Synchronization
@@ -265,6 +266,37 @@ func randomWord(_ rng: inout SplitMix64, _ length: Int) -> String {
         let all = rows(realm, version: 3)
         #expect(all.count == 50)
         #expect(all.allSatisfy { $0.extra == "7" && $0.fullName.hasSuffix("*") && $0.fullName.contains(" ") })
+    }
+
+    @Test func aFullDiskStopsTheMigratorWithAClearErrorAndTheNextOpenResumes() throws {
+        let dir = try TemporaryDirectory()
+        let url = URL(fileURLWithPath: dir.child("people.realm"))
+        try populate(url, count: 2000, seed: 7)
+        let faulty = FaultyFileSystem(base: PosixFileSystem())
+        var config = onlineConfig(url, version: 3, mode: .online)
+        config.fileSystem = faulty
+        let expected: [Row]
+        do {
+            let realm = try Realm(configuration: config)
+            expected = rows(realm, version: 3)
+            realm.core.shared.migrator.batchRecords = 300
+            faulty.addFault(.failAppend(at: faulty.appendCount + 3, errno: ENOSPC))
+            #expect {
+                try realm.finishMigrations()
+            } throws: { error in
+                "\(error)".contains("No space left on device")
+            }
+            // Reads go on through the transforms, and agree with what they said before.
+            #expect(rows(realm, version: 3) == expected)
+            #expect(realm.migrationProgress.first.map { !$0.isFinished && $0.objectsMigrated > 0 } == true)
+        }
+        faulty.clearFaults()
+        let realm = try Realm(configuration: config)
+        #expect(rows(realm, version: 3) == expected)
+        try realm.finishMigrations()
+        #expect(storedPending(realm).isEmpty)
+        #expect(rows(realm, version: 3) == expected)
+        #expect(expected.allSatisfy { $0.fullName.hasSuffix("*") && !$0.fullName.hasSuffix("**") })
     }
 
     /// Random data and writes, through versions 1 -> 2 -> 3, in `.online` mode with the migrator paused at

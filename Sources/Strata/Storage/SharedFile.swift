@@ -69,7 +69,7 @@ final class SharedFile: @unchecked Sendable {
         guard let url = config.fileURL else {
             throw Realm.Error(.fail, "Realm.Configuration has neither fileURL nor inMemoryIdentifier; set one of them")
         }
-        return (url.path, PosixFileSystem(), nil, url.lastPathComponent)
+        return (url.path, config.fileSystem ?? PosixFileSystem(), nil, url.lastPathComponent)
     }
 
     private static func openFile(_ config: Realm.Configuration) throws -> SharedFile {
