@@ -13,10 +13,10 @@ package enum StrataFuzzing {
                 }
             }
             if let all {
-                let fields = all.fields.sorted { $0.key < $1.key }.map { (id: $0.key, value: $0.value) }
+                let fields = all.fields.sorted { $0.id < $1.id }.map { (id: $0.id, value: $0.value) }
                 let again = ObjectRecord.encode(schemaVersion: all.schemaVersion, fields: fields)
                 guard let back = try? again.withUnsafeBytes({ try ObjectRecord.decodeAll($0) }), back.fields.count == all.fields.count,
-                    back.fields.allSatisfy({ k, v in all.fields[k].map { sameBits($0, v) } ?? false })
+                    back.fields.allSatisfy({ e in all.fields[e.id].map { sameBits($0, e.value) } ?? false })
                 else {
                     return "a decoded record does not survive re-encoding"
                 }

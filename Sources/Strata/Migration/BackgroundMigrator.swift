@@ -178,7 +178,8 @@ final class BackgroundMigrator: @unchecked Sendable {
             var examined = 0
             var bytes = 0
             var nextKey: [UInt8]? = nil
-            var errors: [String] = []
+            let reporter = MigrationReporter()
+            try Migration.$runningTransform.withValue(typeName) {
             try tx.snapshot.scan(t.partition, from: ts.resumeKey) { k, v in
                 if examined >= batchRecords || bytes >= batchBytes {
                     nextKey = [UInt8](k)
@@ -189,16 +190,17 @@ final class BackgroundMigrator: @unchecked Sendable {
                 let version = try ObjectRecord.schemaVersion(v)
                 guard migration.generation(for: version) != nil else { return true }
                 let fields = try ObjectRecord.decodeAll(v).fields
-                if let out = migration.migrate(fields: fields, version: version, report: { errors.append($0) }) {
+                if let out = migration.migrate(fields: fields, version: version, report: reporter) {
                     puts.append(([UInt8](k), migration.encode(out)))
                 }
-                return errors.isEmpty
+                return reporter.messages.isEmpty
             }
-            guard errors.isEmpty else {
+            }
+            guard reporter.messages.isEmpty else {
                 throw Realm.Error(
                     .fail,
                     "the online migration of '\(typeName)' in \(file.displayName) stopped; objects not yet migrated are "
-                        + "read through the transforms: " + errors.joined(separator: "; "), fileURL: file.fileURL)
+                        + "read through the transforms: " + reporter.messages.joined(separator: "; "), fileURL: file.fileURL)
             }
             for (k, v) in puts { try tx.put(k, v, in: t.partition) }
             if nextKey == nil {

@@ -1,19 +1,25 @@
 import Engine
 import Foundation
 
+/// Collects the mistakes made in migration closures; one per open or per migrator batch, shared by every
+/// object it hands out (a closure per object would cost an allocation each).
+final class MigrationReporter {
+    var messages: [String] = []
+}
+
 /// The values of an object handed to a migration block, under one stored schema.
 final class DynamicState: CustomStringConvertible {
     let type: StoredSchema.StoredType
-    var values: [UInt32: StoredValue]
+    var values: FieldValues
     let writable: Bool
     let defaults: [String: StoredValue]
     var modified = false
-    /// The fields the block set (a primary key among them means re-keying the type).
-    var writtenFields = Set<UInt32>()
+    /// Whether the block set the primary key (which means re-keying the type).
+    var wrotePrimaryKey = false
     /// Inside a migration, mistakes are recorded here (the open then throws) instead of trapping.
-    var report: ((String) -> Void)?
+    var report: MigrationReporter?
 
-    init(type: StoredSchema.StoredType, values: [UInt32: StoredValue], writable: Bool, defaults: [String: StoredValue]) {
+    init(type: StoredSchema.StoredType, values: FieldValues, writable: Bool, defaults: [String: StoredValue]) {
         self.type = type
         self.values = values
         self.writable = writable
@@ -31,7 +37,7 @@ final class DynamicState: CustomStringConvertible {
     /// A mistake: recorded when a migration is listening, a trap otherwise (as RealmSwift's exceptions).
     func fail(_ message: String) {
         guard let report else { preconditionFailure(message) }
-        report(message)
+        report.messages.append(message)
     }
 
     func stored(forKey key: String) -> StoredValue {
@@ -57,7 +63,7 @@ final class DynamicState: CustomStringConvertible {
             return
         }
         values[p.fieldId] = v
-        writtenFields.insert(p.fieldId)
+        if p.isPrimaryKey { wrotePrimaryKey = true }
         modified = true
     }
 
@@ -110,7 +116,12 @@ public final class Migration {
     private var written: [UInt32: [Int64: DynamicState]] = [:]
     private var deleted: [UInt32: Set<Int64>] = [:]
     private var nextKeys: [UInt32: Int64] = [:]
-    private var errors: [String] = []
+    /// Mistakes made by the block and its closures: the open fails with them, writing nothing.
+    private let reporter = MigrationReporter()
+    private var errors: [String] {
+        get { reporter.messages }
+        set { reporter.messages = newValue }
+    }
     /// Names in the old schema as renames have moved them, per type: name -> field id.
     private var renamed: [String: [String: UInt32]] = [:]
 
@@ -161,9 +172,9 @@ public final class Migration {
 
     /// A record's state under the new schema, writable: through an older pending migration's transforms
     /// when its version has one, as read under the new schema otherwise.
-    private func freshState(_ newType: StoredSchema.StoredType, version: UInt64, fields: [UInt32: StoredValue], through migration: TypeMigration?) -> DynamicState {
+    private func freshState(_ newType: StoredSchema.StoredType, version: UInt64, fields: FieldValues, through migration: TypeMigration?) -> DynamicState {
         let state = DynamicState(type: newType, values: fields, writable: true, defaults: defaults(for: newType.name))
-        state.report = { [weak self] message in self?.errors.append(message) }
+        state.report = reporter
         if let migration, let generation = migration.generation(for: version) {
             TypeMigration.run(generation, typeName: newType.name, fields: fields, into: state, report: state.report)
         }
@@ -190,7 +201,7 @@ public final class Migration {
     private func defaults(for typeName: String) -> [String: StoredValue] { Self.defaults(declared[typeName]) }
 
     private func dynamic(_ state: DynamicState) -> MigrationObject {
-        state.report = { [weak self] message in self?.errors.append(message) }
+        state.report = reporter
         let o = DynamicObject()
         o._dynamic = state
         return o
@@ -217,7 +228,7 @@ public final class Migration {
         guard let oldType = old.type(named: typeName) else { return }
         let newType = new.type(named: typeName)
         let migration = priorMigration(typeName)
-        var rows: [(Int64, UInt64, [UInt32: StoredValue])] = []
+        var rows: [(Int64, UInt64, FieldValues)] = []
         do {
             try openTx.snapshot.scan(oldType.partition) { k, v in
                 guard let key = ObjectKey.decode(k) else { return true }
@@ -265,10 +276,12 @@ public final class Migration {
             transforms[typeName, default: []].append(block)
         case .open(online: false):
             let generation = TypeMigration.Generation(fromVersion: old.schemaVersion, oldType: old.type(named: typeName)!, transforms: [block])
-            forEachOldObject(typeName) { oldObject, newObject, earlier in
-                // An object an older pending migration brought here went through the block called with its own version.
-                guard earlier == nil, let state = newObject?._dynamic, let fields = oldObject._dynamic?.values else { return }
-                TypeMigration.run(generation, typeName: typeName, fields: fields, into: state, report: state.report)
+            Self.$runningTransform.withValue(typeName) {
+                forEachOldObject(typeName) { oldObject, newObject, earlier in
+                    // An object an older pending migration brought here went through the block called with its own version.
+                    guard earlier == nil, let state = newObject?._dynamic, let fields = oldObject._dynamic?.values else { return }
+                    TypeMigration.run(generation, typeName: typeName, fields: fields, into: state, report: state.report)
+                }
             }
         }
     }
@@ -282,7 +295,7 @@ public final class Migration {
             errors.append("Cannot create an object of type '\(typeName)': it is not in the new schema")
             return DynamicObject()
         }
-        let state = DynamicState(type: t, values: [:], writable: true, defaults: defaults(for: typeName))
+        let state = DynamicState(type: t, values: FieldValues(), writable: true, defaults: defaults(for: typeName))
         if let dict = value as? [String: Any] {
             for (k, v) in dict { state.setValue(v, forKey: k) }
         } else if let array = value as? [Any] {
@@ -386,7 +399,7 @@ public final class Migration {
         let oldPK = oldType?.properties.first(where: \.isPrimaryKey)
         let pkChanged = newPK?.fieldId != oldPK?.fieldId || newPK?.type != oldPK?.type || oldType?.partition != t.partition
         let pending = written[t.partition] ?? [:]
-        let wrotePK = newPK.map { pk in pending.values.contains { $0.writtenFields.contains(pk.fieldId) } } ?? false
+        let wrotePK = newPK != nil && pending.values.contains { $0.wrotePrimaryKey }
         guard oldType != nil, pkChanged || wrotePK else { return false }
         // Every object of the type, as it will be.
         var objects: [(key: Int64, state: DynamicState)] = []
@@ -469,7 +482,7 @@ public final class Migration {
     /// Runs every generation's transforms once on the type's first object, reporting mistakes now rather than
     /// on some later read. Returns whether a transform wrote the primary key (whole-type work).
     private func probe(_ t: StoredSchema.StoredType, _ generations: [TypeMigration.Generation]) throws -> Bool {
-        var first: [UInt32: StoredValue]? = nil
+        var first: FieldValues? = nil
         try openTx.snapshot.scan(t.partition) { _, v in
             first = try ObjectRecord.decodeAll(v).fields
             return false
@@ -478,10 +491,12 @@ public final class Migration {
         var wrotePrimaryKey = false
         for generation in generations {
             let state = DynamicState(type: t, values: fields, writable: true, defaults: defaults(for: t.name))
-            TypeMigration.run(generation, typeName: t.name, fields: fields, into: state) { [weak self] message in
-                self?.errors.append("transformObjects(ofType: \"\(t.name)\") for schema version \(generation.fromVersion): \(message)")
+            let probeReport = MigrationReporter()
+            TypeMigration.run(generation, typeName: t.name, fields: fields, into: state, report: probeReport)
+            for message in probeReport.messages {
+                errors.append("transformObjects(ofType: \"\(t.name)\") for schema version \(generation.fromVersion): \(message)")
             }
-            if let pk = t.properties.first(where: \.isPrimaryKey), state.writtenFields.contains(pk.fieldId) { wrotePrimaryKey = true }
+            if state.wrotePrimaryKey { wrotePrimaryKey = true }
         }
         return wrotePrimaryKey
     }
@@ -503,7 +518,7 @@ public final class Migration {
                 }
             } else {
                 let state = DynamicState(type: t, values: record.fields, writable: true, defaults: defaults(for: t.name))
-                state.report = { [weak self] message in self?.errors.append(message) }
+                state.report = reporter
                 TypeMigration.run(generation, typeName: t.name, fields: record.fields, into: state, report: state.report)
                 states[key] = state
             }
@@ -552,7 +567,7 @@ public final class Migration {
                     + errors.map { "- " + $0 }.joined(separator: "\n"),
                 fileURL: core.configuration.fileURL)
         }
-        for (t, gens) in wholeType { try materialize(t, gens) }
+        for (t, gens) in wholeType { try Self.$runningTransform.withValue(t.name) { try materialize(t, gens) } }
         guard errors.isEmpty else {
             throw Realm.Error(
                 .schemaMismatch,

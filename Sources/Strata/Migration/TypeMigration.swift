@@ -55,8 +55,8 @@ final class TypeMigration: @unchecked Sendable {
     /// when given (open, the background migrator), and trap otherwise, naming the type and the property, as
     /// RealmSwift's exceptions in migration blocks do.
     static func run(
-        _ generation: Generation, typeName: String, fields: [UInt32: StoredValue], into state: DynamicState,
-        report: ((String) -> Void)?
+        _ generation: Generation, typeName: String, fields: FieldValues, into state: DynamicState,
+        report: MigrationReporter?
     ) {
         let old = DynamicState(type: generation.oldType, values: fields, writable: false, defaults: [:])
         old.report = report
@@ -65,15 +65,20 @@ final class TypeMigration: @unchecked Sendable {
         oldObject._dynamic = old
         let newObject = DynamicObject()
         newObject._dynamic = state
-        Migration.$runningTransform.withValue(typeName) {
+        if Migration.runningTransform == typeName {
+            // A batch already marked the thread (setting a task-local costs an allocation per call).
             for transform in generation.transforms { transform(oldObject, newObject) }
+        } else {
+            Migration.$runningTransform.withValue(typeName) {
+                for transform in generation.transforms { transform(oldObject, newObject) }
+            }
         }
         state.modified = true
     }
 
     /// A record's fields under the current schema, through its generation's transforms; nil when the record
     /// needs no transform.
-    func migrate(fields: [UInt32: StoredValue], version: UInt64, report: ((String) -> Void)? = nil) -> [UInt32: StoredValue]? {
+    func migrate(fields: FieldValues, version: UInt64, report: MigrationReporter? = nil) -> FieldValues? {
         guard let generation = generation(for: version) else { return nil }
         if onFirstUse != nil, used.setOnce() { onFirstUse?(typeName) }
         let state = DynamicState(type: newType, values: fields, writable: true, defaults: defaults)
@@ -82,7 +87,7 @@ final class TypeMigration: @unchecked Sendable {
     }
 
     /// A record rewritten at the current version: every property of the new type, as `Migration` writes them.
-    func encode(_ values: [UInt32: StoredValue]) -> [UInt8] {
+    func encode(_ values: FieldValues) -> [UInt8] {
         let fields = newType.properties.map { p -> (id: UInt32, value: StoredValue) in
             (p.fieldId, values[p.fieldId] ?? defaults[p.name] ?? .null)
         }

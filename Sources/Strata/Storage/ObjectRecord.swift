@@ -20,51 +20,88 @@ enum ObjectRecord {
     }
 
     static func encode(schemaVersion: UInt64, fields: [(id: UInt32, value: StoredValue)]) -> [UInt8] {
-        var header: [UInt8] = [format]
-        header.appendVarint(schemaVersion)
-        header.appendVarint(UInt64(fields.count))
-        var data: [UInt8] = []
-        var offsets: [UInt32] = []
+        // Sizes first, so that the record is built in one allocation.
+        var dataSize = 0
+        var headerSize = 1 + varintSize(schemaVersion) + varintSize(UInt64(fields.count)) + 5 * fields.count
         for (id, value) in fields {
-            header.appendVarint(UInt64(id))
-            offsets.append(UInt32(data.count))
+            headerSize += varintSize(UInt64(id))
+            dataSize += payloadSize(value)
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(headerSize + dataSize)
+        out.append(format)
+        out.appendVarint(schemaVersion)
+        out.appendVarint(UInt64(fields.count))
+        for (id, value) in fields {
+            out.appendVarint(UInt64(id))
+            out.append(tag(value).rawValue)
+        }
+        var offset = 0
+        for (_, value) in fields {
+            out.appendUInt32LE(UInt32(offset))
+            offset += payloadSize(value)
+        }
+        for (_, value) in fields {
             switch value {
-            case .null: header.append(Tag.null.rawValue)
-            case .bool(let b): header.append(b ? Tag.trueValue.rawValue : Tag.falseValue.rawValue)
-            case .int(let v):
-                header.append(Tag.int.rawValue)
-                data.appendUInt64LE(UInt64(bitPattern: v))
-            case .float(let v):
-                header.append(Tag.float.rawValue)
-                data.appendUInt32LE(v.bitPattern)
-            case .double(let v):
-                header.append(Tag.double.rawValue)
-                data.appendUInt64LE(v.bitPattern)
+            case .null, .bool: break
+            case .int(let v): out.appendUInt64LE(UInt64(bitPattern: v))
+            case .float(let v): out.appendUInt32LE(v.bitPattern)
+            case .double(let v): out.appendUInt64LE(v.bitPattern)
             case .string(let s):
-                header.append(Tag.string.rawValue)
-                let utf8 = Array(s.utf8)
-                data.appendVarint(UInt64(utf8.count))
-                data.append(contentsOf: utf8)
+                out.appendVarint(UInt64(s.utf8.count))
+                out.append(contentsOf: s.utf8)
             case .data(let d):
-                header.append(Tag.data.rawValue)
-                data.appendVarint(UInt64(d.count))
-                data.append(contentsOf: d)
-            case .date(let d):
-                header.append(Tag.date.rawValue)
-                data.appendUInt64LE(d.timeIntervalSince1970.bitPattern)
-            case .uuid(let u):
-                header.append(Tag.uuid.rawValue)
-                withUnsafeBytes(of: u.uuid) { data.append(contentsOf: $0) }
+                out.appendVarint(UInt64(d.count))
+                out.append(contentsOf: d)
+            case .date(let d): out.appendUInt64LE(d.timeIntervalSince1970.bitPattern)
+            case .uuid(let u): withUnsafeBytes(of: u.uuid) { out.append(contentsOf: $0) }
             case .objectId(let o):
-                header.append(Tag.objectId.rawValue)
-                data.append(contentsOf: o.bytes)
-            case .link(let k):
-                header.append(Tag.link.rawValue)
-                data.appendUInt64LE(UInt64(bitPattern: k))
+                // Exactly 12 bytes, as the reader takes (an ObjectId decoded from elsewhere could differ).
+                out.append(contentsOf: o.bytes.prefix(12))
+                if o.bytes.count < 12 { out.append(contentsOf: repeatElement(0, count: 12 - o.bytes.count)) }
+            case .link(let k): out.appendUInt64LE(UInt64(bitPattern: k))
             }
         }
-        for o in offsets { header.appendUInt32LE(o) }
-        return header + data
+        return out
+    }
+
+    @inline(__always)
+    static func varintSize(_ v: UInt64) -> Int {
+        var n = 1
+        var x = v
+        while x >= 0x80 {
+            x >>= 7
+            n += 1
+        }
+        return n
+    }
+
+    static func tag(_ value: StoredValue) -> Tag {
+        switch value {
+        case .null: .null
+        case .bool(let b): b ? .trueValue : .falseValue
+        case .int: .int
+        case .float: .float
+        case .double: .double
+        case .string: .string
+        case .data: .data
+        case .date: .date
+        case .uuid: .uuid
+        case .objectId: .objectId
+        case .link: .link
+        }
+    }
+
+    static func payloadSize(_ value: StoredValue) -> Int {
+        switch value {
+        case .null, .bool: 0
+        case .int, .double, .date, .link: 8
+        case .float: 4
+        case .string(let s): varintSize(UInt64(s.utf8.count)) + s.utf8.count
+        case .data(let d): varintSize(UInt64(d.count)) + d.count
+        case .uuid: 16
+        case .objectId: 12
+        }
     }
 
     /// The schema version a record was written under.
@@ -103,29 +140,33 @@ enum ObjectRecord {
     }
 
     /// Every field of a record: its schema version and field id -> value.
-    static func decodeAll(_ bytes: UnsafeRawBufferPointer) throws -> (schemaVersion: UInt64, fields: [UInt32: StoredValue]) {
+    static func decodeAll(_ bytes: UnsafeRawBufferPointer) throws -> (schemaVersion: UInt64, fields: FieldValues) {
         var r = ByteReader(bytes)
         let f = try r.readUInt8("record format")
         guard f == format else { throw StorageError(.corrupted, "record format \(f) is unknown (expected \(format))") }
         let version = try r.readVarint("schema version")
         let count = try r.readLength("field count", limit: 65_535)
         var entries: [(UInt32, UInt8)] = []
-        var ids = Set<UInt32>()
+        entries.reserveCapacity(count)
+        // Duplicates: a linear check for the usual handful of fields, a set for long (damaged or hostile) lists.
+        var seen: Set<UInt32>? = count > 32 ? Set(minimumCapacity: count) : nil
         for _ in 0..<count {
             let fid = try r.readVarint("field id")
             guard fid <= UInt64(UInt32.max) else { throw StorageError(.corrupted, "field id \(fid) is out of range") }
-            guard ids.insert(UInt32(fid)).inserted else { throw StorageError(.corrupted, "record lists field \(fid) twice") }
-            entries.append((UInt32(fid), try r.readUInt8("field tag")))
+            let id = UInt32(fid)
+            let duplicate = seen != nil ? seen?.insert(id).inserted == false : entries.contains { $0.0 == id }
+            guard !duplicate else { throw StorageError(.corrupted, "record lists field \(fid) twice") }
+            entries.append((id, try r.readUInt8("field tag")))
         }
         let tableStart = r.position
-        var offsets: [Int] = []
-        for _ in 0..<count { offsets.append(Int(try r.readUInt32LE("field offset"))) }
+        guard count <= r.remaining / 4 else { throw StorageError(.corrupted, "record field table is cut short") }
         let dataStart = tableStart + 4 * count
-        var fields: [UInt32: StoredValue] = [:]
-        for (i, (fid, tag)) in entries.enumerated() {
+        var fields = FieldValues(minimumCapacity: count)
+        for (fid, tag) in entries {
+            let offset = Int(try r.readUInt32LE("field offset"))
             var d = ByteReader(bytes, position: dataStart)
-            try d.skip(offsets[i], "field payload offset")
-            fields[fid] = try decodePayload(tag: tag, &d)
+            try d.skip(offset, "field payload offset")
+            fields.appendNew(fid, try decodePayload(tag: tag, &d))
         }
         return (version, fields)
     }
@@ -153,6 +194,41 @@ enum ObjectRecord {
         case .objectId: return .objectId(ObjectId(bytes: [UInt8](try d.readBytes(count: 12, "objectId"))))
         case .link: return .link(Int64(bitPattern: try d.readUInt64LE("link")))
         }
+    }
+}
+
+/// A record's fields by stable id: a short list searched linearly. Records have a handful of fields, and one
+/// small array per object costs far less than a dictionary (hashing, buckets) in migrations, which handle
+/// every object of a type.
+struct FieldValues: Sequence, Equatable {
+    private(set) var entries: [(id: UInt32, value: StoredValue)] = []
+
+    init() {}
+    init(minimumCapacity: Int) { entries.reserveCapacity(minimumCapacity) }
+
+    var count: Int { entries.count }
+
+    subscript(id: UInt32) -> StoredValue? {
+        get {
+            for e in entries where e.id == id { return e.value }
+            return nil
+        }
+        set {
+            if let i = entries.firstIndex(where: { $0.id == id }) {
+                if let newValue { entries[i].value = newValue } else { entries.remove(at: i) }
+            } else if let newValue {
+                entries.append((id, newValue))
+            }
+        }
+    }
+
+    /// Adds a field known not to be present.
+    mutating func appendNew(_ id: UInt32, _ value: StoredValue) { entries.append((id, value)) }
+
+    func makeIterator() -> IndexingIterator<[(id: UInt32, value: StoredValue)]> { entries.makeIterator() }
+
+    static func == (a: FieldValues, b: FieldValues) -> Bool {
+        a.count == b.count && a.entries.allSatisfy { e in b[e.id] == e.value }
     }
 }
 

@@ -146,7 +146,7 @@ final class TypeBinding: @unchecked Sendable {
     }
 
     private func slowMigratedValues(_ record: UnsafeRawBufferPointer, _ migration: TypeMigration) -> [StoredValue]? {
-        let decoded: (schemaVersion: UInt64, fields: [UInt32: StoredValue])
+        let decoded: (schemaVersion: UInt64, fields: FieldValues)
         do {
             decoded = try ObjectRecord.decodeAll(record)
         } catch {
