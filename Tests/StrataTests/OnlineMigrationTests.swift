@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// Three versions of one model: v2 combines the names into `fullName` (a transform) and renames `age`;
+/// Versions of one model: v2 combines the names into `fullName` (a transform) and renames `age`;
 /// v3 marks `fullName` (a transform whose effect shows if it ran twice) and replaces `city` by its length.
 enum O1 {
     final class Person: Object {
@@ -35,6 +35,31 @@ enum O3 {
     }
 }
 
+/// v4 adds `ageText`, computed from `years` (read from the new object, as the property was renamed at v2),
+/// and `email` with a declared default.
+enum O4 {
+    final class Person: Object {
+        @Persisted(primaryKey: true) var id: Int
+        @Persisted var fullName = ""
+        @Persisted var years = 0
+        @Persisted var cityLength = -1
+        @Persisted var ageText = ""
+        @Persisted var email = "none"
+    }
+}
+
+/// v5 removes `cityLength` and adds an optional `nickname`, the first word of `fullName`.
+enum O5 {
+    final class Person: Object {
+        @Persisted(primaryKey: true) var id: Int
+        @Persisted var fullName = ""
+        @Persisted var years = 0
+        @Persisted var ageText = ""
+        @Persisted var email = "none"
+        @Persisted var nickname: String?
+    }
+}
+
 /// A pet that no migration touches: it stays readable and writable while people migrate.
 final class OPet: Object {
     @Persisted(primaryKey: true) var name = ""
@@ -52,7 +77,16 @@ func onlineBlock(_ m: Migration, _ old: UInt64, version: UInt64) {
     if old < 3 && version >= 3 {
         m.transformObjects(ofType: "Person") { o, n in
             n["fullName"] = (n["fullName"] as? String ?? "") + "*"
-            n["cityLength"] = (o["city"] as? String ?? "").count
+            if version < 5 { n["cityLength"] = (o["city"] as? String ?? "").count }
+        }
+    }
+    if old < 4 && version >= 4 {
+        m.transformObjects(ofType: "Person") { _, n in n["ageText"] = "\(n["years"] as? Int ?? -1) years" }
+    }
+    if old < 5 && version >= 5 {
+        m.transformObjects(ofType: "Person") { _, n in
+            let name = n["fullName"] as? String ?? ""
+            n["nickname"] = name.contains(" ") ? String(name.prefix { $0 != " " }) : nil
         }
     }
 }
@@ -70,7 +104,9 @@ func onlineConfig(_ url: URL, version: UInt64, mode: Realm.Configuration.Migrati
     let types: [Object.Type] = switch version {
     case 1: [O1.Person.self, OPet.self]
     case 2: [O2.Person.self, OPet.self]
-    default: [O3.Person.self, OPet.self]
+    case 3: [O3.Person.self, OPet.self]
+    case 4: [O4.Person.self, OPet.self]
+    default: [O5.Person.self, OPet.self]
     }
     var config = Realm.Configuration(fileURL: url, schemaVersion: version, migrationBlock: { m, old in onlineBlock(m, old, version: version) }, objectTypes: types)
     config.migrationMode = mode
@@ -82,7 +118,15 @@ func rows(_ realm: Realm, version: UInt64) -> [Row] {
     switch version {
     case 1: realm.objects(O1.Person.self).sorted(byKeyPath: "id").map { Row(id: $0.id, fullName: "\($0.firstName) \($0.lastName)", years: $0.age, extra: $0.city) }
     case 2: realm.objects(O2.Person.self).sorted(byKeyPath: "id").map { Row(id: $0.id, fullName: $0.fullName, years: $0.years, extra: $0.city) }
-    default: realm.objects(O3.Person.self).sorted(byKeyPath: "id").map { Row(id: $0.id, fullName: $0.fullName, years: $0.years, extra: "\($0.cityLength)") }
+    case 3: realm.objects(O3.Person.self).sorted(byKeyPath: "id").map { Row(id: $0.id, fullName: $0.fullName, years: $0.years, extra: "\($0.cityLength)") }
+    case 4:
+        realm.objects(O4.Person.self).sorted(byKeyPath: "id").map {
+            Row(id: $0.id, fullName: $0.fullName, years: $0.years, extra: "\($0.cityLength)|\($0.ageText)|\($0.email)")
+        }
+    default:
+        realm.objects(O5.Person.self).sorted(byKeyPath: "id").map {
+            Row(id: $0.id, fullName: $0.fullName, years: $0.years, extra: "\($0.ageText)|\($0.email)|\($0.nickname ?? "nil")")
+        }
     }
 }
 
@@ -105,6 +149,21 @@ func queryFacts(_ realm: Realm, version: UInt64) -> [String] {
             "\(people.filter("fullName ENDSWITH '*'").count)",
             people.sorted(byKeyPath: "cityLength", ascending: false).prefix(5).map { "\($0.id)" }.joined(separator: ","),
             "\(people.sum(ofProperty: "cityLength") as Int)",
+        ]
+    case 4:
+        let people = realm.objects(O4.Person.self)
+        return [
+            "\(people.filter("ageText BEGINSWITH '1'").count)",
+            people.sorted(by: [SortDescriptor(keyPath: "ageText"), SortDescriptor(keyPath: "id", ascending: false)]).prefix(5).map { "\($0.id)" }.joined(separator: ","),
+            "\(people.max(ofProperty: "cityLength") as Int? ?? -1)",
+        ]
+    case 5:
+        let people = realm.objects(O5.Person.self)
+        return [
+            "\(people.filter("nickname == nil").count)",
+            "\(people.where { $0.nickname.contains("a") }.count)",
+            people.distinct(by: ["email"]).map(\.email).joined(separator: ","),
+            "\(people.average(ofProperty: "years") as Double? ?? -1)",
         ]
     default:
         return []
@@ -299,10 +358,11 @@ func randomWord(_ rng: inout SplitMix64, _ length: Int) -> String {
         #expect(expected.allSatisfy { $0.fullName.hasSuffix("*") && !$0.fullName.hasSuffix("**") })
     }
 
-    /// Random data and writes, through versions 1 -> 2 -> 3, in `.online` mode with the migrator paused at
+    /// Random data and writes, through a random chain of versions up to 5, in `.online` mode (now and then
+    /// `.blocking`) with the migrator paused at
     /// random points (and the file sometimes closed and reopened mid-migration) and in `.blocking` mode:
     /// after every step, every object and every query agree.
-    @Test(arguments: Seeds.environmentOr([11, 12, 13, 14]))
+    @Test(arguments: Seeds.environmentOr([11, 12, 13, 14, 15, 16]))
     func onlineAgreesWithBlocking(seed: UInt64) throws {
         var rng = SplitMix64(seed: seed)
         let dir = try TemporaryDirectory()
@@ -312,9 +372,11 @@ func randomWord(_ rng: inout SplitMix64, _ length: Int) -> String {
         try populate(onlineURL, count: count, seed: seed)
         try populate(blockingURL, count: count, seed: seed)
         var nextId = count
-        // Odd seeds skip version 2 in the online file's history (1 -> 3 straight); even ones open version 3 while
-        // version 1's migration is still under way (two generations of transforms pending at once).
-        let versions: [UInt64] = seed % 2 == 1 ? [3] : [2, 3]
+        // A random chain of versions from 2...5 for the online file (jumps skip versions; pending generations
+        // pile up when a version opens before the previous migration finished), ending at 5. The blocking
+        // file walks every version one by one: jumping and stepping must give the same data.
+        var versions: [UInt64] = (2...4).filter { _ in rng.next() % 2 == 0 }
+        versions.append(5)
         var blockingVersion: UInt64 = 1
         var onlineRealm: Realm? = nil
         for version in versions {
@@ -324,7 +386,9 @@ func randomWord(_ rng: inout SplitMix64, _ length: Int) -> String {
             for v in (blockingVersion + 1)...version { blocking = try Realm(configuration: onlineConfig(blockingURL, version: v, mode: .blocking)) }
             blockingVersion = version
             let reference = try #require(blocking)
-            var online: Realm? = try Realm(configuration: onlineConfig(onlineURL, version: version, mode: .online))
+            // Now and then a step of the "online" file is blocking too: it must absorb pending generations.
+            let mode: Realm.Configuration.MigrationMode = rng.next() % 5 == 0 ? .blocking : .online
+            var online: Realm? = try Realm(configuration: onlineConfig(onlineURL, version: version, mode: mode))
             for round in 0..<4 {
                 try onlineRound(online!, reference, version: version, rng: &rng, nextId: &nextId, context: "seed \(seed) v\(version) round \(round)")
                 if rng.next() % 4 == 0 {
@@ -343,8 +407,8 @@ func randomWord(_ rng: inout SplitMix64, _ length: Int) -> String {
         let online = try #require(onlineRealm)
         try online.finishMigrations()
         #expect(storedPending(online).isEmpty)
-        expectSameRows(rows(online, version: 3), rows(try Realm(configuration: onlineConfig(blockingURL, version: 3, mode: .blocking)), version: 3), "seed \(seed) after finishing")
-        #expect(rows(online, version: 3).allSatisfy { !$0.fullName.hasSuffix("**") })
+        expectSameRows(rows(online, version: 5), rows(try Realm(configuration: onlineConfig(blockingURL, version: 5, mode: .blocking)), version: 5), "seed \(seed) after finishing")
+        #expect(rows(online, version: 5).allSatisfy { !$0.fullName.hasSuffix("**") })
     }
 
     /// Some migrator batches, a comparison of every object and query, and the same random writes to both.
@@ -366,19 +430,33 @@ func randomWord(_ rng: inout SplitMix64, _ length: Int) -> String {
 
     /// One random write: update an object's years, delete one, or add a new one (ids beyond the first set).
     func apply(_ op: (kind: UInt64, id: Int, n: Int), _ realm: Realm, version: UInt64, newId: Int) {
-        switch (op.kind, version) {
-        case (0, 2):
-            if let p = realm.object(ofType: O2.Person.self, forPrimaryKey: op.id) { p.years = op.n }
-        case (0, _):
-            if let p = realm.object(ofType: O3.Person.self, forPrimaryKey: op.id) { p.years = op.n }
-        case (1, 2):
-            if let p = realm.object(ofType: O2.Person.self, forPrimaryKey: op.id) { realm.delete(p) }
-        case (1, _):
-            if let p = realm.object(ofType: O3.Person.self, forPrimaryKey: op.id) { realm.delete(p) }
-        case (_, 2):
-            realm.create(O2.Person.self, value: ["id": newId, "fullName": "new \(op.n)", "years": op.n, "city": "c\(op.n)"], update: .all)
+        let person: Object? = switch version {
+        case 2: realm.object(ofType: O2.Person.self, forPrimaryKey: op.id)
+        case 3: realm.object(ofType: O3.Person.self, forPrimaryKey: op.id)
+        case 4: realm.object(ofType: O4.Person.self, forPrimaryKey: op.id)
+        default: realm.object(ofType: O5.Person.self, forPrimaryKey: op.id)
+        }
+        switch op.kind {
+        case 0: person?.setValue(op.n, forKey: "years")
+        case 1: if let person { realm.delete(person) }
         default:
-            realm.create(O3.Person.self, value: ["id": newId, "fullName": "new \(op.n)", "years": op.n, "cityLength": op.n % 7], update: .all)
+            var value: [String: Any] = ["id": newId, "fullName": "new \(op.n)", "years": op.n]
+            switch version {
+            case 2:
+                value["city"] = "c\(op.n)"
+                realm.create(O2.Person.self, value: value, update: .all)
+            case 3:
+                value["cityLength"] = op.n % 7
+                realm.create(O3.Person.self, value: value, update: .all)
+            case 4:
+                value["cityLength"] = op.n % 7
+                value["ageText"] = "\(op.n)"
+                realm.create(O4.Person.self, value: value, update: .all)
+            default:
+                value["ageText"] = "\(op.n)"
+                value["nickname"] = op.n % 2 == 0 ? "n\(op.n)" : nil
+                realm.create(O5.Person.self, value: value, update: .all)
+            }
         }
     }
 }
