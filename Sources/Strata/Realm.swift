@@ -20,8 +20,10 @@ public struct Realm: @unchecked Sendable {
     }
 
     /// Opens the Realm `configuration` describes, creating it when needed.
+    /// With a `queue`, the Realm belongs to it: notifications are delivered there, and other instances' commits
+    /// refresh it there (autorefresh). Without one, it refreshes on its own writes, `beginWrite()` and `refresh()`.
     public init(configuration: Configuration, queue: DispatchQueue? = nil) throws {
-        core = try RealmCore(configuration: configuration)
+        core = try RealmCore(configuration: configuration, queue: queue)
     }
 
     /// Opens the Realm at `fileURL` with the default configuration's other settings.
@@ -54,7 +56,9 @@ public struct Realm: @unchecked Sendable {
     }
 
     public func beginWrite() throws { try core.beginWrite() }
-    public func commitWrite(withoutNotifying tokens: [NotificationToken] = []) throws { try core.commitWrite() }
+    public func commitWrite(withoutNotifying tokens: [NotificationToken] = []) throws {
+        try core.commitWrite(skipping: Set(tokens.compactMap(\.id)))
+    }
     public func cancelWrite() { core.cancelWrite() }
     public var isInWriteTransaction: Bool { core.isInWriteTransaction }
 
@@ -165,11 +169,25 @@ extension Realm: Equatable {
 }
 
 /// A token returned by notification registration; notifications stop when it is invalidated.
+/// Releasing the token ends them too, as in Realm: keep it for as long as the notifications are wanted.
 public final class NotificationToken: @unchecked Sendable {
+    private let lock = NSLock()
     private var onInvalidate: (() -> Void)?
-    init(onInvalidate: (() -> Void)? = nil) { self.onInvalidate = onInvalidate }
-    public func invalidate() {
-        onInvalidate?()
-        onInvalidate = nil
+    /// The observer this token ends (for `write(withoutNotifying:)`).
+    let id: ObjectIdentifier?
+
+    init(id: ObjectIdentifier? = nil, onInvalidate: (() -> Void)? = nil) {
+        self.id = id
+        self.onInvalidate = onInvalidate
     }
+
+    public func invalidate() {
+        lock.lock()
+        let body = onInvalidate
+        onInvalidate = nil
+        lock.unlock()
+        body?()
+    }
+
+    deinit { invalidate() }
 }

@@ -203,6 +203,8 @@ final class BackgroundMigrator: @unchecked Sendable {
                         + "read through the transforms: " + reporter.messages.joined(separator: "; "), fileURL: file.fileURL)
             }
             for (k, v) in puts { try tx.put(k, v, in: t.partition) }
+            // A rewrite changes no value that readers see: observers have nothing to report for it.
+            file.recordCommit(sequence: tx.snapshot.sequence + 1, ChangeSummary())
             if nextKey == nil {
                 try file.storedSchema.withLock { stored in
                     guard var s = stored else { return }

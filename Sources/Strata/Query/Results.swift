@@ -69,6 +69,17 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         return cache
     }
 
+    /// The matching keys for the current version, in order.
+    func evaluatedKeys() -> [Int64] { evaluated().keys }
+
+    /// Installs contents computed incrementally by an observer for the current version (records are read
+    /// when objects are made).
+    func install(keys: [Int64]) {
+        cache.keys = keys
+        cache.records = []  // none cached: objects read their records when made
+        cache.token = core.changeToken
+    }
+
     /// Realm's sort order: nil first, then by value.
     static func order(_ a: StoredValue, _ b: StoredValue) -> Int {
         switch (a.isNull, b.isNull) {
@@ -96,7 +107,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     public subscript(position: Int) -> Element {
         let c = evaluated()
         precondition(position >= 0 && position < c.keys.count, "Index \(position) is out of bounds (must be less than \(c.keys.count)).")
-        return object(c.keys[position], c.records[position])
+        return object(c.keys[position], position < c.records.count ? c.records[position] : nil)
     }
 
     private func object(_ key: Int64, _ record: [UInt8]?) -> Element {
@@ -141,7 +152,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
             }
             guard i < keys.count else { return nil }
             defer { i += 1 }
-            return results.object(keys[i], records[i])
+            return results.object(keys[i], i < records.count ? records[i] : nil)
         }
     }
 

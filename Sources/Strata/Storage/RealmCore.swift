@@ -47,16 +47,26 @@ final class RealmCore: @unchecked Sendable {
         var nextKeys: [UInt32: Int64] = [:]
         var deletedPrimaryKeys: [(UInt32, [UInt8])] = []
         var schemaChanged = false
+        /// deleteAll dropped partitions: observers re-evaluate.
+        var droppedPartitions = false
         var objectsToInvalidate: [Object] = []
         init(tx: WriteTransaction) { self.tx = tx }
     }
 
-    init(configuration: Realm.Configuration) throws {
+    /// Change observers, guarded by `observersLock` (a token may be invalidated from any thread).
+    var observers: [any ChangeObserver] = []
+    let observersLock = NSLock()
+    /// The queue this Realm belongs to, if it was opened with one: notifications and autorefresh go there.
+    let queue: DispatchQueue?
+
+    init(configuration: Realm.Configuration, queue: DispatchQueue? = nil) throws {
         self.configuration = configuration
+        self.queue = queue
         let shared = try SharedFile.shared(for: configuration)
         self.shared = shared
         self.snapshot = try shared.database.snapshot()
         try bindDeclaredTypes()
+        shared.attach(self)
     }
 
     var database: Database { shared.database }
@@ -306,10 +316,39 @@ final class RealmCore: @unchecked Sendable {
 
     // MARK: - Versions
 
-    private func moveToLatest() throws {
+    /// Moves to the latest version and tells observers what changed (all but those in `skipping`).
+    private func moveToLatest(skipping: Set<ObjectIdentifier> = []) throws {
         let next = try database.snapshot()
-        snapshot.close()
+        let old = snapshot
         snapshot = next
+        let observers = currentObservers
+        guard !observers.isEmpty, next.sequence != old.sequence else {
+            old.close()
+            return
+        }
+        let summary = shared.changes(after: old.sequence, through: next.sequence)
+        var deliveries: [(DispatchQueue?, () -> Void)] = []
+        for o in observers {
+            guard let d = o.changes(core: self, old: old, new: next, summary: summary) else { continue }
+            if !skipping.contains(ObjectIdentifier(o)) { deliveries.append((o.queue, d)) }
+        }
+        old.close()
+        for (queue, d) in deliveries { Self.deliver(queue, d) }
+    }
+
+    /// Another instance of this file committed: a Realm with a queue and autorefresh moves forward there.
+    func otherInstanceCommitted() {
+        guard let queue else { return }
+        queue.async { [weak self] in
+            guard let self, self.write == nil, !self.currentObservers.isEmpty else { return }
+            if self.autorefresh {
+                _ = self.refresh()
+            } else {
+                for case let o as RealmObserver in self.currentObservers {
+                    Self.deliver(o.queue) { o.block(.refreshRequired, o.realm) }
+                }
+            }
+        }
     }
 
     @discardableResult
@@ -357,8 +396,11 @@ final class RealmCore: @unchecked Sendable {
         try? moveToLatest()
     }
 
-    func commitWrite() throws {
+    func commitWrite(skipping: Set<ObjectIdentifier> = []) throws {
         guard let w = write else { preconditionFailure("Can't commit a non-existing write transaction") }
+        var summary = ChangeSummary()
+        summary.everything = w.droppedPartitions || w.schemaChanged
+        for key in w.pending.keys { summary.keys[key.partition, default: []].insert(key.key) }
         do {
             let version = shared.storedSchema.withLock { $0?.schemaVersion } ?? configuration.schemaVersion
             if w.schemaChanged, let schema = shared.storedSchema.withLock({ $0 }) {
@@ -384,6 +426,8 @@ final class RealmCore: @unchecked Sendable {
             for (partition, next) in w.nextKeys {
                 try w.tx.put(StoredSchema.nextKeyKey(partition), ObjectKey.bytes(next), in: StoredSchema.metadataPartition)
             }
+            // Logged before it is published (the writer lock is held), so no reader sees the version without it.
+            shared.recordCommit(sequence: w.tx.snapshot.sequence + 1, summary)
             try w.tx.commit()
         } catch {
             write = nil
@@ -392,7 +436,8 @@ final class RealmCore: @unchecked Sendable {
             throw realmError(error, fileURL: configuration.fileURL)
         }
         write = nil
-        try? moveToLatest()
+        try? moveToLatest(skipping: skipping)
+        shared.committed(by: self)
     }
 
     func cancelWrite() {
@@ -519,6 +564,7 @@ final class RealmCore: @unchecked Sendable {
     func deleteAll() {
         let w = requireWrite("delete objects")
         let stored = shared.storedSchema.withLock { $0 }
+        w.droppedPartitions = true
         for t in stored?.types ?? [] {
             // Dropping a partition is O(1) in the engine.
             try? w.tx.dropPartition(t.partition)

@@ -34,6 +34,30 @@ final class SharedFile: @unchecked Sendable {
 
     func migration(for typeName: String) -> TypeMigration? { migrations.withLock { $0[typeName] } }
 
+    // MARK: Change notifications
+
+    /// What recent commits touched (see Notifications.swift).
+    private let commitLog = Mutex(CommitLog())
+    private struct WeakCore { weak var core: RealmCore? }
+    private let cores = Mutex<[WeakCore]>([])
+
+    func recordCommit(sequence: UInt64, _ summary: ChangeSummary) { commitLog.withLock { $0.record(sequence, summary) } }
+
+    func changes(after a: UInt64, through c: UInt64) -> ChangeSummary { commitLog.withLock { $0.changes(after: a, through: c) } }
+
+    func attach(_ core: RealmCore) {
+        cores.withLock { list in
+            list.removeAll { $0.core == nil }
+            list.append(WeakCore(core: core))
+        }
+    }
+
+    /// Tells every other instance of this file that `core` committed.
+    func committed(by core: RealmCore) {
+        let others = cores.withLock { $0.compactMap(\.core).filter { $0 !== core } }
+        for other in others { other.otherInstanceCommitted() }
+    }
+
     deinit {
         try? database.close()
         // An in-memory Realm's data lives while an instance does, as in Realm.

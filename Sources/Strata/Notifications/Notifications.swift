@@ -1,0 +1,408 @@
+import Dispatch
+import Engine
+import Foundation
+import Synchronization
+
+// Invariants:
+// (1) Every commit made through Strata logs, before it publishes, the object keys it touched per partition
+//     (`SharedFile.recordCommit`). A Realm moving from version a to version c diffs only the keys logged for
+//     the commits in (a, c]; a commit missing from the log (a schema change, an evicted entry) makes every
+//     observer re-evaluate from scratch, which is always correct.
+// (2) Change sets follow Realm's index rules: deletions are indices in the old contents, insertions and
+//     modifications indices in the new. Applying the deletions (descending) then the insertions (ascending)
+//     to the old contents gives the new contents; an object whose position changed relative to the others is
+//     reported as a deletion and an insertion.
+// (3) Observers are computed on the Realm's own thread while it switches versions, against the old and the
+//     new snapshot, and delivered after the switch, so callbacks see the new version.
+
+/// What changed in an observed collection.
+public enum RealmCollectionChange<CollectionType> {
+    /// The collection as it was when observation started.
+    case initial(CollectionType)
+    /// The collection after a change: deletions in old indices, insertions and modifications in new ones.
+    case update(CollectionType, deletions: [Int], insertions: [Int], modifications: [Int])
+    case error(any Error)
+}
+
+/// One property of an observed object that changed.
+public struct PropertyChange: @unchecked Sendable, CustomStringConvertible {
+    public let name: String
+    /// The value before the change.
+    public let oldValue: Any?
+    /// The value after the change.
+    public let newValue: Any?
+
+    public var description: String { "\(name): \(String(describing: oldValue)) -> \(String(describing: newValue))" }
+}
+
+/// What happened to an observed object.
+public enum ObjectChange<T> {
+    /// Properties changed; the object shows the new values.
+    case change(T, [PropertyChange])
+    /// The object was deleted; no further notification comes.
+    case deleted
+    case error(any Error)
+}
+
+/// The object keys a commit touched, per partition (inserted, changed or deleted alike).
+struct ChangeSummary: Sendable {
+    var keys: [UInt32: Set<Int64>] = [:]
+    /// Unknown changes (a schema change, a dropped partition, a commit missing from the log).
+    var everything = false
+
+    static let unknown = ChangeSummary(everything: true)
+
+    mutating func merge(_ other: ChangeSummary) {
+        everything = everything || other.everything
+        for (p, k) in other.keys { keys[p, default: []].formUnion(k) }
+    }
+}
+
+/// Recent commits' summaries, by sequence.
+struct CommitLog {
+    static let capacity = 4096
+    var entries: [UInt64: ChangeSummary] = [:]
+
+    mutating func record(_ sequence: UInt64, _ summary: ChangeSummary) {
+        entries[sequence] = summary
+        if entries.count > Self.capacity, let oldest = entries.keys.min() { entries[oldest] = nil }
+    }
+
+    func changes(after a: UInt64, through c: UInt64) -> ChangeSummary {
+        guard c > a else { return ChangeSummary() }
+        guard c - a <= UInt64(Self.capacity) else { return .unknown }
+        var out = ChangeSummary()
+        for s in (a + 1)...c {
+            guard let entry = entries[s] else { return .unknown }
+            out.merge(entry)
+        }
+        return out
+    }
+}
+
+/// One registered observer of a Realm: computes, when the Realm moves from `old` to `new`, what to deliver.
+protocol ChangeObserver: AnyObject {
+    var queue: DispatchQueue? { get }
+    /// Updates the observer's state; returns the callback to run, or nil when there is nothing to report.
+    func changes(core: RealmCore, old: Snapshot, new: Snapshot, summary: ChangeSummary) -> (() -> Void)?
+}
+
+extension RealmCore {
+    /// Runs `body` on the observer's queue, or here.
+    static func deliver(_ queue: DispatchQueue?, _ body: @escaping () -> Void) {
+        if let queue {
+            nonisolated(unsafe) let body = body
+            queue.async { body() }
+        } else {
+            body()
+        }
+    }
+
+    /// Registers `observer` and returns the token that ends it.
+    func addObserver(_ observer: any ChangeObserver) -> NotificationToken {
+        observersLock.lock()
+        observers.append(observer)
+        observersLock.unlock()
+        let id = ObjectIdentifier(observer)
+        return NotificationToken(id: id) { [weak self] in self?.removeObserver(id) }
+    }
+
+    func removeObserver(_ id: ObjectIdentifier) {
+        observersLock.lock()
+        observers.removeAll { ObjectIdentifier($0) == id }
+        observersLock.unlock()
+    }
+
+    var currentObservers: [any ChangeObserver] {
+        observersLock.lock()
+        defer { observersLock.unlock() }
+        return observers
+    }
+
+    /// The values of properties `indices` in a record read under `binding` (through pending transforms).
+    static func values(_ binding: TypeBinding, _ record: UnsafeRawBufferPointer, _ indices: [Int]) -> [StoredValue] {
+        if let all = binding.migratedValues(record) { return indices.map { all[$0] } }
+        return indices.map { binding.value($0, in: record) }
+    }
+
+    /// Whether properties `indices` of the object with `key` differ between two snapshots (both holding it).
+    static func differs(_ binding: TypeBinding, key: Int64, old: Snapshot, new: Snapshot, indices: [Int]) -> Bool {
+        let k = ObjectKey.bytes(key)
+        let a = (try? old.withValue(forKey: k, in: binding.partition) { $0.map { values(binding, $0, indices) } }) ?? nil
+        let b = (try? new.withValue(forKey: k, in: binding.partition) { $0.map { values(binding, $0, indices) } }) ?? nil
+        guard let a, let b else { return a != nil || b != nil }
+        return !zip(a, b).allSatisfy { Self.same($0, $1) }
+    }
+
+    /// Equal values, NaN included.
+    static func same(_ a: StoredValue, _ b: StoredValue) -> Bool {
+        if a == b { return true }
+        if case .double(let x) = a, case .double(let y) = b { return x.bitPattern == y.bitPattern }
+        if case .float(let x) = a, case .float(let y) = b { return x.bitPattern == y.bitPattern }
+        return false
+    }
+}
+
+// MARK: - Results
+
+final class ResultsObserver<Element: Object>: ChangeObserver {
+    let results: Results<Element>
+    let queue: DispatchQueue?
+    /// The properties whose changes count as modifications (all when no key paths were given).
+    let watched: [Int]
+    let block: (RealmCollectionChange<Results<Element>>) -> Void
+    /// The contents as last delivered.
+    var keys: [Int64]
+
+    init(results: Results<Element>, queue: DispatchQueue?, watched: [Int], block: @escaping (RealmCollectionChange<Results<Element>>) -> Void) {
+        self.results = results
+        self.queue = queue
+        self.watched = watched
+        self.block = block
+        self.keys = results.evaluatedKeys()
+    }
+
+    func changes(core: RealmCore, old: Snapshot, new: Snapshot, summary: ChangeSummary) -> (() -> Void)? {
+        let binding = results.binding
+        let changed = summary.keys[binding.partition] ?? []
+        if !summary.everything && changed.isEmpty { return nil }
+        let oldKeys = keys
+        var deletions: [Int] = []
+        var insertions: [Int] = []
+        var modifications: [Int] = []
+        if results.sort.isEmpty && results.distinct.isEmpty && !summary.everything {
+            // Key order: only the touched keys can enter, leave or change.
+            var removed = Set<Int64>()
+            var added: [Int64] = []
+            var modified = Set<Int64>()
+            for key in changed {
+                let wasIn = Self.index(of: key, in: oldKeys) != nil
+                let isIn = Self.matches(key, in: new, binding: binding, predicate: results.predicate)
+                switch (wasIn, isIn) {
+                case (true, false): removed.insert(key)
+                case (false, true): added.append(key)
+                case (true, true):
+                    if RealmCore.differs(binding, key: key, old: old, new: new, indices: watched) { modified.insert(key) }
+                case (false, false): break
+                }
+            }
+            if removed.isEmpty && added.isEmpty && modified.isEmpty { return nil }
+            for (i, k) in oldKeys.enumerated() where removed.contains(k) { deletions.append(i) }
+            var next = removed.isEmpty ? oldKeys : oldKeys.filter { !removed.contains($0) }
+            if !added.isEmpty {
+                next.append(contentsOf: added)
+                next.sort()
+                let addedSet = Set(added)
+                for (i, k) in next.enumerated() where addedSet.contains(k) { insertions.append(i) }
+            }
+            if !modified.isEmpty {
+                for k in modified { if let i = Self.index(of: k, in: next) { modifications.append(i) } }
+                modifications.sort()
+            }
+            keys = next
+            results.install(keys: next)
+        } else {
+            let next = results.evaluatedKeys()
+            let newIndex = Dictionary(next.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+            let oldSet = Set(oldKeys)
+            // Objects kept in both: those whose new positions form the longest increasing run stay; the others moved.
+            var common: [(old: Int, new: Int, key: Int64)] = []
+            for (i, k) in oldKeys.enumerated() {
+                if let j = newIndex[k] { common.append((i, j, k)) } else { deletions.append(i) }
+            }
+            let stable = Self.longestIncreasing(common.map(\.new))
+            for (n, c) in common.enumerated() {
+                if !stable.contains(n) {
+                    deletions.append(c.old)
+                    insertions.append(c.new)
+                } else if summary.everything || changed.contains(c.key) {
+                    if RealmCore.differs(binding, key: c.key, old: old, new: new, indices: watched) { modifications.append(c.new) }
+                }
+            }
+            for (j, k) in next.enumerated() where !oldSet.contains(k) { insertions.append(j) }
+            deletions.sort()
+            insertions.sort()
+            modifications.sort()
+            keys = next
+            if deletions.isEmpty && insertions.isEmpty && modifications.isEmpty { return nil }
+        }
+        return delivery(deletions, insertions, modifications)
+    }
+
+    private func delivery(_ d: [Int], _ i: [Int], _ m: [Int]) -> () -> Void {
+        let results = self.results
+        let block = self.block
+        return { block(.update(results, deletions: d, insertions: i, modifications: m)) }
+    }
+
+    /// Whether the object with `key` exists in `snapshot` and matches `predicate`.
+    static func matches(_ key: Int64, in snapshot: Snapshot, binding: TypeBinding, predicate: Predicate?) -> Bool {
+        let found: Bool? = try? snapshot.withValue(forKey: ObjectKey.bytes(key), in: binding.partition) { raw in
+            guard let raw else { return false }
+            guard let predicate else { return true }
+            if let values = binding.migratedValues(raw) { return predicate.evaluate(.values(values)) }
+            return predicate.evaluate(.bytes(raw, binding))
+        }
+        return found ?? false
+    }
+
+    static func index(of key: Int64, in sorted: [Int64]) -> Int? {
+        var lo = 0
+        var hi = sorted.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if sorted[mid] < key { lo = mid + 1 } else { hi = mid }
+        }
+        return lo < sorted.count && sorted[lo] == key ? lo : nil
+    }
+
+    /// The positions (in `xs`) of one longest strictly increasing subsequence.
+    static func longestIncreasing(_ xs: [Int]) -> Set<Int> {
+        var tails: [Int] = []  // index into xs of the smallest tail of each length
+        var previous = [Int](repeating: -1, count: xs.count)
+        for (i, x) in xs.enumerated() {
+            var lo = 0
+            var hi = tails.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if xs[tails[mid]] < x { lo = mid + 1 } else { hi = mid }
+            }
+            if lo > 0 { previous[i] = tails[lo - 1] }
+            if lo == tails.count { tails.append(i) } else { tails[lo] = i }
+        }
+        var out = Set<Int>()
+        var i = tails.last ?? -1
+        while i >= 0 {
+            out.insert(i)
+            i = previous[i]
+        }
+        return out
+    }
+}
+
+extension Results {
+    /// Calls `block` with the results now (`.initial`), then after every change that adds, removes or moves
+    /// an object, or modifies one of its properties (only the properties in `keyPaths`, when given).
+    ///
+    /// Delivery happens when this Realm moves to a newer version: after its own commits, on `refresh()`, on
+    /// `beginWrite()`, and, for a Realm opened with a queue, after other Realm instances' commits (autorefresh).
+    /// With a `queue`, callbacks run there; otherwise on the Realm's thread, `.initial` before this returns.
+    public func observe(
+        keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+        _ block: @escaping (RealmCollectionChange<Results<Element>>) -> Void
+    ) -> NotificationToken {
+        precondition(!core.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
+        let watched = keyPaths.map { binding.info.indices(ofKeyPaths: $0) } ?? Array(binding.info.schema.properties.indices)
+        let observer = ResultsObserver(results: self, queue: queue ?? core.queue, watched: watched, block: block)
+        let token = core.addObserver(observer)
+        let results = self
+        RealmCore.deliver(observer.queue) { block(.initial(results)) }
+        return token
+    }
+}
+
+// MARK: - Objects
+
+final class ObjectObserver<T: Object>: ChangeObserver {
+    let object: T
+    let binding: TypeBinding
+    let key: Int64
+    let queue: DispatchQueue?
+    let watched: [Int]
+    let block: (ObjectChange<T>) -> Void
+    var done = false
+
+    init(object: T, accessor: ObjectAccessor, queue: DispatchQueue?, watched: [Int], block: @escaping (ObjectChange<T>) -> Void) {
+        self.object = object
+        self.binding = accessor.binding
+        self.key = accessor.key
+        self.queue = queue
+        self.watched = watched
+        self.block = block
+    }
+
+    func changes(core: RealmCore, old: Snapshot, new: Snapshot, summary: ChangeSummary) -> (() -> Void)? {
+        guard !done, summary.everything || summary.keys[binding.partition]?.contains(key) == true else { return nil }
+        let k = ObjectKey.bytes(key)
+        let before = (try? old.withValue(forKey: k, in: binding.partition) { $0.map { RealmCore.values(binding, $0, watched) } }) ?? nil
+        let after = (try? new.withValue(forKey: k, in: binding.partition) { $0.map { RealmCore.values(binding, $0, watched) } }) ?? nil
+        let block = self.block
+        guard let after else {
+            guard before != nil else { return nil }
+            done = true
+            return { block(.deleted) }
+        }
+        guard let before else { return nil }
+        var changes: [PropertyChange] = []
+        for (n, i) in watched.enumerated() where !RealmCore.same(before[n], after[n]) {
+            changes.append(PropertyChange(name: binding.info.schema.properties[i].name, oldValue: before[n].anyValue, newValue: after[n].anyValue))
+        }
+        guard !changes.isEmpty else { return nil }
+        let object = self.object
+        return { block(.change(object, changes)) }
+    }
+}
+
+extension Object {
+    /// Calls `block` after each change to this managed object (of the properties in `keyPaths`, when given),
+    /// with the names and the old and new values, and once with `.deleted` when it is deleted.
+    public func observe<T: Object>(
+        keyPaths: [String]? = nil, on queue: DispatchQueue? = nil, _ block: @escaping (ObjectChange<T>) -> Void
+    ) -> NotificationToken {
+        guard let accessor = _accessor, let object = self as? T else {
+            preconditionFailure("Only objects which are managed by a Realm support change notifications")
+        }
+        precondition(!accessor.core.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
+        let info = accessor.binding.info
+        let watched = keyPaths.map { info.indices(ofKeyPaths: $0) } ?? Array(info.schema.properties.indices)
+        return accessor.core.addObserver(ObjectObserver(object: object, accessor: accessor, queue: queue ?? accessor.core.queue, watched: watched, block: block))
+    }
+}
+
+// MARK: - Realm
+
+final class RealmObserver: ChangeObserver {
+    let realm: Realm
+    let queue: DispatchQueue?
+    let block: (Realm.Notification, Realm) -> Void
+
+    init(realm: Realm, queue: DispatchQueue?, block: @escaping (Realm.Notification, Realm) -> Void) {
+        self.realm = realm
+        self.queue = queue
+        self.block = block
+    }
+
+    func changes(core: RealmCore, old: Snapshot, new: Snapshot, summary: ChangeSummary) -> (() -> Void)? {
+        let (realm, block) = (self.realm, self.block)
+        return { block(.didChange, realm) }
+    }
+}
+
+extension Realm {
+    /// What a Realm-level notification reports.
+    public enum Notification: String, Sendable {
+        /// The Realm moved to a newer version.
+        case didChange = "RLMRealmDidChangeNotification"
+        /// Another instance wrote and this Realm does not refresh by itself (autorefresh is off).
+        case refreshRequired = "RLMRealmRefreshRequiredNotification"
+    }
+
+    /// Calls `block` each time this Realm moves to a newer version.
+    public func observe(_ block: @escaping (Notification, Realm) -> Void) -> NotificationToken {
+        // The observer holds the core only weakly through the token; the Realm value it passes is rebuilt.
+        core.addObserver(RealmObserver(realm: self, queue: core.queue, block: block))
+    }
+}
+
+extension TypeInfo {
+    /// Property indices of the names in `keyPaths`; an unknown name traps, naming the type and the property.
+    func indices(ofKeyPaths keyPaths: [String]) -> [Int] {
+        keyPaths.map { path in
+            let name = path.split(separator: ".").first.map(String.init) ?? path
+            guard let i = propertyIndex[name] else {
+                preconditionFailure("Property '\(name)' not found in object of type '\(schema.className)'")
+            }
+            return i
+        }
+    }
+}
