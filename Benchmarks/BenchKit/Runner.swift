@@ -14,7 +14,7 @@ public final class Runner {
     }
 
     public static let allWorkloads = [
-        "insert", "enumerate-int", "enumerate-all", "lookup", "query", "open", "size",
+        "insert", "enumerate-int", "enumerate-all", "lookup", "query", "notify", "open", "size",
         "migrate-combine", "migrate-rename", "migrate-retype",
     ]
     /// Strata through its object API: the column every ratio is computed from.
@@ -97,6 +97,11 @@ public final class Runner {
                     check(engine.name, "count age > 50", over50)
                     check(engine.name, "count firstName BEGINSWITH ab", ab)
                 }
+                if want.contains("notify"), let notifying = engine as? any NotifyingBenchEngine {
+                    progress("\(tag): notify")
+                    let latencies = try notifying.notifyLatencies(200).sorted()
+                    record("notify", engine.name, latencies[latencies.count / 2])
+                }
                 try engine.close()
                 if want.contains("open") {
                     progress("\(tag): open")
@@ -160,6 +165,7 @@ public final class Runner {
             ("enumerate-all", .perSecond, "iterate all objects reading all four properties"),
             ("lookup", .perSecond, "\(data.lookupIDs.count) random primary-key lookups reading age"),
             ("query (age > 50; firstName BEGINSWITH \"ab\")", .perSecond, "counts over full scans, no index"),
+            ("notify", .milliseconds, "Strata: from the start of a 1-object write to the delivery of its change set to an observer of all N objects (median of 200)"),
             ("open + read one", .milliseconds, "open a closed database and read one object"),
             ("size after insert", .megabytes, "bytes on disk after insert and close"),
             ("migrate-combine (blocking)", .milliseconds, "open v1, fullName = firstName + \" \" + lastName, both removed, commit"),

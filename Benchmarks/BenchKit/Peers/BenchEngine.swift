@@ -46,6 +46,13 @@ public struct OnlineMigrationFigures: Sendable {
     public var fullNameLengths: Int
 }
 
+/// An engine with change notifications (Strata).
+public protocol NotifyingBenchEngine: BenchEngine {
+    /// Milliseconds from the start of a one-object write to the delivery of its change set to an observer of
+    /// every object; one figure per write.
+    func notifyLatencies(_ count: Int) throws -> [Double]
+}
+
 /// An engine with online migrations (Strata).
 public protocol OnlineMigratingBenchEngine: BenchEngine {
     /// Copies the v1 database in `original` to `directory` (not timed), then migrates the copy online.

@@ -78,6 +78,32 @@ public final class StrataObjectPeer: BenchEngine {
     public func sizeOnDisk(in directory: String) throws -> Int { DirectorySize.bytes(directory + "/strata.realm") }
 }
 
+extension StrataObjectPeer: NotifyingBenchEngine {
+    public func notifyLatencies(_ count: Int) throws -> [Double] {
+        let realm = try open()
+        let people = realm.objects(BenchPerson.self)
+        var delivered = 0.0
+        var modified = 0
+        let token = people.observe { change in
+            if case .update(_, _, _, let modifications) = change {
+                delivered = now()
+                modified += modifications.count
+            }
+        }
+        defer { token.invalidate() }
+        var out: [Double] = []
+        for i in 0..<count {
+            // +1 then -1 on the same object, so that the data is as it was for the workloads that follow.
+            let id = i / 2
+            let start = now()
+            try realm.write { realm.object(ofType: BenchPerson.self, forPrimaryKey: id)?.age += i % 2 == 0 ? 1 : -1 }
+            out.append((delivered - start) * 1000)
+        }
+        guard modified == count else { throw BenchFailure("Strata: \(modified) modifications notified for \(count) writes") }
+        return out
+    }
+}
+
 /// Version 2 of the Bench's model: names combined.
 public final class BenchPersonV2: Object {
     @Persisted(primaryKey: true) public var id: Int

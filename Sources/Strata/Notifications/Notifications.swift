@@ -187,18 +187,27 @@ final class ResultsObserver<Element: Object>: ChangeObserver {
                 }
             }
             if removed.isEmpty && added.isEmpty && modified.isEmpty { return nil }
-            for (i, k) in oldKeys.enumerated() where removed.contains(k) { deletions.append(i) }
-            var next = removed.isEmpty ? oldKeys : oldKeys.filter { !removed.contains($0) }
+            // Binary searches for the touched keys only: a change costs O(changes x log n), plus a move of the
+            // key array when objects come or go.
+            var next = oldKeys
+            if !removed.isEmpty {
+                deletions = removed.compactMap { Self.index(of: $0, in: oldKeys) }.sorted()
+                if deletions.count > 64 {
+                    next = oldKeys.filter { !removed.contains($0) }
+                } else {
+                    for i in deletions.reversed() { next.remove(at: i) }
+                }
+            }
             if !added.isEmpty {
-                next.append(contentsOf: added)
-                next.sort()
-                let addedSet = Set(added)
-                for (i, k) in next.enumerated() where addedSet.contains(k) { insertions.append(i) }
+                if added.count > 64 {
+                    next.append(contentsOf: added)
+                    next.sort()
+                } else {
+                    for k in added { next.insert(k, at: Self.lowerBound(k, in: next)) }
+                }
+                insertions = added.compactMap { Self.index(of: $0, in: next) }.sorted()
             }
-            if !modified.isEmpty {
-                for k in modified { if let i = Self.index(of: k, in: next) { modifications.append(i) } }
-                modifications.sort()
-            }
+            modifications = modified.compactMap { Self.index(of: $0, in: next) }.sorted()
             keys = next
             results.install(keys: next)
         } else {
@@ -247,13 +256,18 @@ final class ResultsObserver<Element: Object>: ChangeObserver {
     }
 
     static func index(of key: Int64, in sorted: [Int64]) -> Int? {
+        let lo = lowerBound(key, in: sorted)
+        return lo < sorted.count && sorted[lo] == key ? lo : nil
+    }
+
+    static func lowerBound(_ key: Int64, in sorted: [Int64]) -> Int {
         var lo = 0
         var hi = sorted.count
         while lo < hi {
             let mid = (lo + hi) / 2
             if sorted[mid] < key { lo = mid + 1 } else { hi = mid }
         }
-        return lo < sorted.count && sorted[lo] == key ? lo : nil
+        return lo
     }
 
     /// The positions (in `xs`) of one longest strictly increasing subsequence.
