@@ -87,9 +87,13 @@ public struct Persisted<Value: _Persistable> {
                 recorder.record(info.propertyIndex(for: storageKeyPath, in: object))
                 return Value._zeroValue
             }
-            if let values = object._unmanagedValues {
+            if object._unmanagedValues != nil || object._setValues != nil {
+                // Values set on an unmanaged object live there, not in the storage (see the setter).
                 let index = TypeRegistry.info(for: type(of: object)).propertyIndex(for: storageKeyPath, in: object)
-                if let stored = values[index], let v = Value._fromStored(stored) { return v }
+                if let stored = object._unmanagedValues?[index], let v = Value._fromStored(stored) { return v }
+                if let values = object._setValues, index < values.count, let stored = values[index], let v = Value._fromStored(stored) {
+                    return v
+                }
             }
             switch object[keyPath: storageKeyPath].storage {
             case .unmanaged(let v): return v
@@ -107,8 +111,8 @@ public struct Persisted<Value: _Persistable> {
             let index = info.cachedIndex(storageKeyPath) ?? info.propertyIndex(for: storageKeyPath, in: object)
             if object._unmanagedValues != nil { object._unmanagedValues?[index] = nil }
             if object._setValues == nil { object._setValues = Array(repeating: nil, count: info.propertyCount) }
+            // Recorded here only: writing the storage through its key path costs more than all the rest.
             object._setValues?[index] = newValue._storedValue
-            object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
         }
     }
 }

@@ -177,7 +177,7 @@ final class TypeInfo: @unchecked Sendable {
         while let mirror = m {
             for child in mirror.children {
                 if let label = child.label, let i = labelIndex[label], let p = child.value as? any PersistedProperty {
-                    values[i] = p.storedValue
+                    values[i] = object._setValues.flatMap { i < $0.count ? $0[i] : nil } ?? p.storedValue
                 }
             }
             m = mirror.superclassMirror

@@ -527,7 +527,7 @@ final class RealmCore: @unchecked Sendable {
     private func attach(_ object: Object, binding: TypeBinding, key: Int64) {
         object._accessor = ObjectAccessor(core: self, binding: binding, key: key, record: nil)
         object._unmanagedValues = nil
-        object._setValues = nil
+        // `_setValues` stays: if the write is cancelled, the object is unmanaged again with its values.
     }
 
     /// The pending record of an existing object, loading its current values on first change.
