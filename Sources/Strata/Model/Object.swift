@@ -23,6 +23,9 @@ open class Object: CustomStringConvertible {
     @usableFromInline final var _setValues: [StoredValue?]?
     /// Set on the objects a migration hands out: values by field id under a stored schema.
     final var _dynamic: DynamicState?
+    /// Objects linked from this unmanaged object, by property index (`.some(nil)`: set to no object); they
+    /// are added with it.
+    @usableFromInline final var _unmanagedLinks: [Int: Object?]?
 
     public required init() {}
 
@@ -80,6 +83,7 @@ open class Object: CustomStringConvertible {
         guard let index = info.propertyIndex[key] else {
             preconditionFailure("Invalid property name '\(key)' for class '\(info.schema.className)'")
         }
+        if info.linkTargets[index] != nil { return info.linkedObject(of: self, at: index) }
         return info.storedValue(of: self, at: index).anyValue
     }
 
@@ -93,6 +97,10 @@ open class Object: CustomStringConvertible {
             preconditionFailure("Invalid property name '\(key)' for class '\(info.schema.className)'")
         }
         let property = info.schema.properties[index]
+        if info.linkTargets[index] != nil {
+            info.assign([key: value], to: self)
+            return
+        }
         guard let stored = StoredValue.from(any: value, as: property.type) else {
             preconditionFailure("Invalid value '\(String(describing: value))' of type '\(type(of: value))' for '\(property.type)' property '\(info.schema.className).\(key)'")
         }
@@ -153,4 +161,7 @@ final class ObjectAccessor {
 
     @usableFromInline func get(_ index: Int) -> StoredValue { core.read(self, index) }
     @usableFromInline func set(_ index: Int, _ value: StoredValue) { core.write(self, index, value) }
+    @usableFromInline func linkedObject(_ stored: StoredValue, target: Object.Type) -> Object? { core.linkedObject(stored, target: target) }
+    /// Sets a link, adding the linked object when it is unmanaged.
+    @usableFromInline func setLink(_ index: Int, _ object: Object?) { core.write(self, index, core.link(to: object)) }
 }

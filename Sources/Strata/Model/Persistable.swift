@@ -13,12 +13,31 @@ public protocol _Persistable {
     static var _objectType: Object.Type? { get }
     /// Whether a property of this type may be the primary key.
     static var _canBePrimaryKey: Bool { get }
+    /// For links: the value for a linked object (nil for no object); nil when `object` does not fit.
+    static func _fromLinked(_ object: Object?) -> Self?
+    /// For links: the linked object.
+    var _linkedObject: Object? { get }
 }
 
 extension _Persistable {
     public static var _isOptional: Bool { false }
     public static var _objectType: Object.Type? { nil }
     public static var _canBePrimaryKey: Bool { false }
+    public static func _fromLinked(_ object: Object?) -> Self? { nil }
+    public var _linkedObject: Object? { nil }
+}
+
+/// A to-one link: `@Persisted var owner: Person?`. Links must be optional, as in Realm.
+extension Object: _Persistable {
+    public static var _propertyType: PropertyType { .object }
+    /// Never used for a property (links are optional); a new unmanaged object.
+    public static var _zeroValue: Self { Self.init() }
+    public static func _fromStored(_ v: StoredValue) -> Self? { nil }
+    /// The link's stored form: the object's key once it is managed.
+    public var _storedValue: StoredValue { _accessor.map { .link($0.key) } ?? .null }
+    public static var _objectType: Object.Type? { Self.self }
+    public static func _fromLinked(_ object: Object?) -> Self? { object as? Self }
+    public var _linkedObject: Object? { self }
 }
 
 extension Bool: _Persistable {
@@ -109,6 +128,11 @@ extension Optional: _Persistable where Wrapped: _Persistable {
     public var _storedValue: StoredValue { self?._storedValue ?? .null }
     public static var _objectType: Object.Type? { Wrapped._objectType }
     public static var _canBePrimaryKey: Bool { Wrapped._canBePrimaryKey }
+    public static func _fromLinked(_ object: Object?) -> Wrapped?? {
+        guard let object else { return .some(nil) }
+        return Wrapped._fromLinked(object).map { .some($0) }
+    }
+    public var _linkedObject: Object? { self?._linkedObject }
 }
 
 /// An enum stored through its raw value (`Int` or `String`), as RealmSwift's `PersistableEnum`.

@@ -75,6 +75,13 @@ public struct Persisted<Value: _Persistable> {
                 let index = accessor.info.cachedIndex(storageKeyPath)
                     ?? accessor.info.propertyIndex(for: storageKeyPath, in: object)
                 let stored = accessor.get(index)
+                if let target = Value._objectType {
+                    // A link: the object it names, nil when there is none (or it was deleted).
+                    guard let v = Value._fromLinked(accessor.linkedObject(stored, target: target)) else {
+                        preconditionFailure("\(accessor.info.schema.className).\(accessor.info.schema.properties[index].name) links to an object of another type")
+                    }
+                    return v
+                }
                 guard let value = Value._fromStored(stored) else {
                     preconditionFailure(
                         "\(accessor.info.schema.className).\(accessor.info.schema.properties[index].name) holds \(stored), "
@@ -87,9 +94,12 @@ public struct Persisted<Value: _Persistable> {
                 recorder.record(info.propertyIndex(for: storageKeyPath, in: object))
                 return Value._zeroValue
             }
-            if object._unmanagedValues != nil || object._setValues != nil {
+            if object._unmanagedValues != nil || object._setValues != nil || object._unmanagedLinks != nil {
                 // Values set on an unmanaged object live there, not in the storage (see the setter).
                 let index = TypeRegistry.info(for: type(of: object)).propertyIndex(for: storageKeyPath, in: object)
+                if Value._objectType != nil, let links = object._unmanagedLinks, let linked = links[index] {
+                    if let v = Value._fromLinked(linked) { return v }
+                }
                 if let stored = object._unmanagedValues?[index], let v = Value._fromStored(stored) { return v }
                 if let values = object._setValues, index < values.count, let stored = values[index], let v = Value._fromStored(stored) {
                     return v
@@ -103,6 +113,10 @@ public struct Persisted<Value: _Persistable> {
         set {
             if let accessor = object._accessor {
                 let index = accessor.info.propertyIndex(for: storageKeyPath, in: object)
+                if Value._objectType != nil {
+                    accessor.setLink(index, newValue._linkedObject)
+                    return
+                }
                 accessor.set(index, newValue._storedValue)
                 return
             }
@@ -113,6 +127,11 @@ public struct Persisted<Value: _Persistable> {
             if object._setValues == nil { object._setValues = Array(repeating: nil, count: info.propertyCount) }
             // Recorded here only: writing the storage through its key path costs more than all the rest.
             object._setValues?[index] = newValue._storedValue
+            if Value._objectType != nil {
+                // The linked object itself, added with this one.
+                if object._unmanagedLinks == nil { object._unmanagedLinks = [:] }
+                object._unmanagedLinks?[index] = .some(newValue._linkedObject)
+            }
         }
     }
 }

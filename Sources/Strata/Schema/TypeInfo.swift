@@ -15,6 +15,8 @@ final class TypeInfo: @unchecked Sendable {
     let primaryKeyIndex: Int?
     /// Mirror child label -> property index, for reading unmanaged values.
     private let labelIndex: [String: Int]
+    /// The class each link property points to, by property index.
+    let linkTargets: [Int: Object.Type]
 
     /// Storage key path -> property index, found once per key path by probing.
     private let keyPathIndex = Mutex(KeyPathTable())
@@ -45,6 +47,7 @@ final class TypeInfo: @unchecked Sendable {
         var properties: [Property] = []
         var defaults: [StoredValue] = []
         var labels: [String: Int] = [:]
+        var linkTargets: [Int: Object.Type] = [:]
         let ignored = Set(objectClass.ignoredProperties())
         let legacyPrimary = objectClass.primaryKey()
         let legacyIndexed = Set(objectClass.indexedProperties())
@@ -67,6 +70,12 @@ final class TypeInfo: @unchecked Sendable {
                         .schemaMismatch,
                         "\(className).\(name) cannot be the primary key: a primary key must be Int, String, UUID or ObjectId (optional or not), not \(type._propertyType)")
                 }
+                if type._propertyType == .object, !type._isOptional {
+                    throw Realm.Error(
+                        .schemaMismatch,
+                        "\(className).\(name) is a to-one link and must be optional: declare it `\(type._objectType.map { String(describing: $0) } ?? "Object")?`")
+                }
+                if let target = type._objectType { linkTargets[properties.count] = target }
                 labels[label] = properties.count
                 properties.append(Property(
                     name: name, columnName: mapping[name] ?? name, type: type._propertyType, isOptional: type._isOptional,
@@ -87,6 +96,7 @@ final class TypeInfo: @unchecked Sendable {
         self.schema = ObjectSchema(className: className, properties: properties, isEmbedded: false, objectClass: objectClass)
         self.defaults = defaults
         self.labelIndex = labels
+        self.linkTargets = linkTargets
         self.primaryKeyIndex = properties.firstIndex { $0.isPrimaryKey }
         self.propertyIndex = Dictionary(uniqueKeysWithValues: properties.enumerated().map { ($1.name, $0) })
     }
@@ -148,6 +158,15 @@ final class TypeInfo: @unchecked Sendable {
         return index
     }
 
+    /// The object a link property of `object` names, managed or not.
+    func linkedObject(of object: Object, at index: Int) -> Object? {
+        if let accessor = object._accessor, let target = linkTargets[index] {
+            return accessor.linkedObject(accessor.get(index), target: target)
+        }
+        if let linked = object._unmanagedLinks?[index] { return linked }
+        return nil
+    }
+
     /// A property's value, managed or not.
     func storedValue(of object: Object, at index: Int) -> StoredValue {
         if let accessor = object._accessor { return accessor.get(index) }
@@ -201,12 +220,37 @@ final class TypeInfo: @unchecked Sendable {
         }
     }
 
+    /// Sets link property `index` from a value given by name: an object, a dictionary or an array for a new
+    /// one, or nil.
+    private func assignLink(_ v: Any?, to object: Object, at index: Int) {
+        let target = linkTargets[index] ?? Object.self
+        let linked: Object?
+        switch v {
+        case nil, is NSNull: linked = nil
+        case let o as Object: linked = o
+        case let some?:
+            let o = target.init()
+            TypeRegistry.info(for: target).assign(some, to: o)
+            linked = o
+        }
+        if let accessor = object._accessor {
+            accessor.setLink(index, linked)
+        } else {
+            if object._unmanagedLinks == nil { object._unmanagedLinks = [:] }
+            object._unmanagedLinks?[index] = .some(linked)
+        }
+    }
+
     /// Applies `value` (a dictionary by name, an array in order, or another object) to an unmanaged object.
     func assign(_ value: Any, to object: Object) {
         if let dict = value as? [String: Any?] {
             for (k, v) in dict {
                 guard let i = propertyIndex[k] else {
                     preconditionFailure("Invalid property name '\(k)' for class '\(schema.className)'")
+                }
+                if linkTargets[i] != nil {
+                    assignLink(v, to: object, at: i)
+                    continue
                 }
                 guard let stored = StoredValue.from(any: v, as: schema.properties[i].type) else {
                     preconditionFailure("Invalid value for property '\(schema.className).\(k)'")
@@ -218,6 +262,10 @@ final class TypeInfo: @unchecked Sendable {
         } else if let array = value as? [Any?] {
             precondition(array.count <= schema.properties.count, "\(schema.className) has \(schema.properties.count) properties, the array \(array.count) values")
             for (i, v) in array.enumerated() {
+                if linkTargets[i] != nil {
+                    assignLink(v, to: object, at: i)
+                    continue
+                }
                 guard let stored = StoredValue.from(any: v, as: schema.properties[i].type) else {
                     preconditionFailure("Invalid value for property '\(schema.className).\(schema.properties[i].name)'")
                 }
@@ -226,7 +274,12 @@ final class TypeInfo: @unchecked Sendable {
         } else if let other = value as? Object {
             let otherInfo = TypeRegistry.info(for: type(of: other))
             for (i, p) in schema.properties.enumerated() {
-                if let j = otherInfo.propertyIndex[p.name] { setStoredValue(otherInfo.storedValue(of: other, at: j), of: object, at: i) }
+                guard let j = otherInfo.propertyIndex[p.name] else { continue }
+                if linkTargets[i] != nil {
+                    assignLink(otherInfo.linkedObject(of: other, at: j), to: object, at: i)
+                } else {
+                    setStoredValue(otherInfo.storedValue(of: other, at: j), of: object, at: i)
+                }
             }
         } else {
             preconditionFailure("Object(value:) takes a dictionary, an array or an object, not \(type(of: value))")

@@ -46,6 +46,8 @@ final class RealmCore: @unchecked Sendable {
         var added: [UInt32: [Int64]] = [:]
         var nextKeys: [UInt32: Int64] = [:]
         var deletedPrimaryKeys: [(UInt32, [UInt8])] = []
+        /// Keys of deleted objects by type name, whose links are nulled at commit.
+        var deletedKeys: [String: Set<Int64>] = [:]
         var schemaChanged = false
         /// deleteAll dropped partitions: observers re-evaluate.
         var droppedPartitions = false
@@ -111,6 +113,15 @@ final class RealmCore: @unchecked Sendable {
         var infos: [TypeInfo] = []
         for t in types { infos.append(try TypeRegistry.checkedInfo(for: t)) }
         let names = infos.map(\.schema.className)
+        for info in infos {
+            for p in info.schema.properties {
+                if let target = p.objectClassName, !names.contains(target) {
+                    throw Realm.Error(
+                        .schemaMismatch,
+                        "Property '\(info.schema.className).\(p.name)' links to '\(target)', which is not in Realm.Configuration.objectTypes; add it there")
+                }
+            }
+        }
         if let dup = Dictionary(grouping: names, by: { $0 }).first(where: { $0.value.count > 1 }) {
             throw Realm.Error(.schemaMismatch, "objectTypes lists two classes named '\(dup.key)'; use className() to tell them apart")
         }
@@ -400,12 +411,13 @@ final class RealmCore: @unchecked Sendable {
         guard let w = write else { preconditionFailure("Can't commit a non-existing write transaction") }
         var summary = ChangeSummary()
         summary.everything = w.droppedPartitions || w.schemaChanged
-        for key in w.pending.keys { summary.keys[key.partition, default: []].insert(key.key) }
         do {
             let version = shared.storedSchema.withLock { $0?.schemaVersion } ?? configuration.schemaVersion
             if w.schemaChanged, let schema = shared.storedSchema.withLock({ $0 }) {
                 try w.tx.put(StoredSchema.schemaKey, schema.encoded(), in: StoredSchema.metadataPartition)
             }
+            try nullifyLinks(w, &summary)
+            for key in w.pending.keys { summary.keys[key.partition, default: []].insert(key.key) }
             // In key order, so the engine receives sorted operations and skips sorting them.
             let ordered = w.pending.sorted { a, b in
                 a.key.partition != b.key.partition ? a.key.partition < b.key.partition : a.key.key < b.key.key
@@ -491,6 +503,8 @@ final class RealmCore: @unchecked Sendable {
         for (i, p) in info.schema.properties.enumerated() where values[i].isNull && !p.isOptional {
             values[i] = info.defaults[i]
         }
+        // Linked objects are resolved once this one has its key, so that a cycle of links ends here.
+        let links = object._unmanagedLinks ?? [:]
         var key: Int64
         var pkEntry: [UInt8]? = nil
         if let pkIndex = info.primaryKeyIndex {
@@ -502,8 +516,11 @@ final class RealmCore: @unchecked Sendable {
                 }
                 key = existing
                 let record = pendingRecord(binding, existing, w)
-                for i in values.indices where update == .all || record.values[i] != values[i] { record.values[i] = values[i] }
+                for i in values.indices where links[i] == nil && (update == .all || record.values[i] != values[i]) {
+                    record.values[i] = values[i]
+                }
                 attach(object, binding: binding, key: key)
+                resolve(links, into: record, update: update)
                 return
             }
             if binding.intPrimaryKey, case .int(let v) = pkValue {
@@ -522,6 +539,81 @@ final class RealmCore: @unchecked Sendable {
         w.pending[pk] = record
         attach(object, binding: binding, key: key)
         w.objectsToInvalidate.append(object)
+        resolve(links, into: record, update: update)
+    }
+
+    /// Stores the links of an object being added, adding the linked objects that are not managed yet.
+    private func resolve(_ links: [Int: Object?], into record: PendingRecord, update: Realm.UpdatePolicy) {
+        for (i, linked) in links {
+            let v = link(to: linked, update: update)
+            if update != .modified || record.values[i] != v { record.values[i] = v }
+        }
+    }
+
+    /// The stored form of a link to `object`, adding it to this Realm first when it is unmanaged.
+    func link(to object: Object?, update: Realm.UpdatePolicy = .error) -> StoredValue {
+        guard let object else { return .null }
+        if object._accessor == nil { add(object, update: update) }
+        guard let accessor = object._accessor, accessor.core === self else {
+            preconditionFailure("Cannot link to an object managed by another Realm instance; copy it into this Realm with create(_:value:update:)")
+        }
+        return .link(accessor.key)
+    }
+
+    /// The object a link names in this Realm, or nil for no link or a deleted object.
+    func linkedObject(_ stored: StoredValue, target: Object.Type) -> Object? {
+        guard case .link(let key) = stored else { return nil }
+        let b = binding(forClass: target)
+        guard exists(binding: b, key: key) else { return nil }
+        return makeObject(binding: b, key: key, record: nil)
+    }
+
+    /// Links to objects deleted in this write become nil, in every type that links to their type: one scan of
+    /// each such type per commit, whatever the number of deletions.
+    private func nullifyLinks(_ w: WriteState, _ summary: inout ChangeSummary) throws {
+        guard !w.deletedKeys.isEmpty, let stored = shared.storedSchema.withLock({ $0 }) else { return }
+        for t in stored.types {
+            let linkFields = t.properties.filter { $0.type == .object && w.deletedKeys[$0.objectClassName ?? ""] != nil }
+            guard !linkFields.isEmpty else { continue }
+            let bound = bindings.values.first { $0.info.schema.className == t.name && $0.partition == t.partition }
+            func dangling(_ v: StoredValue?, _ p: StoredSchema.StoredProperty) -> Bool {
+                guard case .link(let k)? = v else { return false }
+                return w.deletedKeys[p.objectClassName ?? ""]?.contains(k) == true
+            }
+            // Pending records of this write first.
+            for (pk, record) in w.pending where pk.partition == t.partition && !record.deleted {
+                for p in linkFields {
+                    guard let i = record.binding.info.schema.properties.firstIndex(where: { $0.columnName == p.name }) else { continue }
+                    if dangling(record.values[i], p) { record.values[i] = .null }
+                }
+            }
+            // Then the stored records.
+            var rewrites: [(Int64, [UInt8])] = []
+            try w.tx.snapshot.scan(t.partition) { k, v in
+                guard let key = ObjectKey.decode(k), w.pending[PendingKey(partition: t.partition, key: key)] == nil else { return true }
+                guard linkFields.contains(where: { p in dangling(try? ObjectRecord.value(of: p.fieldId, in: v), p) }) else { return true }
+                if bound != nil {
+                    rewrites.append((key, []))
+                } else {
+                    var record = try ObjectRecord.decodeAll(v)
+                    for p in linkFields where dangling(record.fields[p.fieldId], p) { record.fields[p.fieldId] = .null }
+                    rewrites.append((key, ObjectRecord.encode(schemaVersion: record.schemaVersion, fields: record.fields.map { ($0.id, $0.value) })))
+                }
+                return true
+            }
+            for (key, bytes) in rewrites {
+                summary.keys[t.partition, default: []].insert(key)
+                if let bound {
+                    let record = pendingRecord(bound, key, w)
+                    for p in linkFields {
+                        guard let i = bound.info.schema.properties.firstIndex(where: { $0.columnName == p.name }) else { continue }
+                        if dangling(record.values[i], p) { record.values[i] = .null }
+                    }
+                } else {
+                    try w.tx.put(ObjectKey.bytes(key), bytes, in: t.partition)
+                }
+            }
+        }
     }
 
     private func attach(_ object: Object, binding: TypeBinding, key: Int64) {
@@ -559,6 +651,7 @@ final class RealmCore: @unchecked Sendable {
             record.primaryKeyIndexEntry = nil
         }
         record.deleted = true
+        w.deletedKeys[accessor.binding.info.schema.className, default: []].insert(accessor.key)
     }
 
     func deleteAll() {

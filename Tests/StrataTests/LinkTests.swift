@@ -1,0 +1,131 @@
+import Foundation
+import Strata
+import Testing
+import TestSupport
+
+final class LDog: Object {
+    @Persisted(primaryKey: true) var id: Int
+    @Persisted var name = ""
+    /// A link to the same type, for cycles.
+    @Persisted var buddy: LDog?
+}
+
+final class LOwner: Object {
+    @Persisted(primaryKey: true) var id: Int
+    @Persisted var name = ""
+    @Persisted var dog: LDog?
+}
+
+/// A required link, which Realm does not allow.
+enum BadLink {
+    final class Owner: Object {
+        @Persisted var name = ""
+        @Persisted var dog: LDog
+    }
+}
+
+@Suite struct LinkTests {
+    func config(_ dir: TemporaryDirectory) -> Realm.Configuration {
+        .init(fileURL: URL(fileURLWithPath: dir.child("links.realm")), objectTypes: [LOwner.self, LDog.self])
+    }
+
+    @Test func aLinkSetToAnUnmanagedObjectAddsItAndSurvivesReopening() throws {
+        let dir = try TemporaryDirectory()
+        do {
+            let realm = try Realm(configuration: config(dir))
+            let owner = LOwner()
+            owner.id = 1
+            owner.name = "Ada"
+            let rex = LDog()
+            rex.id = 10
+            rex.name = "Rex"
+            owner.dog = rex
+            // Unmanaged: the link is the object itself.
+            #expect(owner.dog === rex)
+            try realm.write { realm.add(owner) }
+            #expect(rex.realm != nil)
+            #expect(owner.dog?.name == "Rex")
+            #expect(realm.objects(LDog.self).count == 1)
+            try realm.write {
+                let fido = LDog()
+                fido.id = 11
+                fido.name = "Fido"
+                owner.dog = fido
+            }
+            #expect(owner.dog?.name == "Fido")
+            #expect(realm.objects(LDog.self).count == 2)
+        }
+        let realm = try Realm(configuration: config(dir))
+        let owner = try #require(realm.object(ofType: LOwner.self, forPrimaryKey: 1))
+        #expect(owner.dog?.id == 11)
+        #expect(owner.dog?.name == "Fido")
+        #expect(owner.value(forKey: "dog") as? LDog != nil)
+    }
+
+    @Test func nestedValuesCreateLinkedObjectsAndNilClearsALink() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: config(dir))
+        try realm.write {
+            realm.create(LOwner.self, value: ["id": 1, "name": "Ada", "dog": ["id": 5, "name": "Rex"]])
+            realm.create(LOwner.self, value: [2, "Alan", [6, "Fido"]])
+        }
+        let ada = try #require(realm.object(ofType: LOwner.self, forPrimaryKey: 1))
+        #expect(ada.dog?.name == "Rex")
+        #expect(realm.object(ofType: LOwner.self, forPrimaryKey: 2)?.dog?.name == "Fido")
+        #expect(realm.objects(LOwner.self).filter("dog == nil").count == 0)
+        try realm.write { ada.dog = nil }
+        #expect(ada.dog == nil)
+        #expect(realm.objects(LOwner.self).filter("dog == nil").count == 1)
+        // The dog itself stays.
+        #expect(realm.object(ofType: LDog.self, forPrimaryKey: 5)?.name == "Rex")
+        // Setting by name works too, with an existing object.
+        try realm.write { ada.setValue(realm.object(ofType: LDog.self, forPrimaryKey: 6), forKey: "dog") }
+        #expect(ada.dog?.id == 6)
+    }
+
+    @Test func deletingAnObjectNilsTheLinksToIt() throws {
+        let dir = try TemporaryDirectory()
+        do {
+            let realm = try Realm(configuration: config(dir))
+            try realm.write {
+                realm.create(LOwner.self, value: ["id": 1, "dog": ["id": 5, "name": "Rex"]])
+                realm.create(LOwner.self, value: ["id": 2, "dog": realm.object(ofType: LDog.self, forPrimaryKey: 5) as Any])
+                realm.create(LOwner.self, value: ["id": 3, "dog": ["id": 6, "name": "Fido"]])
+            }
+            #expect(realm.objects(LOwner.self).filter("dog == nil").count == 0)
+            try realm.write { realm.delete(realm.object(ofType: LDog.self, forPrimaryKey: 5)!) }
+            #expect(realm.object(ofType: LOwner.self, forPrimaryKey: 1)?.dog == nil)
+            #expect(realm.object(ofType: LOwner.self, forPrimaryKey: 2)?.dog == nil)
+            #expect(realm.object(ofType: LOwner.self, forPrimaryKey: 3)?.dog?.name == "Fido")
+            // Queries see the nulled links, not only the getters.
+            #expect(realm.objects(LOwner.self).filter("dog == nil").count == 2)
+        }
+        // And so does a reopened file.
+        let realm = try Realm(configuration: config(dir))
+        #expect(realm.objects(LOwner.self).filter("dog == nil").count == 2)
+    }
+
+    @Test func aCycleOfUnmanagedObjectsIsAddedOnce() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: config(dir))
+        let a = LDog(value: ["id": 1, "name": "a"])
+        let b = LDog(value: ["id": 2, "name": "b"])
+        a.buddy = b
+        b.buddy = a
+        try realm.write { realm.add(a) }
+        #expect(realm.objects(LDog.self).count == 2)
+        #expect(a.buddy?.name == "b")
+        #expect(a.buddy?.buddy?.name == "a")
+        #expect(a.buddy?.buddy?.isSameObject(as: a) == true)
+    }
+
+    @Test func modelsWithBadLinksAreRefusedNamingTypeAndProperty() throws {
+        let dir = try TemporaryDirectory()
+        #expect {
+            _ = try Realm(configuration: .init(fileURL: URL(fileURLWithPath: dir.child("a.realm")), objectTypes: [BadLink.Owner.self, LDog.self]))
+        } throws: { "\($0)".contains("Owner.dog") && "\($0)".contains("optional") }
+        #expect {
+            _ = try Realm(configuration: .init(fileURL: URL(fileURLWithPath: dir.child("b.realm")), objectTypes: [LOwner.self]))
+        } throws: { "\($0)".contains("LOwner.dog") && "\($0)".contains("LDog") && "\($0)".contains("objectTypes") }
+    }
+}
