@@ -192,7 +192,7 @@ public final class Migration {
                 className: t.name,
                 properties: t.properties.map {
                     Property(name: $0.name, columnName: $0.name, type: $0.type, isOptional: $0.isOptional, isIndexed: $0.isIndexed,
-                             isPrimaryKey: $0.isPrimaryKey, objectClassName: $0.objectClassName)
+                             isPrimaryKey: $0.isPrimaryKey, objectClassName: $0.objectClassName, isArray: $0.isList ?? false)
                 },
                 isEmbedded: false, objectClass: nil)
         })

@@ -26,6 +26,8 @@ open class Object: CustomStringConvertible {
     /// Objects linked from this unmanaged object, by property index (`.some(nil)`: set to no object); they
     /// are added with it.
     @usableFromInline final var _unmanagedLinks: [Int: Object?]?
+    /// List instances assigned to this unmanaged object, by property index.
+    @usableFromInline final var _unmanagedCollections: [Int: AnyObject]?
 
     public required init() {}
 
@@ -84,6 +86,7 @@ open class Object: CustomStringConvertible {
             preconditionFailure("Invalid property name '\(key)' for class '\(info.schema.className)'")
         }
         if info.linkTargets[index] != nil { return info.linkedObject(of: self, at: index) }
+        if info.listTargets[index] != nil { return info.listStorage(of: self, at: index) }
         return info.storedValue(of: self, at: index).anyValue
     }
 
@@ -97,7 +100,7 @@ open class Object: CustomStringConvertible {
             preconditionFailure("Invalid property name '\(key)' for class '\(info.schema.className)'")
         }
         let property = info.schema.properties[index]
-        if info.linkTargets[index] != nil {
+        if info.linkTargets[index] != nil || info.listTargets[index] != nil {
             info.assign([key: value], to: self)
             return
         }

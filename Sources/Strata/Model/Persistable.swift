@@ -17,6 +17,12 @@ public protocol _Persistable {
     static func _fromLinked(_ object: Object?) -> Self?
     /// For links: the linked object.
     var _linkedObject: Object? { get }
+    /// Whether this is a `List`.
+    static var _isList: Bool { get }
+    /// For collections: a live view of property `index` of the object whose accessor is `owner`.
+    static func _managedCollection(_ owner: AnyObject, _ index: Int) -> Self?
+    /// For collections: replaces the contents of property `index` of a managed object with `value`'s.
+    static func _setManagedCollection(_ owner: AnyObject, _ index: Int, _ value: Self)
 }
 
 extension _Persistable {
@@ -25,6 +31,9 @@ extension _Persistable {
     public static var _canBePrimaryKey: Bool { false }
     public static func _fromLinked(_ object: Object?) -> Self? { nil }
     public var _linkedObject: Object? { nil }
+    public static var _isList: Bool { false }
+    public static func _managedCollection(_ owner: AnyObject, _ index: Int) -> Self? { nil }
+    public static func _setManagedCollection(_ owner: AnyObject, _ index: Int, _ value: Self) {}
 }
 
 /// A to-one link: `@Persisted var owner: Person?`. Links must be optional, as in Realm.

@@ -74,6 +74,12 @@ public struct Persisted<Value: _Persistable> {
             if let accessor = object._accessor {
                 let index = accessor.info.cachedIndex(storageKeyPath)
                     ?? accessor.info.propertyIndex(for: storageKeyPath, in: object)
+                if Value._isList {
+                    guard let list = Value._managedCollection(accessor, index) else {
+                        preconditionFailure("\(accessor.info.schema.className): no list view for property \(index)")
+                    }
+                    return list
+                }
                 let stored = accessor.get(index)
                 if let target = Value._objectType {
                     // A link: the object it names, nil when there is none (or it was deleted).
@@ -94,7 +100,11 @@ public struct Persisted<Value: _Persistable> {
                 recorder.record(info.propertyIndex(for: storageKeyPath, in: object))
                 return Value._zeroValue
             }
-            if object._unmanagedValues != nil || object._setValues != nil || object._unmanagedLinks != nil {
+            if Value._isList {
+                // An unmanaged list is its own storage: the instance the object holds.
+                let index = TypeRegistry.info(for: type(of: object)).propertyIndex(for: storageKeyPath, in: object)
+                if let list = object._unmanagedCollections?[index] as? Value { return list }
+            } else if object._unmanagedValues != nil || object._setValues != nil || object._unmanagedLinks != nil {
                 // Values set on an unmanaged object live there, not in the storage (see the setter).
                 let index = TypeRegistry.info(for: type(of: object)).propertyIndex(for: storageKeyPath, in: object)
                 if Value._objectType != nil, let links = object._unmanagedLinks, let linked = links[index] {
@@ -113,6 +123,10 @@ public struct Persisted<Value: _Persistable> {
         set {
             if let accessor = object._accessor {
                 let index = accessor.info.propertyIndex(for: storageKeyPath, in: object)
+                if Value._isList {
+                    Value._setManagedCollection(accessor, index, newValue)
+                    return
+                }
                 if Value._objectType != nil {
                     accessor.setLink(index, newValue._linkedObject)
                     return
@@ -123,6 +137,11 @@ public struct Persisted<Value: _Persistable> {
             // Finding the index also registers a reader, so that adding the object needs no reflection.
             let info = TypeRegistry.info(for: type(of: object))
             let index = info.cachedIndex(storageKeyPath) ?? info.propertyIndex(for: storageKeyPath, in: object)
+            if Value._isList {
+                if object._unmanagedCollections == nil { object._unmanagedCollections = [:] }
+                object._unmanagedCollections?[index] = newValue as AnyObject
+                return
+            }
             if object._unmanagedValues != nil { object._unmanagedValues?[index] = nil }
             if object._setValues == nil { object._setValues = Array(repeating: nil, count: info.propertyCount) }
             // Recorded here only: writing the storage through its key path costs more than all the rest.
@@ -146,6 +165,8 @@ protocol PersistedProperty {
     var valueType: any _Persistable.Type { get }
     /// A copy holding `value` (unmanaged storage), for `Object(value:)` and unmanaged writes by name.
     func with(_ value: StoredValue) -> Self?
+    /// The List instance of an unmanaged list property.
+    var collection: AnyObject? { get }
 }
 
 extension Persisted: PersistedProperty {
@@ -157,6 +178,10 @@ extension Persisted: PersistedProperty {
         }
     }
     var valueType: any _Persistable.Type { Value.self }
+    var collection: AnyObject? {
+        guard Value._isList, case .unmanaged(let v) = storage else { return nil }
+        return v as AnyObject
+    }
     func with(_ value: StoredValue) -> Persisted<Value>? {
         guard let v = Value._fromStored(value) else { return nil }
         var copy = self

@@ -14,6 +14,8 @@ public enum StoredValue: Sendable, Hashable {
     case objectId(ObjectId)
     /// A to-one link: the object key of the target.
     case link(Int64)
+    /// A `List` property: its elements in order (never lists themselves).
+    case list([StoredValue])
 
     var isNull: Bool { if case .null = self { return true } else { return false } }
 
@@ -62,6 +64,7 @@ public enum StoredValue: Sendable, Hashable {
         case .uuid(let v): v
         case .objectId(let v): v
         case .link(let v): v
+        case .list(let v): v.map(\.anyValue)
         }
     }
 

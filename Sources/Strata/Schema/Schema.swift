@@ -37,11 +37,26 @@ public struct Property: Sendable, Equatable, CustomStringConvertible {
     public let isIndexed: Bool
     public let isPrimaryKey: Bool
     public let objectClassName: String?
-    public var isArray: Bool { false }
+    /// A `List` property.
+    public let isArray: Bool
     public var isSet: Bool { false }
     public var isMap: Bool { false }
 
+    init(
+        name: String, columnName: String, type: PropertyType, isOptional: Bool, isIndexed: Bool, isPrimaryKey: Bool,
+        objectClassName: String?, isArray: Bool = false
+    ) {
+        self.name = name
+        self.columnName = columnName
+        self.type = type
+        self.isOptional = isOptional
+        self.isIndexed = isIndexed
+        self.isPrimaryKey = isPrimaryKey
+        self.objectClassName = objectClassName
+        self.isArray = isArray
+    }
+
     public var description: String {
-        "\(name) {type = \(type)\(isOptional ? "?" : "")\(isPrimaryKey ? ", primary key" : "")\(isIndexed ? ", indexed" : "")}"
+        "\(name) {type = \(isArray ? "List<\(type)>" : "\(type)")\(isOptional ? "?" : "")\(isPrimaryKey ? ", primary key" : "")\(isIndexed ? ", indexed" : "")}"
     }
 }

@@ -1,7 +1,7 @@
 /// The differences between the schema stored in a file and the one the code declares.
 struct SchemaDiff: CustomStringConvertible, Equatable {
     enum Kind: Equatable {
-        case propertyAdded, propertyRemoved, typeChanged(from: PropertyType, to: PropertyType)
+        case propertyAdded, propertyRemoved, typeChanged(from: PropertyType, to: PropertyType, fromList: Bool = false, toList: Bool = false)
         case optionalityChanged(nowOptional: Bool), primaryKeyChanged(nowPrimary: Bool)
     }
     var type: String
@@ -20,7 +20,8 @@ struct SchemaDiff: CustomStringConvertible, Equatable {
         switch kind {
         case .propertyAdded: "Property '\(type).\(property)' has been added."
         case .propertyRemoved: "Property '\(type).\(property)' has been removed."
-        case .typeChanged(let from, let to): "Property '\(type).\(property)' has been changed from '\(from)' to '\(to)'."
+        case .typeChanged(let from, let to, let fromList, let toList):
+            "Property '\(type).\(property)' has been changed from '\(fromList ? "List<\(from)>" : "\(from)")' to '\(toList ? "List<\(to)>" : "\(to)")'."
         case .optionalityChanged(let now): "Property '\(type).\(property)' has been made \(now ? "optional" : "required")."
         case .primaryKeyChanged(let now):
             now ? "Primary Key for class '\(type)' has been added: '\(property)'." : "Primary Key for class '\(type)' has been removed: '\(property)'."
@@ -38,7 +39,9 @@ struct SchemaDiff: CustomStringConvertible, Equatable {
                     out.append(SchemaDiff(type: name, property: p.name, kind: .propertyAdded))
                     continue
                 }
-                if s.type != p.type { out.append(SchemaDiff(type: name, property: p.name, kind: .typeChanged(from: s.type, to: p.type))) }
+                if s.type != p.type || (s.isList ?? false) != p.isArray {
+                    out.append(SchemaDiff(type: name, property: p.name, kind: .typeChanged(from: s.type, to: p.type, fromList: s.isList ?? false, toList: p.isArray)))
+                }
                 if s.isOptional != p.isOptional { out.append(SchemaDiff(type: name, property: p.name, kind: .optionalityChanged(nowOptional: p.isOptional))) }
                 if s.isPrimaryKey != p.isPrimaryKey { out.append(SchemaDiff(type: name, property: p.name, kind: .primaryKeyChanged(nowPrimary: p.isPrimaryKey))) }
             }
@@ -58,7 +61,7 @@ struct SchemaDiff: CustomStringConvertible, Equatable {
             var t = schema.types[i]
             var properties: [StoredSchema.StoredProperty] = []
             for p in info.schema.properties {
-                if var s = t.properties.first(where: { $0.name == p.columnName }), s.type == p.type {
+                if var s = t.properties.first(where: { $0.name == p.columnName }), s.type == p.type, (s.isList ?? false) == p.isArray {
                     s.isIndexed = p.isIndexed
                     s.isOptional = p.isOptional
                     s.type = p.type
@@ -68,7 +71,7 @@ struct SchemaDiff: CustomStringConvertible, Equatable {
                 } else {
                     properties.append(.init(
                         fieldId: t.nextFieldId, name: p.columnName, type: p.type, isOptional: p.isOptional,
-                        isPrimaryKey: p.isPrimaryKey, isIndexed: p.isIndexed, objectClassName: p.objectClassName))
+                        isPrimaryKey: p.isPrimaryKey, isIndexed: p.isIndexed, objectClassName: p.objectClassName, isList: p.isArray ? true : nil))
                     t.nextFieldId += 1
                 }
             }
@@ -96,7 +99,7 @@ struct SchemaDiff: CustomStringConvertible, Equatable {
         for p in info.schema.properties {
             t.properties.append(.init(
                 fieldId: t.nextFieldId, name: p.columnName, type: p.type, isOptional: p.isOptional,
-                isPrimaryKey: p.isPrimaryKey, isIndexed: p.isIndexed, objectClassName: p.objectClassName))
+                isPrimaryKey: p.isPrimaryKey, isIndexed: p.isIndexed, objectClassName: p.objectClassName, isList: p.isArray ? true : nil))
             t.nextFieldId += 1
         }
         schema.types.append(t)

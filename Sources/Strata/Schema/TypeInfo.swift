@@ -17,6 +17,8 @@ final class TypeInfo: @unchecked Sendable {
     private let labelIndex: [String: Int]
     /// The class each link property points to, by property index.
     let linkTargets: [Int: Object.Type]
+    /// The List properties, by property index: the element class for lists of objects, nil for values.
+    let listTargets: [Int: Object.Type?]
 
     /// Storage key path -> property index, found once per key path by probing.
     private let keyPathIndex = Mutex(KeyPathTable())
@@ -48,6 +50,7 @@ final class TypeInfo: @unchecked Sendable {
         var defaults: [StoredValue] = []
         var labels: [String: Int] = [:]
         var linkTargets: [Int: Object.Type] = [:]
+        var listTargets: [Int: Object.Type?] = [:]
         let ignored = Set(objectClass.ignoredProperties())
         let legacyPrimary = objectClass.primaryKey()
         let legacyIndexed = Set(objectClass.indexedProperties())
@@ -70,17 +73,21 @@ final class TypeInfo: @unchecked Sendable {
                         .schemaMismatch,
                         "\(className).\(name) cannot be the primary key: a primary key must be Int, String, UUID or ObjectId (optional or not), not \(type._propertyType)")
                 }
-                if type._propertyType == .object, !type._isOptional {
+                if type._propertyType == .object, !type._isOptional, !type._isList {
                     throw Realm.Error(
                         .schemaMismatch,
                         "\(className).\(name) is a to-one link and must be optional: declare it `\(type._objectType.map { String(describing: $0) } ?? "Object")?`")
                 }
-                if let target = type._objectType { linkTargets[properties.count] = target }
+                if type._isList {
+                    listTargets[properties.count] = .some(type._objectType)
+                } else if let target = type._objectType {
+                    linkTargets[properties.count] = target
+                }
                 labels[label] = properties.count
                 properties.append(Property(
                     name: name, columnName: mapping[name] ?? name, type: type._propertyType, isOptional: type._isOptional,
                     isIndexed: persisted.isIndexed || legacyIndexed.contains(name) || isPrimary, isPrimaryKey: isPrimary,
-                    objectClassName: type._objectType?.className()))
+                    objectClassName: type._objectType?.className(), isArray: type._isList))
                 defaults.append(persisted.storedValue)
             }
         }
@@ -97,6 +104,7 @@ final class TypeInfo: @unchecked Sendable {
         self.defaults = defaults
         self.labelIndex = labels
         self.linkTargets = linkTargets
+        self.listTargets = listTargets
         self.primaryKeyIndex = properties.firstIndex { $0.isPrimaryKey }
         self.propertyIndex = Dictionary(uniqueKeysWithValues: properties.enumerated().map { ($1.name, $0) })
     }
@@ -156,6 +164,26 @@ final class TypeInfo: @unchecked Sendable {
         }
         if let complete { allReaders.withLock { $0 = complete } }
         return index
+    }
+
+    /// The List behind list property `index` of `object`: the managed view, the one assigned, or the one its
+    /// property holds.
+    func listStorage(of object: Object, at index: Int) -> (any ListStorage)? {
+        var own: (any ListStorage)? = object._unmanagedCollections?[index] as? any ListStorage
+        if own == nil {
+            var m: Mirror? = Mirror(reflecting: object)
+            while let mirror = m, own == nil {
+                for child in mirror.children {
+                    if let label = child.label, labelIndex[label] == index, let p = child.value as? any PersistedProperty {
+                        own = p.collection as? any ListStorage
+                        break
+                    }
+                }
+                m = mirror.superclassMirror
+            }
+        }
+        if let accessor = object._accessor { return own?.managedView(accessor, index) }
+        return own
     }
 
     /// The object a link property of `object` names, managed or not.
@@ -241,6 +269,29 @@ final class TypeInfo: @unchecked Sendable {
         }
     }
 
+    /// The elements of a value given for a list: an array, a List, any sequence; nil for something else.
+    static func elements(of v: Any?) -> [Any?]? {
+        guard let v, !(v is NSNull) else { return [] }
+        if let a = v as? [Any?] { return a }
+        if let list = v as? any ListStorage { return list.anyElements }
+        if v is String { return nil }
+        guard let seq = v as? any Sequence else { return nil }
+        return elementsOf(seq)
+    }
+
+    private static func elementsOf<S: Sequence>(_ s: S) -> [Any?] { s.map { Optional($0) } }
+
+    /// Sets list property `index` from a sequence of values given by name.
+    private func assignList(_ v: Any?, to object: Object, at index: Int, target: Object.Type?) {
+        guard let items = Self.elements(of: v) else {
+            preconditionFailure("Invalid value for list property '\(schema.className).\(schema.properties[index].name)': give an array")
+        }
+        guard let list = listStorage(of: object, at: index) else {
+            preconditionFailure("\(schema.className).\(schema.properties[index].name) has no List")
+        }
+        list.replace(withAny: items, target: target, className: schema.className, property: schema.properties[index].name)
+    }
+
     /// Applies `value` (a dictionary by name, an array in order, or another object) to an unmanaged object.
     func assign(_ value: Any, to object: Object) {
         if let dict = value as? [String: Any?] {
@@ -250,6 +301,10 @@ final class TypeInfo: @unchecked Sendable {
                 }
                 if linkTargets[i] != nil {
                     assignLink(v, to: object, at: i)
+                    continue
+                }
+                if let target = listTargets[i] {
+                    assignList(v, to: object, at: i, target: target)
                     continue
                 }
                 guard let stored = StoredValue.from(any: v, as: schema.properties[i].type) else {
@@ -266,6 +321,10 @@ final class TypeInfo: @unchecked Sendable {
                     assignLink(v, to: object, at: i)
                     continue
                 }
+                if let target = listTargets[i] {
+                    assignList(v, to: object, at: i, target: target)
+                    continue
+                }
                 guard let stored = StoredValue.from(any: v, as: schema.properties[i].type) else {
                     preconditionFailure("Invalid value for property '\(schema.className).\(schema.properties[i].name)'")
                 }
@@ -277,6 +336,8 @@ final class TypeInfo: @unchecked Sendable {
                 guard let j = otherInfo.propertyIndex[p.name] else { continue }
                 if linkTargets[i] != nil {
                     assignLink(otherInfo.linkedObject(of: other, at: j), to: object, at: i)
+                } else if let target = listTargets[i] {
+                    assignList(otherInfo.listStorage(of: other, at: j)?.anyElements ?? [], to: object, at: i, target: target)
                 } else {
                     setStoredValue(otherInfo.storedValue(of: other, at: j), of: object, at: i)
                 }

@@ -17,6 +17,8 @@ enum ObjectRecord {
 
     enum Tag: UInt8 {
         case null = 0, falseValue, trueValue, int, float, double, string, data, date, uuid, objectId, link
+        /// varint count, then per element: u8 tag · payload (elements are never lists)
+        case list
     }
 
     static func encode(schemaVersion: UInt64, fields: [(id: UInt32, value: StoredValue)]) -> [UInt8] {
@@ -60,9 +62,37 @@ enum ObjectRecord {
                 out.append(contentsOf: o.bytes.prefix(12))
                 if o.bytes.count < 12 { out.append(contentsOf: repeatElement(0, count: 12 - o.bytes.count)) }
             case .link(let k): out.appendUInt64LE(UInt64(bitPattern: k))
+            case .list(let elements):
+                out.appendVarint(UInt64(elements.count))
+                for e in elements {
+                    out.append(tag(e).rawValue)
+                    appendPayload(e, to: &out)
+                }
             }
         }
         return out
+    }
+
+    /// The payload of a list element (a scalar: lists do not nest).
+    static func appendPayload(_ value: StoredValue, to out: inout [UInt8]) {
+        switch value {
+        case .null, .bool, .list: break
+        case .int(let v): out.appendUInt64LE(UInt64(bitPattern: v))
+        case .float(let v): out.appendUInt32LE(v.bitPattern)
+        case .double(let v): out.appendUInt64LE(v.bitPattern)
+        case .string(let s):
+            out.appendVarint(UInt64(s.utf8.count))
+            out.append(contentsOf: s.utf8)
+        case .data(let d):
+            out.appendVarint(UInt64(d.count))
+            out.append(contentsOf: d)
+        case .date(let d): out.appendUInt64LE(d.timeIntervalSince1970.bitPattern)
+        case .uuid(let u): withUnsafeBytes(of: u.uuid) { out.append(contentsOf: $0) }
+        case .objectId(let o):
+            out.append(contentsOf: o.bytes.prefix(12))
+            if o.bytes.count < 12 { out.append(contentsOf: repeatElement(0, count: 12 - o.bytes.count)) }
+        case .link(let k): out.appendUInt64LE(UInt64(bitPattern: k))
+        }
     }
 
     @inline(__always)
@@ -89,6 +119,7 @@ enum ObjectRecord {
         case .uuid: .uuid
         case .objectId: .objectId
         case .link: .link
+        case .list: .list
         }
     }
 
@@ -101,6 +132,12 @@ enum ObjectRecord {
         case .data(let d): varintSize(UInt64(d.count)) + d.count
         case .uuid: 16
         case .objectId: 12
+        case .list(let elements):
+            // Nested lists are not stored (their payload is empty), as the reader refuses them.
+            elements.reduce(varintSize(UInt64(elements.count))) { n, e in
+                if case .list = e { return n + 1 }
+                return n + 1 + payloadSize(e)
+            }
         }
     }
 
@@ -193,6 +230,16 @@ enum ObjectRecord {
             return .uuid(UUID(uuid: (a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15])))
         case .objectId: return .objectId(ObjectId(bytes: [UInt8](try d.readBytes(count: 12, "objectId"))))
         case .link: return .link(Int64(bitPattern: try d.readUInt64LE("link")))
+        case .list:
+            let n = try d.readLength("list length", limit: d.remaining)
+            var elements: [StoredValue] = []
+            elements.reserveCapacity(min(n, 4096))
+            for _ in 0..<n {
+                let tag = try d.readUInt8("list element tag")
+                guard tag != Tag.list.rawValue else { throw StorageError(.corrupted, "a list element is itself a list") }
+                elements.append(try decodePayload(tag: tag, &d))
+            }
+            return .list(elements)
         }
     }
 }

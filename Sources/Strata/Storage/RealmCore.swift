@@ -93,7 +93,7 @@ final class RealmCore: @unchecked Sendable {
                 className: t.name,
                 properties: t.properties.map {
                     Property(name: $0.name, columnName: $0.name, type: $0.type, isOptional: $0.isOptional, isIndexed: $0.isIndexed,
-                             isPrimaryKey: $0.isPrimaryKey, objectClassName: $0.objectClassName)
+                             isPrimaryKey: $0.isPrimaryKey, objectClassName: $0.objectClassName, isArray: $0.isList ?? false)
                 },
                 isEmbedded: false, objectClass: nil))
         }
@@ -505,6 +505,7 @@ final class RealmCore: @unchecked Sendable {
         }
         // Linked objects are resolved once this one has its key, so that a cycle of links ends here.
         let links = object._unmanagedLinks ?? [:]
+        let lists = info.listTargets.keys.compactMap { i in info.listStorage(of: object, at: i).map { (i, $0) } }
         var key: Int64
         var pkEntry: [UInt8]? = nil
         if let pkIndex = info.primaryKeyIndex {
@@ -516,11 +517,11 @@ final class RealmCore: @unchecked Sendable {
                 }
                 key = existing
                 let record = pendingRecord(binding, existing, w)
-                for i in values.indices where links[i] == nil && (update == .all || record.values[i] != values[i]) {
+                for i in values.indices where links[i] == nil && info.listTargets[i] == nil && (update == .all || record.values[i] != values[i]) {
                     record.values[i] = values[i]
                 }
                 attach(object, binding: binding, key: key)
-                resolve(links, into: record, update: update)
+                resolve(links, lists, into: record, update: update)
                 return
             }
             if binding.intPrimaryKey, case .int(let v) = pkValue {
@@ -539,13 +540,17 @@ final class RealmCore: @unchecked Sendable {
         w.pending[pk] = record
         attach(object, binding: binding, key: key)
         w.objectsToInvalidate.append(object)
-        resolve(links, into: record, update: update)
+        resolve(links, lists, into: record, update: update)
     }
 
-    /// Stores the links of an object being added, adding the linked objects that are not managed yet.
-    private func resolve(_ links: [Int: Object?], into record: PendingRecord, update: Realm.UpdatePolicy) {
+    /// Stores the links and lists of an object being added, adding the linked objects that are not managed yet.
+    private func resolve(_ links: [Int: Object?], _ lists: [(Int, any ListStorage)], into record: PendingRecord, update: Realm.UpdatePolicy) {
         for (i, linked) in links {
             let v = link(to: linked, update: update)
+            if update != .modified || record.values[i] != v { record.values[i] = v }
+        }
+        for (i, list) in lists {
+            let v = list.storedElements(in: self, update: update)
             if update != .modified || record.values[i] != v { record.values[i] = v }
         }
     }
@@ -574,17 +579,25 @@ final class RealmCore: @unchecked Sendable {
         guard !w.deletedKeys.isEmpty, let stored = shared.storedSchema.withLock({ $0 }) else { return }
         for t in stored.types {
             let linkFields = t.properties.filter { $0.type == .object && w.deletedKeys[$0.objectClassName ?? ""] != nil }
+            /// The value with links to deleted objects removed (lists) or nulled (links); nil when unchanged.
+            func cleaned(_ v: StoredValue?, _ p: StoredSchema.StoredProperty) -> StoredValue? {
+                let deleted = w.deletedKeys[p.objectClassName ?? ""] ?? []
+                switch v {
+                case .link(let k)? where deleted.contains(k): return .null
+                case .list(let items)?:
+                    let kept = items.filter { if case .link(let k) = $0 { return !deleted.contains(k) } else { return true } }
+                    return kept.count == items.count ? nil : .list(kept)
+                default: return nil
+                }
+            }
             guard !linkFields.isEmpty else { continue }
             let bound = bindings.values.first { $0.info.schema.className == t.name && $0.partition == t.partition }
-            func dangling(_ v: StoredValue?, _ p: StoredSchema.StoredProperty) -> Bool {
-                guard case .link(let k)? = v else { return false }
-                return w.deletedKeys[p.objectClassName ?? ""]?.contains(k) == true
-            }
+            func dangling(_ v: StoredValue?, _ p: StoredSchema.StoredProperty) -> Bool { cleaned(v, p) != nil }
             // Pending records of this write first.
             for (pk, record) in w.pending where pk.partition == t.partition && !record.deleted {
                 for p in linkFields {
                     guard let i = record.binding.info.schema.properties.firstIndex(where: { $0.columnName == p.name }) else { continue }
-                    if dangling(record.values[i], p) { record.values[i] = .null }
+                    if let c = cleaned(record.values[i], p) { record.values[i] = c }
                 }
             }
             // Then the stored records.
@@ -596,7 +609,7 @@ final class RealmCore: @unchecked Sendable {
                     rewrites.append((key, []))
                 } else {
                     var record = try ObjectRecord.decodeAll(v)
-                    for p in linkFields where dangling(record.fields[p.fieldId], p) { record.fields[p.fieldId] = .null }
+                    for p in linkFields { if let c = cleaned(record.fields[p.fieldId], p) { record.fields[p.fieldId] = c } }
                     rewrites.append((key, ObjectRecord.encode(schemaVersion: record.schemaVersion, fields: record.fields.map { ($0.id, $0.value) })))
                 }
                 return true
@@ -607,7 +620,7 @@ final class RealmCore: @unchecked Sendable {
                     let record = pendingRecord(bound, key, w)
                     for p in linkFields {
                         guard let i = bound.info.schema.properties.firstIndex(where: { $0.columnName == p.name }) else { continue }
-                        if dangling(record.values[i], p) { record.values[i] = .null }
+                        if let c = cleaned(record.values[i], p) { record.values[i] = c }
                     }
                 } else {
                     try w.tx.put(ObjectKey.bytes(key), bytes, in: t.partition)

@@ -12,6 +12,8 @@ struct StoredSchema: Codable, Equatable, Sendable {
         var isPrimaryKey: Bool
         var isIndexed: Bool
         var objectClassName: String?
+        /// A `List` property (absent, meaning no, in files written before lists existed).
+        var isList: Bool? = nil
     }
 
     struct StoredType: Codable, Equatable, Sendable {

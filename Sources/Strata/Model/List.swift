@@ -1,0 +1,213 @@
+import Foundation
+
+// Invariants:
+// (1) A managed List is a view of one property of one object: every read decodes the property's current
+//     value, every change writes the whole list back through the object's accessor (so the write
+//     transaction, notifications and migrations see one ordinary property change).
+// (2) Object elements are stored as links; an element whose object was deleted is not shown, and the commit
+//     that deletes an object removes it from every list of its type.
+
+/// An ordered collection property: `@Persisted var dogs: List<Dog>` or `@Persisted var tags: List<String>`.
+///
+/// Unmanaged, it holds its elements; once its object is added to a Realm it is a live view of the stored
+/// list, and changing it needs a write transaction.
+public final class List<Element: _Persistable>: RandomAccessCollection, CustomStringConvertible {
+    private var elements: [Element] = []
+    let accessor: ObjectAccessor?
+    let property: Int
+
+    public init() {
+        accessor = nil
+        property = -1
+    }
+
+    init(accessor: ObjectAccessor, property: Int) {
+        self.accessor = accessor
+        self.property = property
+    }
+
+    /// The Realm of the list's object, nil when unmanaged.
+    public var realm: Realm? { accessor.map { Realm(core: $0.core) } }
+    public var isInvalidated: Bool { accessor?.isInvalidated ?? false }
+
+    // MARK: Reading
+
+    private var storedElements: [StoredValue] {
+        guard let accessor else { return [] }
+        if case .list(let values) = accessor.get(property) { return values }
+        return []
+    }
+
+    private var current: [Element] {
+        guard let accessor else { return elements }
+        return storedElements.compactMap { value in
+            if let target = Element._objectType {
+                return accessor.linkedObject(value, target: target).flatMap { Element._fromLinked($0) }
+            }
+            return Element._fromStored(value)
+        }
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { count }
+    public var count: Int { accessor == nil ? elements.count : current.count }
+
+    public subscript(position: Int) -> Element {
+        get {
+            let all = current
+            precondition(position >= 0 && position < all.count, "Index \(position) is out of bounds (must be less than \(all.count)).")
+            return all[position]
+        }
+        set { replace(index: position, object: newValue) }
+    }
+
+    public var description: String { "List<\(Element.self)> (\(count) elements)" }
+
+    // MARK: Changing
+
+    /// Applies `body` to the elements: in place when unmanaged, read-modify-write when managed.
+    private func change(_ body: (inout [Element]) -> Void) {
+        guard let accessor else {
+            body(&elements)
+            return
+        }
+        var all = current
+        body(&all)
+        accessor.set(property, .list(all.map { accessor.core.stored(element: $0) }))
+    }
+
+    private func check(_ index: Int, _ limit: Int, _ what: String) {
+        precondition(index >= 0 && index < limit, "Cannot \(what) at index \(index): the list has \(limit) elements.")
+    }
+
+    public func append(_ element: Element) { change { $0.append(element) } }
+    public func append<S: Sequence>(contentsOf elements: S) where S.Element == Element { change { $0.append(contentsOf: elements) } }
+
+    public func insert(_ element: Element, at index: Int) {
+        change {
+            precondition(index >= 0 && index <= $0.count, "Cannot insert at index \(index): the list has \($0.count) elements.")
+            $0.insert(element, at: index)
+        }
+    }
+
+    public func remove(at index: Int) {
+        change {
+            check(index, $0.count, "remove")
+            $0.remove(at: index)
+        }
+    }
+
+    public func removeLast() {
+        change {
+            precondition(!$0.isEmpty, "Cannot remove the last element of an empty list.")
+            $0.removeLast()
+        }
+    }
+
+    public func removeAll() { change { $0.removeAll() } }
+
+    public func move(from: Int, to: Int) {
+        change {
+            check(from, $0.count, "move from")
+            check(to, $0.count, "move to")
+            let e = $0.remove(at: from)
+            $0.insert(e, at: to)
+        }
+    }
+
+    public func swapAt(_ i: Int, _ j: Int) {
+        change {
+            check(i, $0.count, "swap")
+            check(j, $0.count, "swap")
+            $0.swapAt(i, j)
+        }
+    }
+
+    public func replace(index: Int, object: Element) {
+        change {
+            check(index, $0.count, "replace")
+            $0[index] = object
+        }
+    }
+
+    /// The position of an object in a list of objects.
+    public func index(of object: Element) -> Int? where Element: Object {
+        firstIndex { $0.isSameObject(as: object) }
+    }
+}
+
+extension List: _Persistable {
+    public static var _propertyType: PropertyType { Element._propertyType }
+    public static var _zeroValue: List<Element> { List() }
+    public static func _fromStored(_ v: StoredValue) -> List<Element>? {
+        guard case .list(let values) = v else { return nil }
+        let list = List()
+        list.elements = values.compactMap { Element._fromStored($0) }
+        return list
+    }
+    public var _storedValue: StoredValue { .list((accessor == nil ? elements : current).map(\._storedValue)) }
+    public static var _objectType: Object.Type? { Element._objectType }
+    public static var _isList: Bool { true }
+    public static func _managedCollection(_ owner: AnyObject, _ index: Int) -> List<Element>? {
+        (owner as? ObjectAccessor).map { List(accessor: $0, property: index) }
+    }
+    public static func _setManagedCollection(_ owner: AnyObject, _ index: Int, _ value: List<Element>) {
+        guard let accessor = owner as? ObjectAccessor else { return }
+        let items = Array(value)
+        List(accessor: accessor, property: index).change { $0 = items }
+    }
+}
+
+/// What the object layer needs from a List without knowing its element type.
+protocol ListStorage: AnyObject {
+    /// The stored form of the elements, adding unmanaged objects to `core`.
+    func storedElements(in core: RealmCore, update: Realm.UpdatePolicy) -> StoredValue
+    /// Replaces the elements with values given by name (objects, dictionaries or arrays for new objects of
+    /// `target`, or plain values).
+    func replace(withAny values: [Any?], target: Object.Type?, className: String, property: String)
+    /// A managed view of the same element type.
+    func managedView(_ accessor: ObjectAccessor, _ index: Int) -> any ListStorage
+    /// The elements, type-erased.
+    var anyElements: [Any?] { get }
+}
+
+extension List: ListStorage {
+    func storedElements(in core: RealmCore, update: Realm.UpdatePolicy) -> StoredValue {
+        .list((accessor == nil ? elements : current).map { core.stored(element: $0, update: update) })
+    }
+
+    func replace(withAny values: [Any?], target: Object.Type?, className: String, property: String) {
+        let items: [Element] = values.map { v in
+            if let target {
+                let object: Object
+                switch v {
+                case let o as Object: object = o
+                case let some?:
+                    object = target.init()
+                    TypeRegistry.info(for: target).assign(some, to: object)
+                case nil: preconditionFailure("\(className).\(property) cannot hold nil")
+                }
+                guard let e = Element._fromLinked(object) else {
+                    preconditionFailure("Invalid value \(type(of: object)) for \(className).\(property), a List<\(Element.self)>")
+                }
+                return e
+            }
+            guard let stored = StoredValue.from(any: v, as: Element._propertyType), let e = Element._fromStored(stored) else {
+                preconditionFailure("Invalid value '\(String(describing: v))' for \(className).\(property), a List<\(Element.self)>")
+            }
+            return e
+        }
+        change { $0 = items }
+    }
+
+    func managedView(_ accessor: ObjectAccessor, _ index: Int) -> any ListStorage { List(accessor: accessor, property: index) }
+    var anyElements: [Any?] { map { Optional($0) } }
+}
+
+extension RealmCore {
+    /// The stored form of a collection element: a link for objects (adding unmanaged ones), else its value.
+    func stored<E: _Persistable>(element: E, update: Realm.UpdatePolicy = .error) -> StoredValue {
+        if E._objectType != nil { return link(to: element._linkedObject, update: update) }
+        return element._storedValue
+    }
+}
