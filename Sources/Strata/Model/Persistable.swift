@@ -23,6 +23,8 @@ public protocol _Persistable {
     static func _managedCollection(_ owner: AnyObject, _ index: Int) -> Self?
     /// For collections: replaces the contents of property `index` of a managed object with `value`'s.
     static func _setManagedCollection(_ owner: AnyObject, _ index: Int, _ value: Self)
+    /// For `LinkingObjects`: the objects linking to the object whose accessor is `owner` (nil: unmanaged).
+    static func _linkingObjects(_ owner: AnyObject?, _ property: String) -> Self?
 }
 
 extension _Persistable {
@@ -34,6 +36,7 @@ extension _Persistable {
     public static var _isList: Bool { false }
     public static func _managedCollection(_ owner: AnyObject, _ index: Int) -> Self? { nil }
     public static func _setManagedCollection(_ owner: AnyObject, _ index: Int, _ value: Self) {}
+    public static func _linkingObjects(_ owner: AnyObject?, _ property: String) -> Self? { nil }
 }
 
 /// A to-one link: `@Persisted var owner: Person?`. Links must be optional, as in Realm.

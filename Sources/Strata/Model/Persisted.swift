@@ -15,6 +15,8 @@ public struct Persisted<Value: _Persistable> {
     let isPrimaryKey: Bool
     let isIndexed: Bool
     let hasDeclaredDefault: Bool
+    /// For `LinkingObjects`: the origin type's property that links here.
+    @usableFromInline var originProperty: String?
 
     public init() {
         storage = .unmanaged(Value._zeroValue)
@@ -71,6 +73,12 @@ public struct Persisted<Value: _Persistable> {
         storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) -> Value {
         get {
+            if Value._propertyType == .linkingObjects {
+                // Computed from the origin type's links, never stored.
+                let property = object[keyPath: storageKeyPath].originProperty ?? ""
+                guard let v = Value._linkingObjects(object._accessor, property) else { return Value._zeroValue }
+                return v
+            }
             if let accessor = object._accessor {
                 let index = accessor.info.cachedIndex(storageKeyPath)
                     ?? accessor.info.propertyIndex(for: storageKeyPath, in: object)
@@ -121,6 +129,9 @@ public struct Persisted<Value: _Persistable> {
             }
         }
         set {
+            if Value._propertyType == .linkingObjects {
+                preconditionFailure("LinkingObjects properties are computed from links and cannot be set")
+            }
             if let accessor = object._accessor {
                 let index = accessor.info.propertyIndex(for: storageKeyPath, in: object)
                 if Value._isList {
@@ -167,6 +178,7 @@ protocol PersistedProperty {
     func with(_ value: StoredValue) -> Self?
     /// The List instance of an unmanaged list property.
     var collection: AnyObject? { get }
+    var origin: String? { get }
 }
 
 extension Persisted: PersistedProperty {
@@ -178,6 +190,7 @@ extension Persisted: PersistedProperty {
         }
     }
     var valueType: any _Persistable.Type { Value.self }
+    var origin: String? { originProperty }
     var collection: AnyObject? {
         guard Value._isList, case .unmanaged(let v) = storage else { return nil }
         return v as AnyObject

@@ -19,6 +19,8 @@ final class TypeInfo: @unchecked Sendable {
     let linkTargets: [Int: Object.Type]
     /// The List properties, by property index: the element class for lists of objects, nil for values.
     let listTargets: [Int: Object.Type?]
+    /// The LinkingObjects properties: name, origin class and the origin's property.
+    let linkingObjects: [(name: String, origin: Object.Type, property: String)]
 
     /// Storage key path -> property index, found once per key path by probing.
     private let keyPathIndex = Mutex(KeyPathTable())
@@ -51,6 +53,7 @@ final class TypeInfo: @unchecked Sendable {
         var labels: [String: Int] = [:]
         var linkTargets: [Int: Object.Type] = [:]
         var listTargets: [Int: Object.Type?] = [:]
+        var inverse: [(name: String, origin: Object.Type, property: String)] = []
         let ignored = Set(objectClass.ignoredProperties())
         let legacyPrimary = objectClass.primaryKey()
         let legacyIndexed = Set(objectClass.indexedProperties())
@@ -67,6 +70,11 @@ final class TypeInfo: @unchecked Sendable {
                 let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
                 if ignored.contains(name) { continue }
                 let type = persisted.valueType
+                if type._propertyType == .linkingObjects {
+                    // Not stored: checked against the origin type when the schema is bound.
+                    if let origin = type._objectType { inverse.append((name, origin, persisted.origin ?? "")) }
+                    continue
+                }
                 let isPrimary = persisted.isPrimaryKey || legacyPrimary == name
                 if isPrimary && !type._canBePrimaryKey {
                     throw Realm.Error(
@@ -105,6 +113,7 @@ final class TypeInfo: @unchecked Sendable {
         self.labelIndex = labels
         self.linkTargets = linkTargets
         self.listTargets = listTargets
+        self.linkingObjects = inverse
         self.primaryKeyIndex = properties.firstIndex { $0.isPrimaryKey }
         self.propertyIndex = Dictionary(uniqueKeysWithValues: properties.enumerated().map { ($1.name, $0) })
     }

@@ -114,6 +114,21 @@ final class RealmCore: @unchecked Sendable {
         for t in types { infos.append(try TypeRegistry.checkedInfo(for: t)) }
         let names = infos.map(\.schema.className)
         for info in infos {
+            for inverse in info.linkingObjects {
+                let origin = try TypeRegistry.checkedInfo(for: inverse.origin)
+                let p = origin.schema.properties.first { $0.name == inverse.property }
+                guard let p, p.objectClassName == info.schema.className else {
+                    throw Realm.Error(
+                        .schemaMismatch,
+                        "Property '\(info.schema.className).\(inverse.name)' declares LinkingObjects from '\(origin.schema.className).\(inverse.property)', "
+                            + (p == nil ? "which does not exist" : "which does not link to '\(info.schema.className)'"))
+                }
+                guard names.contains(origin.schema.className) else {
+                    throw Realm.Error(
+                        .schemaMismatch,
+                        "Property '\(info.schema.className).\(inverse.name)' declares LinkingObjects from '\(origin.schema.className)', which is not in Realm.Configuration.objectTypes; add it there")
+                }
+            }
             for p in info.schema.properties {
                 if let target = p.objectClassName, !names.contains(target) {
                     throw Realm.Error(

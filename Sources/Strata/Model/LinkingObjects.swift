@@ -1,0 +1,84 @@
+import Foundation
+
+/// The objects of type `Element` whose link or list property `originProperty` points to an object: an
+/// inverse relationship, computed from the links and never stored.
+///
+/// ```swift
+/// final class Dog: Object {
+///     @Persisted var name = ""
+///     @Persisted(originProperty: "dog") var owners: LinkingObjects<Person>
+/// }
+/// ```
+/// It is live: each read reflects the Realm's current version. Finding the objects scans `Element`'s objects
+/// (there is no index of inverse links yet).
+public struct LinkingObjects<Element: Object>: RandomAccessCollection, CustomStringConvertible {
+    /// The property of `Element` that links here.
+    public let propertyName: String
+    let target: ObjectAccessor?
+
+    init(propertyName: String, target: ObjectAccessor?) {
+        self.propertyName = propertyName
+        self.target = target
+    }
+
+    /// An empty collection, as an unmanaged object has.
+    public init(fromType: Element.Type, property: String) {
+        self.init(propertyName: property, target: nil)
+    }
+
+    private var objects: [Element] {
+        guard let target else { return [] }
+        return target.core.linkingObjects(Element.self, property: propertyName, to: target)
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { objects.count }
+    public subscript(position: Int) -> Element { objects[position] }
+    public var count: Int { objects.count }
+    /// The Realm of the object linked to, nil when it is unmanaged.
+    public var realm: Realm? { target.map { Realm(core: $0.core) } }
+    public var description: String { "LinkingObjects<\(Element.className())>.\(propertyName) (\(count) objects)" }
+}
+
+extension LinkingObjects: _Persistable {
+    public static var _propertyType: PropertyType { .linkingObjects }
+    public static var _zeroValue: LinkingObjects<Element> { LinkingObjects(propertyName: "", target: nil) }
+    public static func _fromStored(_ v: StoredValue) -> LinkingObjects<Element>? { nil }
+    public var _storedValue: StoredValue { .null }
+    public static var _objectType: Object.Type? { Element.self }
+    public static func _linkingObjects(_ owner: AnyObject?, _ property: String) -> LinkingObjects<Element>? {
+        LinkingObjects(propertyName: property, target: owner as? ObjectAccessor)
+    }
+}
+
+extension Persisted {
+    /// Declares an inverse relationship: the objects whose `originProperty` links to this one.
+    public init<O: Object>(originProperty: String) where Value == LinkingObjects<O> {
+        self.init()
+        self.originProperty = originProperty
+    }
+}
+
+extension RealmCore {
+    /// The objects of `type` whose property `property` (a link or a list) points to the object of `target`.
+    func linkingObjects<T: Object>(_ type: T.Type, property: String, to target: ObjectAccessor) -> [T] {
+        let binding = binding(forClass: type)
+        guard let index = binding.info.propertyIndex[property] else {
+            preconditionFailure("Property '\(property)' declared as origin of linking objects property does not exist on '\(binding.info.schema.className)'")
+        }
+        let key = target.key
+        var out: [T] = []
+        forEachRecord(binding) { k, ref in
+            let v = ref.value(index)
+            let links: Bool
+            switch v {
+            case .link(let l): links = l == key
+            case .list(let items): links = items.contains(.link(key))
+            default: links = false
+            }
+            if links, let o = makeObject(binding: binding, key: k, record: nil) as? T { out.append(o) }
+            return true
+        }
+        return out
+    }
+}
