@@ -17,8 +17,10 @@ public protocol _Persistable {
     static func _fromLinked(_ object: Object?) -> Self?
     /// For links: the linked object.
     var _linkedObject: Object? { get }
-    /// Whether this is a `List`.
+    /// Whether this is a `List` (or a `MutableSet`, stored as a list).
     static var _isList: Bool { get }
+    /// Whether this is a `MutableSet`.
+    static var _isSet: Bool { get }
     /// For collections: a live view of property `index` of the object whose accessor is `owner`.
     static func _managedCollection(_ owner: AnyObject, _ index: Int) -> Self?
     /// For collections: replaces the contents of property `index` of a managed object with `value`'s.
@@ -34,6 +36,7 @@ extension _Persistable {
     public static func _fromLinked(_ object: Object?) -> Self? { nil }
     public var _linkedObject: Object? { nil }
     public static var _isList: Bool { false }
+    public static var _isSet: Bool { false }
     public static func _managedCollection(_ owner: AnyObject, _ index: Int) -> Self? { nil }
     public static func _setManagedCollection(_ owner: AnyObject, _ index: Int, _ value: Self) {}
     public static func _linkingObjects(_ owner: AnyObject?, _ property: String) -> Self? { nil }

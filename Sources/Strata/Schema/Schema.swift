@@ -38,13 +38,15 @@ public struct Property: Sendable, Equatable, CustomStringConvertible {
     public let isPrimaryKey: Bool
     public let objectClassName: String?
     /// A `List` property.
-    public let isArray: Bool
-    public var isSet: Bool { false }
+    public var isArray: Bool { isCollection && !isSet }
+    /// A `MutableSet` property.
+    public let isSet: Bool
+    let isCollection: Bool
     public var isMap: Bool { false }
 
     init(
         name: String, columnName: String, type: PropertyType, isOptional: Bool, isIndexed: Bool, isPrimaryKey: Bool,
-        objectClassName: String?, isArray: Bool = false
+        objectClassName: String?, isArray: Bool = false, isSet: Bool = false
     ) {
         self.name = name
         self.columnName = columnName
@@ -53,10 +55,11 @@ public struct Property: Sendable, Equatable, CustomStringConvertible {
         self.isIndexed = isIndexed
         self.isPrimaryKey = isPrimaryKey
         self.objectClassName = objectClassName
-        self.isArray = isArray
+        self.isCollection = isArray || isSet
+        self.isSet = isSet
     }
 
     public var description: String {
-        "\(name) {type = \(isArray ? "List<\(type)>" : "\(type)")\(isOptional ? "?" : "")\(isPrimaryKey ? ", primary key" : "")\(isIndexed ? ", indexed" : "")}"
+        "\(name) {type = \(isSet ? "MutableSet<\(type)>" : isArray ? "List<\(type)>" : "\(type)")\(isOptional ? "?" : "")\(isPrimaryKey ? ", primary key" : "")\(isIndexed ? ", indexed" : "")}"
     }
 }

@@ -39,8 +39,8 @@ struct SchemaDiff: CustomStringConvertible, Equatable {
                     out.append(SchemaDiff(type: name, property: p.name, kind: .propertyAdded))
                     continue
                 }
-                if s.type != p.type || (s.isList ?? false) != p.isArray {
-                    out.append(SchemaDiff(type: name, property: p.name, kind: .typeChanged(from: s.type, to: p.type, fromList: s.isList ?? false, toList: p.isArray)))
+                if s.type != p.type || (s.isList ?? false) != p.isCollection {
+                    out.append(SchemaDiff(type: name, property: p.name, kind: .typeChanged(from: s.type, to: p.type, fromList: s.isList ?? false, toList: p.isCollection)))
                 }
                 if s.isOptional != p.isOptional { out.append(SchemaDiff(type: name, property: p.name, kind: .optionalityChanged(nowOptional: p.isOptional))) }
                 if s.isPrimaryKey != p.isPrimaryKey { out.append(SchemaDiff(type: name, property: p.name, kind: .primaryKeyChanged(nowPrimary: p.isPrimaryKey))) }
@@ -61,7 +61,7 @@ struct SchemaDiff: CustomStringConvertible, Equatable {
             var t = schema.types[i]
             var properties: [StoredSchema.StoredProperty] = []
             for p in info.schema.properties {
-                if var s = t.properties.first(where: { $0.name == p.columnName }), s.type == p.type, (s.isList ?? false) == p.isArray {
+                if var s = t.properties.first(where: { $0.name == p.columnName }), s.type == p.type, (s.isList ?? false) == p.isCollection {
                     s.isIndexed = p.isIndexed
                     s.isOptional = p.isOptional
                     s.type = p.type
@@ -71,7 +71,7 @@ struct SchemaDiff: CustomStringConvertible, Equatable {
                 } else {
                     properties.append(.init(
                         fieldId: t.nextFieldId, name: p.columnName, type: p.type, isOptional: p.isOptional,
-                        isPrimaryKey: p.isPrimaryKey, isIndexed: p.isIndexed, objectClassName: p.objectClassName, isList: p.isArray ? true : nil))
+                        isPrimaryKey: p.isPrimaryKey, isIndexed: p.isIndexed, objectClassName: p.objectClassName, isList: p.isCollection ? true : nil))
                     t.nextFieldId += 1
                 }
             }
@@ -99,7 +99,7 @@ struct SchemaDiff: CustomStringConvertible, Equatable {
         for p in info.schema.properties {
             t.properties.append(.init(
                 fieldId: t.nextFieldId, name: p.columnName, type: p.type, isOptional: p.isOptional,
-                isPrimaryKey: p.isPrimaryKey, isIndexed: p.isIndexed, objectClassName: p.objectClassName, isList: p.isArray ? true : nil))
+                isPrimaryKey: p.isPrimaryKey, isIndexed: p.isIndexed, objectClassName: p.objectClassName, isList: p.isCollection ? true : nil))
             t.nextFieldId += 1
         }
         schema.types.append(t)

@@ -95,7 +95,7 @@ final class TypeInfo: @unchecked Sendable {
                 properties.append(Property(
                     name: name, columnName: mapping[name] ?? name, type: type._propertyType, isOptional: type._isOptional,
                     isIndexed: persisted.isIndexed || legacyIndexed.contains(name) || isPrimary, isPrimaryKey: isPrimary,
-                    objectClassName: type._objectType?.className(), isArray: type._isList))
+                    objectClassName: type._objectType?.className(), isArray: type._isList && !type._isSet, isSet: type._isSet))
                 defaults.append(persisted.storedValue)
             }
         }
