@@ -25,6 +25,36 @@ public enum DirectorySize {
 }
 
 /// How a workload's figure is expressed.
+/// The process's resident memory, from /proc (Linux): the peak since the last reset, for the memory rows.
+public enum PeakMemory {
+    /// Resets the peak ("VmHWM") to the current resident size; false where /proc does not allow it.
+    @discardableResult
+    public static func reset() -> Bool {
+        guard let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return false }
+        defer { try? handle.close() }
+        return (try? handle.write(contentsOf: Data("5".utf8))) != nil
+    }
+
+    /// Resident bytes now ("VmRSS") and at the peak since the last reset ("VmHWM").
+    public static func read() -> (current: Int, peak: Int)? {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        func field(_ name: String) -> Int? {
+            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return nil }
+            return line.split(separator: " ").compactMap { Int($0) }.first.map { $0 * 1024 }
+        }
+        guard let current = field("VmRSS"), let peak = field("VmHWM") else { return nil }
+        return (current, peak)
+    }
+
+    /// How far resident memory rose above its starting point while `body` ran, in bytes (nil without /proc).
+    public static func rise<T>(_ body: () throws -> T) rethrows -> (T, Int?) {
+        let before = reset() ? read()?.current : nil
+        let result = try body()
+        guard let before, let after = read() else { return (result, nil) }
+        return (result, max(0, after.peak - before))
+    }
+}
+
 public enum Unit: String, Codable, Sendable {
     case perSecond = "/s"
     case milliseconds = "ms"

@@ -120,7 +120,8 @@ public final class Runner {
                         progress("\(tag): migrate-combine online")
                         let copy = dir + "-online"
                         defer { try? FileManager.default.removeItem(atPath: copy) }
-                        let f = try online.migrateCombineOnline(in: copy, from: dir)
+                        let (f, rise) = try PeakMemory.rise { try online.migrateCombineOnline(in: copy, from: dir) }
+                        if let rise { record("memory: migrate-combine online", engine.name, Double(rise) / 1e6) }
                         record("migrate-combine online: open", engine.name, f.openMilliseconds)
                         record("migrate-combine online: first migrated read", engine.name, f.firstReadMilliseconds)
                         record("enumerate-int, migration pending", engine.name, Double(config.n) / f.pendingEnumerateSeconds)
@@ -132,8 +133,9 @@ public final class Runner {
                     }
                     progress("\(tag): migrate-combine")
                     t = now()
-                    let names = try migrating.migrateCombine(in: dir)
+                    let (names, rise) = try PeakMemory.rise { try migrating.migrateCombine(in: dir) }
                     let combine = now() - t
+                    if let rise { record("memory: migrate-combine", engine.name, Double(rise) / 1e6) }
                     let namesSum = try names()
                     record("migrate-combine (blocking)", engine.name, combine * 1000)
                     record("migrate-combine objects", engine.name, Double(config.n) / combine)
@@ -174,6 +176,8 @@ public final class Runner {
             ("migrate-combine online: first migrated read", .milliseconds, "Strata, .online: read one object right after open (through the transform)"),
             ("enumerate-int, migration pending", .perSecond, "Strata, .online: iterate all objects reading age, every one through the transform"),
             ("migrate-combine online: rewrite", .milliseconds, "Strata, .online: finishMigrations(), the background migrator's batches on the caller's thread; compare with blocking"),
+            ("memory: migrate-combine", .megabytes, "rise of the process's peak resident memory during the blocking migration (VmHWM reset through /proc/self/clear_refs first)"),
+            ("memory: migrate-combine online", .megabytes, "Strata, .online: the same, from open to the end of the rewrite (enumeration while pending included)"),
             ("migrate-rename", .milliseconds, "age renamed yearsSinceBirth"),
             ("migrate-retype", .perSecond, "yearsSinceBirth Int -> String, objects per second"),
             ("size after migrate-retype", .megabytes, "bytes on disk after the three migrations (no compaction)"),
