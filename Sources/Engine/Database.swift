@@ -69,7 +69,7 @@ package final class Database: @unchecked Sendable {
         var flushTarget: (sequence: UInt64, logNumber: UInt64)? = nil
         var nextIncarnation: UInt64 = 1
     }
-    let published: Mutex<Published>
+    let published: Locked<Published>
 
     /// Owned by the holder of the writer gate.
     final class LogState: @unchecked Sendable {
@@ -89,7 +89,7 @@ package final class Database: @unchecked Sendable {
         var flushes = 0
         var compactions = 0
     }
-    let manifestState: Mutex<ManifestState>
+    let manifestState: Locked<ManifestState>
     private let fileNumbers: Atomic<UInt64>
 
     init(directory: String, fileSystem: any FileSystem, options: Options, fileLock: any FileLock, version: Version,
@@ -99,9 +99,9 @@ package final class Database: @unchecked Sendable {
         self.fileSystem = fileSystem
         self.options = options
         self.fileLock = fileLock
-        self.published = Mutex(Published(version: version, nextIncarnation: nextIncarnation))
+        self.published = Locked(Published(version: version, nextIncarnation: nextIncarnation))
         self.log = log
-        self.manifestState = Mutex(ManifestState(manifest: manifest, manifestNumber: manifestNumber))
+        self.manifestState = Locked(ManifestState(manifest: manifest, manifestNumber: manifestNumber))
         self.fileNumbers = Atomic(manifest.nextFileNumber)
     }
 

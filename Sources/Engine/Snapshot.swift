@@ -6,7 +6,7 @@ final class SnapshotRegistry: Sendable {
         var next = 0
         var live: [Int: Version] = [:]
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func register(_ version: Version, limit: Int?) throws -> Int {
         try state.withLock { s in

@@ -1,6 +1,5 @@
 import Engine
 import Foundation
-import Synchronization
 
 extension Realm {
     /// How a Realm is opened: where, with which types, and which schema version.
@@ -73,7 +72,7 @@ extension Realm {
             URL(fileURLWithPath: FileManagerPath.current + "/default.realm")
         }
 
-        private static let defaultStorage = Mutex(Configuration())
+        private static let defaultStorage = Locked(Configuration())
 
         /// The configuration `Realm()` uses.
         public static var defaultConfiguration: Configuration {

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A block prepared for point reads: its decompressed bytes (nil when it is read in place from the mapping)
 /// and the first 8 bytes of every key, so that a lookup binary-searches a small array instead of the block.
@@ -30,7 +29,7 @@ final class BlockCache: Sendable {
         var head = 0
         var bytes = 0
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
     let capacityBytes: Int
 
     init(capacityBytes: Int) { self.capacityBytes = capacityBytes }

@@ -1,4 +1,3 @@
-import Synchronization
 
 // Invariants:
 // (1) A segment file is never written again once sealed; its mapping is read-only.
@@ -80,7 +79,7 @@ final class SegmentReader: Sendable {
     private let indexOffset: Int
 
     /// Blocks whose checksum matched, one bit each.
-    private let verified: Mutex<[UInt64]>
+    private let verified: Locked<[UInt64]>
     private let cache: BlockCache?
 
     var blockCount: Int { blockOffsets.count }
@@ -178,7 +177,7 @@ final class SegmentReader: Sendable {
             firstKeyPrefixes = zip(keyOffsets, keyCounts).map { o, c in
                 Bytes.prefix64(UnsafeRawBufferPointer(rebasing: bytes[o..<(o + c)]))
             }
-            verified = Mutex(Array(repeating: 0, count: (blockCount + 63) / 64))
+            verified = Locked(Array(repeating: 0, count: (blockCount + 63) / 64))
         } catch let error as StorageError {
             throw error.file == nil ? error.located(file: name) : error
         }

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// The file operations the engine needs, as a protocol so that tests can inject faults and crashes.
 ///

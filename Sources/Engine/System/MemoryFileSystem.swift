@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Files in memory, for in-memory databases and for crash tests.
 ///
@@ -19,7 +18,7 @@ package final class MemoryFileSystem: FileSystem {
         var nextLockToken = 0
     }
 
-    let state = Mutex(State())
+    let state = Locked(State())
 
     package init() {}
 

@@ -1,6 +1,5 @@
 import Engine
 import Foundation
-import Synchronization
 
 // Invariants:
 // (1) Each batch is one write transaction: it reads the latest version under the engine's writer lock, so a
@@ -61,7 +60,7 @@ final class BackgroundMigrator: @unchecked Sendable {
         var streams: [UUID: AsyncStream<[MigrationProgress]>.Continuation] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let stepLock = NSLock()
     private let queue = DispatchQueue(label: "strata.migrator", qos: .utility)
     /// A batch ends after this many records or bytes of records, whichever comes first: memory stays bounded

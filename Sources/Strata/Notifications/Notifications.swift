@@ -1,7 +1,6 @@
 import Dispatch
 import Engine
 import Foundation
-import Synchronization
 
 // Invariants:
 // (1) Every commit made through Strata logs, before it publishes, the object keys it touched per partition

@@ -1,5 +1,5 @@
+import Engine
 import Foundation
-import Synchronization
 
 /// What the object layer knows about one model class: its schema read by reflection, its defaults, and
 /// where its records live once bound to a file.
@@ -23,7 +23,7 @@ final class TypeInfo: @unchecked Sendable {
     let linkingObjects: [(name: String, origin: Object.Type, property: String)]
 
     /// Storage key path -> property index, found once per key path by probing.
-    private let keyPathIndex = Mutex(KeyPathTable())
+    private let keyPathIndex = Locked(KeyPathTable())
 
     struct KeyPathTable: @unchecked Sendable {
         var byValue: [KeyPathKey: Int] = [:]
@@ -36,8 +36,8 @@ final class TypeInfo: @unchecked Sendable {
     }
     /// Per property, a reader of an unmanaged instance's value, registered when the property's key path is
     /// first seen; once every property has one, unmanaged values are read without reflection.
-    private let readers = Mutex<[Int: Reader]>([:])
-    private let allReaders = Mutex<[Reader]?>(nil)
+    private let readers = Locked<[Int: Reader]>([:])
+    private let allReaders = Locked<[Reader]?>(nil)
 
     /// Reads one property of an unmanaged instance through its storage key path.
     struct Reader: @unchecked Sendable {
@@ -360,7 +360,7 @@ final class TypeInfo: @unchecked Sendable {
 /// Reflected type information, once per class.
 @usableFromInline
 enum TypeRegistry {
-    private static let infos = Mutex<[ObjectIdentifier: TypeInfo]>([:])
+    private static let infos = Locked<[ObjectIdentifier: TypeInfo]>([:])
 
     /// The type's information; traps on an invalid model (Realm's open reports the same problem as an error).
     @usableFromInline

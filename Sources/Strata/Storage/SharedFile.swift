@@ -1,6 +1,5 @@
 import Engine
 import Foundation
-import Synchronization
 
 /// One open database file shared by every Realm instance of it in this process: the engine, and the
 /// schema as stored in the file.
@@ -12,15 +11,15 @@ final class SharedFile: @unchecked Sendable {
     /// Keeps an in-memory Realm's files alive while any instance uses it.
     let memory: MemoryFileSystem?
     /// The stored schema as last committed or registered in memory, guarded.
-    let storedSchema: Mutex<StoredSchema?>
+    let storedSchema: Locked<StoredSchema?>
     /// How records of types with a pending online migration are read, by type name (see TypeMigration).
-    let migrations = Mutex<[String: TypeMigration]>([:])
+    let migrations = Locked<[String: TypeMigration]>([:])
     /// Rewrites what online migrations left behind.
     let migrator = BackgroundMigrator()
 
     private struct WeakFile { weak var file: SharedFile? }
-    private static let open = Mutex<[String: WeakFile]>([:])
-    private static let memoryFileSystems = Mutex<[String: MemoryFileSystem]>([:])
+    private static let open = Locked<[String: WeakFile]>([:])
+    private static let memoryFileSystems = Locked<[String: MemoryFileSystem]>([:])
 
     init(identity: String, database: Database, displayName: String, fileURL: URL?, memory: MemoryFileSystem?, schema: StoredSchema?) {
         self.identity = identity
@@ -28,7 +27,7 @@ final class SharedFile: @unchecked Sendable {
         self.displayName = displayName
         self.fileURL = fileURL
         self.memory = memory
-        self.storedSchema = Mutex(schema)
+        self.storedSchema = Locked(schema)
         migrator.file = self
     }
 
@@ -37,9 +36,9 @@ final class SharedFile: @unchecked Sendable {
     // MARK: Change notifications
 
     /// What recent commits touched (see Notifications.swift).
-    private let commitLog = Mutex(CommitLog())
+    private let commitLog = Locked(CommitLog())
     private struct WeakCore { weak var core: RealmCore? }
-    private let cores = Mutex<[WeakCore]>([])
+    private let cores = Locked<[WeakCore]>([])
 
     func recordCommit(sequence: UInt64, _ summary: ChangeSummary) { commitLog.withLock { $0.record(sequence, summary) } }
 
