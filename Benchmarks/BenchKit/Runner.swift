@@ -14,7 +14,7 @@ public final class Runner {
     }
 
     public static let allWorkloads = [
-        "insert", "enumerate-int", "enumerate-all", "lookup", "query", "notify", "open", "size",
+        "insert", "enumerate-int", "enumerate-all", "lookup", "query", "snapshot-read", "notify", "open", "size",
         "migrate-combine", "migrate-rename", "migrate-retype",
     ]
     /// Strata through its object API: the column every ratio is computed from.
@@ -97,6 +97,15 @@ public final class Runner {
                     check(engine.name, "count age > 50", over50)
                     check(engine.name, "count firstName BEGINSWITH ab", ab)
                 }
+                if want.contains("snapshot-read"), let reading = engine as? any SnapshotReadingBenchEngine {
+                    progress("\(tag): snapshot-read")
+                    let r = try reading.enumerateWhileWriting()
+                    record("snapshot-read", engine.name, Double(config.n) / r.seconds)
+                    record("snapshot-read: writer commits meanwhile", engine.name, Double(r.commits) / r.seconds)
+                    if let ages = checks[engine.name]?["sum of ages"], ages != r.ageSum {
+                        throw BenchFailure("\(engine.name): a snapshot read while writing summed ages to \(r.ageSum), not \(ages)")
+                    }
+                }
                 if want.contains("notify"), let notifying = engine as? any NotifyingBenchEngine {
                     progress("\(tag): notify")
                     let latencies = try notifying.notifyLatencies(200).sorted()
@@ -167,6 +176,8 @@ public final class Runner {
             ("enumerate-all", .perSecond, "iterate all objects reading all four properties"),
             ("lookup", .perSecond, "\(data.lookupIDs.count) random primary-key lookups reading age"),
             ("query (age > 50; firstName BEGINSWITH \"ab\")", .perSecond, "counts over full scans, no index"),
+            ("snapshot-read", .perSecond, "Strata: enumerate-int while another thread's Realm commits 1-object writes without pause (compare with enumerate-int)"),
+            ("snapshot-read: writer commits meanwhile", .perSecond, "Strata: the durable commits per second that writer made during that enumeration"),
             ("notify", .milliseconds, "Strata: from the start of a 1-object write to the delivery of its change set to an observer of all N objects (median of 200)"),
             ("open + read one", .milliseconds, "open a closed database and read one object"),
             ("size after insert", .megabytes, "bytes on disk after insert and close"),

@@ -53,6 +53,13 @@ public protocol NotifyingBenchEngine: BenchEngine {
     func notifyLatencies(_ count: Int) throws -> [Double]
 }
 
+/// An engine whose readers enumerate a snapshot while a writer commits (Strata).
+public protocol SnapshotReadingBenchEngine: BenchEngine {
+    /// Enumerates every object reading age while another thread commits one-object writes without pause.
+    /// Returns the seconds the enumeration took, the sum of ages it read, and the commits made meanwhile.
+    func enumerateWhileWriting() throws -> (seconds: Double, ageSum: Int, commits: Int)
+}
+
 /// An engine with online migrations (Strata).
 public protocol OnlineMigratingBenchEngine: BenchEngine {
     /// Copies the v1 database in `original` to `directory` (not timed), then migrates the copy online.

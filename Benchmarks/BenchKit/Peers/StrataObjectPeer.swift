@@ -1,3 +1,4 @@
+import Engine
 import Foundation
 import Strata
 
@@ -76,6 +77,47 @@ public final class StrataObjectPeer: BenchEngine {
     public func readOne(_ id: Int) throws -> Int { try open().object(ofType: BenchPerson.self, forPrimaryKey: id)?.age ?? -1 }
 
     public func sizeOnDisk(in directory: String) throws -> Int { DirectorySize.bytes(directory + "/strata.realm") }
+}
+
+extension StrataObjectPeer: SnapshotReadingBenchEngine {
+    public func enumerateWhileWriting() throws -> (seconds: Double, ageSum: Int, commits: Int) {
+        let realm = try open()
+        guard let config = configuration else { throw BenchFailure("Strata: not open") }
+        let stop = Locked(false)
+        let commits = Locked(0)
+        let started = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        let failure = Locked<(any Error)?>(nil)
+        Thread.detachNewThread {
+            defer { finished.signal() }
+            do {
+                // Another Realm instance of the same file, on its own thread: its commits publish new versions
+                // while the reader walks the snapshot it started with.
+                let writer = try Realm(configuration: config)
+                var id = 0
+                started.signal()
+                while !stop.withLock({ $0 }) {
+                    try writer.write {
+                        if let p = writer.object(ofType: BenchPerson.self, forPrimaryKey: id) { p.lastName = p.lastName }
+                    }
+                    id = (id + 7919) % 1000
+                    commits.withLock { $0 += 1 }
+                }
+            } catch {
+                failure.withLock { $0 = error }
+                started.signal()
+            }
+        }
+        started.wait()
+        let t = now()
+        var sum = 0
+        for p in realm.objects(BenchPerson.self) { sum &+= p.age }
+        let seconds = now() - t
+        stop.withLock { $0 = true }
+        finished.wait()
+        if let error = failure.withLock({ $0 }) { throw error }
+        return (seconds, sum, commits.withLock { $0 })
+    }
 }
 
 extension StrataObjectPeer: NotifyingBenchEngine {
