@@ -50,6 +50,12 @@ package final class Snapshot: @unchecked Sendable {
     /// The sequence number of the last commit this snapshot sees.
     package var sequence: UInt64 { version.sequence }
 
+    /// Another snapshot of the same version, with its own lifetime (a frozen view that outlives this one).
+    package func duplicate() throws -> Snapshot {
+        checkOpen("duplicate")
+        return try Snapshot(version: version, registry: registry, limit: nil)
+    }
+
     /// Releases the snapshot's hold on old data. Using it afterwards traps.
     package func close() {
         if !closed.exchange(true, ordering: .relaxed) { registry.unregister(id) }

@@ -99,6 +99,7 @@ extension RealmCore {
 
     /// Registers `observer` and returns the token that ends it.
     func addObserver(_ observer: any ChangeObserver) -> NotificationToken {
+        precondition(!isFrozen, "Frozen Realms do not change and do not have change notifications")
         observersLock.lock()
         observers.append(observer)
         observersLock.unlock()

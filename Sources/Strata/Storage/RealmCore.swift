@@ -61,7 +61,38 @@ final class RealmCore: @unchecked Sendable {
     /// The queue this Realm belongs to, if it was opened with one: notifications and autorefresh go there.
     let queue: DispatchQueue?
 
+    /// A frozen Realm: pinned to one version; it never refreshes, writes or notifies.
+    let isFrozen: Bool
+    /// Frozen Realms of this one, by version, so that freezing many objects of one version shares one.
+    private var frozenCache: [UInt64: RealmCore] = [:]
+
+    /// A frozen copy of `core` at its current version, sharing its file and bindings.
+    private init(frozenFrom core: RealmCore) throws {
+        precondition(!core.isInWriteTransaction, "Cannot freeze a Realm in a write transaction; commit or cancel it first")
+        configuration = core.configuration
+        queue = nil
+        shared = core.shared
+        snapshot = try core.snapshot.duplicate()
+        bindings = core.bindings
+        isFrozen = true
+    }
+
+    /// The frozen Realm of this one's current version (this one, if it is frozen).
+    func frozen() -> RealmCore {
+        if isFrozen { return self }
+        let sequence = snapshot.sequence
+        if let f = frozenCache[sequence] { return f }
+        do {
+            let f = try RealmCore(frozenFrom: self)
+            frozenCache = [sequence: f]
+            return f
+        } catch {
+            preconditionFailure("freezing \(shared.displayName) failed: \(error)")
+        }
+    }
+
     init(configuration: Realm.Configuration, queue: DispatchQueue? = nil) throws {
+        isFrozen = false
         self.configuration = configuration
         self.queue = queue
         let shared = try SharedFile.shared(for: configuration)
@@ -325,7 +356,7 @@ final class RealmCore: @unchecked Sendable {
 
     func binding(forClass type: Object.Type) -> TypeBinding {
         if let b = bindings[ObjectIdentifier(type)] { return b }
-        if configuration.objectTypes != nil {
+        if configuration.objectTypes != nil || isFrozen {
             preconditionFailure(
                 "Object type '\(type.className())' is not managed by the Realm: add \(type).self to Realm.Configuration.objectTypes")
         }
@@ -379,7 +410,7 @@ final class RealmCore: @unchecked Sendable {
 
     @discardableResult
     func refresh() -> Bool {
-        guard write == nil else { return false }
+        guard write == nil, !isFrozen else { return false }
         let before = snapshot.sequence
         try? moveToLatest()
         isInvalidated = false
@@ -410,6 +441,7 @@ final class RealmCore: @unchecked Sendable {
     var isInWriteTransaction: Bool { write != nil }
 
     func beginWrite() throws {
+        precondition(!isFrozen, "Can't perform transactions on a frozen Realm")
         precondition(write == nil, "The Realm is already in a write transaction")
         let tx: WriteTransaction
         do {
