@@ -1,3 +1,4 @@
+import Engine
 import Foundation
 
 #if canImport(Glibc)
@@ -25,33 +26,38 @@ public enum DirectorySize {
 }
 
 /// How a workload's figure is expressed.
-/// The process's resident memory, from /proc (Linux): the peak since the last reset, for the memory rows.
+/// The process's anonymous resident memory (heap, stacks; not mapped files), from /proc/self/status (Linux),
+/// for the memory rows. Mapped database pages are left out on purpose: the kernel drops them at will, and
+/// counting them would charge a full scan for the size of the file (for Strata and LMDB alike).
 public enum PeakMemory {
-    /// Resets the peak ("VmHWM") to the current resident size; false where /proc does not allow it.
-    @discardableResult
-    public static func reset() -> Bool {
-        guard let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return false }
-        defer { try? handle.close() }
-        return (try? handle.write(contentsOf: Data("5".utf8))) != nil
+    /// Anonymous resident bytes now ("RssAnon"), or nil without /proc.
+    public static func anonymous() -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("RssAnon:") })
+        else { return nil }
+        // "RssAnon:\t  123456 kB": the number may follow the tab directly.
+        return line.split(whereSeparator: { $0 == " " || $0 == "\t" }).compactMap { Int($0) }.first.map { $0 * 1024 }
     }
 
-    /// Resident bytes now ("VmRSS") and at the peak since the last reset ("VmHWM").
-    public static func read() -> (current: Int, peak: Int)? {
-        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
-        func field(_ name: String) -> Int? {
-            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return nil }
-            return line.split(separator: " ").compactMap { Int($0) }.first.map { $0 * 1024 }
-        }
-        guard let current = field("VmRSS"), let peak = field("VmHWM") else { return nil }
-        return (current, peak)
-    }
-
-    /// How far resident memory rose above its starting point while `body` ran, in bytes (nil without /proc).
+    /// How far anonymous resident memory rose above its starting point while `body` ran, sampled every 5 ms
+    /// by another thread; nil without /proc.
     public static func rise<T>(_ body: () throws -> T) rethrows -> (T, Int?) {
-        let before = reset() ? read()?.current : nil
+        guard let before = anonymous() else { return (try body(), nil) }
+        let peak = Locked(before)
+        let stop = Locked(false)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            while !stop.withLock({ $0 }) {
+                if let now = anonymous() { peak.withLock { $0 = max($0, now) } }
+                usleep(5_000)
+            }
+            done.signal()
+        }
         let result = try body()
-        guard let before, let after = read() else { return (result, nil) }
-        return (result, max(0, after.peak - before))
+        if let now = anonymous() { peak.withLock { $0 = max($0, now) } }
+        stop.withLock { $0 = true }
+        done.wait()
+        return (result, max(0, peak.withLock { $0 } - before))
     }
 }
 

@@ -187,7 +187,7 @@ public final class Runner {
             ("migrate-combine online: first migrated read", .milliseconds, "Strata, .online: read one object right after open (through the transform)"),
             ("enumerate-int, migration pending", .perSecond, "Strata, .online: iterate all objects reading age, every one through the transform"),
             ("migrate-combine online: rewrite", .milliseconds, "Strata, .online: finishMigrations(), the background migrator's batches on the caller's thread; compare with blocking"),
-            ("memory: migrate-combine", .megabytes, "rise of the process's peak resident memory during the blocking migration (VmHWM reset through /proc/self/clear_refs first)"),
+            ("memory: migrate-combine", .megabytes, "peak rise of anonymous resident memory (RssAnon, sampled every 5 ms; mapped files excluded) during the blocking migration"),
             ("memory: migrate-combine online", .megabytes, "Strata, .online: the same, from open to the end of the rewrite (enumeration while pending included)"),
             ("migrate-rename", .milliseconds, "age renamed yearsSinceBirth"),
             ("migrate-retype", .perSecond, "yearsSinceBirth Int -> String, objects per second"),
