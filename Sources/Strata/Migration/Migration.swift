@@ -70,7 +70,7 @@ final class DynamicState: CustomStringConvertible {
     static func fits(_ v: StoredValue, _ t: PropertyType) -> Bool {
         switch (v, t) {
         case (.bool, .bool), (.int, .int), (.float, .float), (.double, .double), (.string, .string), (.data, .data),
-            (.date, .date), (.uuid, .UUID), (.objectId, .objectId), (.link, .object):
+            (.date, .date), (.uuid, .UUID), (.objectId, .objectId), (.link, .object), (.decimal, .decimal128):
             return true
         default:
             return false

@@ -16,6 +16,8 @@ public enum StoredValue: Sendable, Hashable {
     case link(Int64)
     /// A `List` property: its elements in order (never lists themselves).
     case list([StoredValue])
+    /// A `Decimal128`.
+    case decimal(Decimal)
 
     var isNull: Bool { if case .null = self { return true } else { return false } }
 
@@ -27,6 +29,7 @@ public enum StoredValue: Sendable, Hashable {
         case .double(let v): v
         case .date(let d): d.timeIntervalSince1970
         case .bool(let b): b ? 1 : 0
+        case .decimal(let d): NSDecimalNumber(decimal: d).doubleValue
         default: nil
         }
     }
@@ -44,6 +47,9 @@ public enum StoredValue: Sendable, Hashable {
         case (.objectId(let x), .objectId(let y)): return x.hex < y.hex ? -1 : (x == y ? 0 : 1)
         case (.bool(let x), .bool(let y)): return x == y ? 0 : (!x ? -1 : 1)
         case (.link(let x), .link(let y)): return x < y ? -1 : (x > y ? 1 : 0)
+        case (.decimal(let x), .decimal(let y)): return x < y ? -1 : (x > y ? 1 : 0)
+        case (.decimal(let x), .int(let y)): return x < Decimal(y) ? -1 : (x > Decimal(y) ? 1 : 0)
+        case (.int(let x), .decimal(let y)): return Decimal(x) < y ? -1 : (Decimal(x) > y ? 1 : 0)
         default:
             guard let x = a.numeric, let y = b.numeric else { return nil }
             return x < y ? -1 : (x > y ? 1 : 0)
@@ -65,6 +71,7 @@ public enum StoredValue: Sendable, Hashable {
         case .objectId(let v): v
         case .link(let v): v
         case .list(let v): v.map(\.anyValue)
+        case .decimal(let v): Decimal128(value: v)
         }
     }
 
@@ -105,6 +112,9 @@ public enum StoredValue: Sendable, Hashable {
         case (.float, .int(let x)): return .float(Float(x))
         case (.float, .double(let x)): return .float(Float(x))
         case (.int, .double(let x)) where x == x.rounded() && abs(x) < 9.0e18: return .int(Int64(x))
+        case (.decimal128, .int(let x)): return .decimal(Decimal(x))
+        case (.decimal128, .double(let x)): return Decimal(string: "\(x)", locale: Locale(identifier: "en_US_POSIX")).map { .decimal($0) }
+        case (.decimal128, .string(let x)): return (try? Decimal128(string: x)).map { .decimal($0.value) }
         default: return v
         }
     }

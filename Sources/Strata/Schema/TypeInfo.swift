@@ -249,6 +249,10 @@ final class TypeInfo: @unchecked Sendable {
         if value.isNull && !property.isOptional {
             preconditionFailure("\(schema.className).\(property.name) is not optional and cannot be set to nil")
         }
+        if !value.isNull && !DynamicState.fits(value, property.type) {
+            preconditionFailure(
+                "Invalid value '\(Object.describe(value))' for \(property.type) property '\(schema.className).\(property.name)'")
+        }
         if let accessor = object._accessor {
             accessor.set(index, value)
         } else {

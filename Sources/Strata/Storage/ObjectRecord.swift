@@ -19,6 +19,8 @@ enum ObjectRecord {
         case null = 0, falseValue, trueValue, int, float, double, string, data, date, uuid, objectId, link
         /// varint count, then per element: u8 tag · payload (elements are never lists)
         case list
+        /// varint length · the decimal's text (UTF-8, POSIX format)
+        case decimal
     }
 
     static func encode(schemaVersion: UInt64, fields: [(id: UInt32, value: StoredValue)]) -> [UInt8] {
@@ -62,6 +64,10 @@ enum ObjectRecord {
                 out.append(contentsOf: o.bytes.prefix(12))
                 if o.bytes.count < 12 { out.append(contentsOf: repeatElement(0, count: 12 - o.bytes.count)) }
             case .link(let k): out.appendUInt64LE(UInt64(bitPattern: k))
+            case .decimal(let d):
+                let text = Array(Self.text(d).utf8)
+                out.appendVarint(UInt64(text.count))
+                out.append(contentsOf: text)
             case .list(let elements):
                 out.appendVarint(UInt64(elements.count))
                 for e in elements {
@@ -92,8 +98,15 @@ enum ObjectRecord {
             out.append(contentsOf: o.bytes.prefix(12))
             if o.bytes.count < 12 { out.append(contentsOf: repeatElement(0, count: 12 - o.bytes.count)) }
         case .link(let k): out.appendUInt64LE(UInt64(bitPattern: k))
+        case .decimal(let d):
+            let text = Array(text(d).utf8)
+            out.appendVarint(UInt64(text.count))
+            out.append(contentsOf: text)
         }
     }
+
+    /// A decimal's stored text: locale-independent, exact.
+    static func text(_ d: Decimal) -> String { d.description }
 
     @inline(__always)
     static func varintSize(_ v: UInt64) -> Int {
@@ -120,6 +133,7 @@ enum ObjectRecord {
         case .objectId: .objectId
         case .link: .link
         case .list: .list
+        case .decimal: .decimal
         }
     }
 
@@ -132,6 +146,7 @@ enum ObjectRecord {
         case .data(let d): varintSize(UInt64(d.count)) + d.count
         case .uuid: 16
         case .objectId: 12
+        case .decimal(let d): varintSize(UInt64(text(d).utf8.count)) + text(d).utf8.count
         case .list(let elements):
             // Nested lists are not stored (their payload is empty), as the reader refuses them.
             elements.reduce(varintSize(UInt64(elements.count))) { n, e in
@@ -240,6 +255,13 @@ enum ObjectRecord {
                 elements.append(try decodePayload(tag: tag, &d))
             }
             return .list(elements)
+        case .decimal:
+            let n = try d.readLength("decimal length", limit: 256)
+            let text = String(decoding: try d.readBytes(count: n, "decimal"), as: UTF8.self)
+            guard let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), !value.isNaN else {
+                throw StorageError(.corrupted, "a decimal field holds '\(text.prefix(40))', which is not a decimal number")
+            }
+            return .decimal(value)
         }
     }
 }
