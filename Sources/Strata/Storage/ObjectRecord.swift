@@ -46,40 +46,20 @@ enum ObjectRecord {
             offset += payloadSize(value)
         }
         for (_, value) in fields {
-            switch value {
-            case .null, .bool: break
-            case .int(let v): out.appendUInt64LE(UInt64(bitPattern: v))
-            case .float(let v): out.appendUInt32LE(v.bitPattern)
-            case .double(let v): out.appendUInt64LE(v.bitPattern)
-            case .string(let s):
-                out.appendVarint(UInt64(s.utf8.count))
-                out.append(contentsOf: s.utf8)
-            case .data(let d):
-                out.appendVarint(UInt64(d.count))
-                out.append(contentsOf: d)
-            case .date(let d): out.appendUInt64LE(d.timeIntervalSince1970.bitPattern)
-            case .uuid(let u): withUnsafeBytes(of: u.uuid) { out.append(contentsOf: $0) }
-            case .objectId(let o):
-                // Exactly 12 bytes, as the reader takes (an ObjectId decoded from elsewhere could differ).
-                out.append(contentsOf: o.bytes.prefix(12))
-                if o.bytes.count < 12 { out.append(contentsOf: repeatElement(0, count: 12 - o.bytes.count)) }
-            case .link(let k): out.appendUInt64LE(UInt64(bitPattern: k))
-            case .decimal(let d):
-                let text = Array(Self.text(d).utf8)
-                out.appendVarint(UInt64(text.count))
-                out.append(contentsOf: text)
-            case .list(let elements):
-                out.appendVarint(UInt64(elements.count))
-                for e in elements {
-                    out.append(tag(e).rawValue)
-                    appendPayload(e, to: &out)
-                }
+            guard case .list(let elements) = value else {
+                appendPayload(value, to: &out)
+                continue
+            }
+            out.appendVarint(UInt64(elements.count))
+            for e in elements {
+                out.append(tag(e).rawValue)
+                appendPayload(e, to: &out)
             }
         }
         return out
     }
 
-    /// The payload of a list element (a scalar: lists do not nest).
+    /// The payload of a scalar value (a field, or a list element: lists do not nest).
     static func appendPayload(_ value: StoredValue, to out: inout [UInt8]) {
         switch value {
         case .null, .bool, .list: break
@@ -95,6 +75,7 @@ enum ObjectRecord {
         case .date(let d): out.appendUInt64LE(d.timeIntervalSince1970.bitPattern)
         case .uuid(let u): withUnsafeBytes(of: u.uuid) { out.append(contentsOf: $0) }
         case .objectId(let o):
+            // Exactly 12 bytes, as the reader takes (an ObjectId decoded from elsewhere could differ).
             out.append(contentsOf: o.bytes.prefix(12))
             if o.bytes.count < 12 { out.append(contentsOf: repeatElement(0, count: 12 - o.bytes.count)) }
         case .link(let k): out.appendUInt64LE(UInt64(bitPattern: k))

@@ -63,8 +63,11 @@ final class RealmCore: @unchecked Sendable {
 
     /// A frozen Realm: pinned to one version; it never refreshes, writes or notifies.
     let isFrozen: Bool
-    /// Frozen Realms of this one, by version, so that freezing many objects of one version shares one.
-    private var frozenCache: [UInt64: RealmCore] = [:]
+    /// The last frozen Realm of this one, held weakly (it pins its version only while something frozen uses
+    /// it), so that freezing many objects of one version shares one.
+    private var frozenCache: (sequence: UInt64, core: WeakCore)?
+    /// A Realm held weakly (the frozen cache here, the instances of a file in SharedFile).
+    struct WeakCore { weak var core: RealmCore? }
 
     /// A frozen copy of `core` at its current version, sharing its file and bindings.
     private init(frozenFrom core: RealmCore) throws {
@@ -81,10 +84,10 @@ final class RealmCore: @unchecked Sendable {
     func frozen() -> RealmCore {
         if isFrozen { return self }
         let sequence = snapshot.sequence
-        if let f = frozenCache[sequence] { return f }
+        if let cached = frozenCache, cached.sequence == sequence, let f = cached.core.core { return f }
         do {
             let f = try RealmCore(frozenFrom: self)
-            frozenCache = [sequence: f]
+            frozenCache = (sequence, WeakCore(core: f))
             return f
         } catch {
             preconditionFailure("freezing \(shared.displayName) failed: \(error)")

@@ -37,8 +37,7 @@ final class SharedFile: @unchecked Sendable {
 
     /// What recent commits touched (see Notifications.swift).
     private let commitLog = Locked(CommitLog())
-    private struct WeakCore { weak var core: RealmCore? }
-    private let cores = Locked<[WeakCore]>([])
+    private let cores = Locked<[RealmCore.WeakCore]>([])
 
     func recordCommit(sequence: UInt64, _ summary: ChangeSummary) { commitLog.withLock { $0.record(sequence, summary) } }
 
@@ -47,7 +46,7 @@ final class SharedFile: @unchecked Sendable {
     func attach(_ core: RealmCore) {
         cores.withLock { list in
             list.removeAll { $0.core == nil }
-            list.append(WeakCore(core: core))
+            list.append(RealmCore.WeakCore(core: core))
         }
     }
 
