@@ -160,9 +160,25 @@ final class ObjectAccessor {
         self.recordVersion = record == nil ? .max : core.versionToken
     }
 
+    /// An accessor for a record read at `version` that needs no migration.
+    @inline(__always)
+    init(core: RealmCore, binding: TypeBinding, key: Int64, currentRecord: [UInt8], version: UInt64) {
+        self.core = core
+        self.binding = binding
+        self.key = key
+        self.record = currentRecord
+        self.recordVersion = version
+    }
+
     var isInvalidated: Bool { core.isInvalidated || !core.objectExists(self) }
 
-    @usableFromInline func get(_ index: Int) -> StoredValue { core.read(self, index) }
+    @usableFromInline func get(_ index: Int) -> StoredValue {
+        // The usual read: no write transaction, and the record is of the Realm's current version.
+        if recordVersion == core.versionToken, !core.hasPendingWrite, let record {
+            return record.withUnsafeBytes { binding.value(index, in: $0) }
+        }
+        return core.read(self, index)
+    }
     @usableFromInline func set(_ index: Int, _ value: StoredValue) { core.write(self, index, value) }
     @usableFromInline func linkedObject(_ stored: StoredValue, target: Object.Type) -> Object? { core.linkedObject(stored, target: target) }
     /// Sets a link, adding the linked object when it is unmanaged.

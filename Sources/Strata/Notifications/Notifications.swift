@@ -79,6 +79,30 @@ struct CommitLog {
     }
 }
 
+/// A Realm's change observers; a token may be invalidated from any thread.
+final class ObserverList: @unchecked Sendable {
+    private let lock = NSLock()
+    private var observers: [any ChangeObserver] = []
+
+    func add(_ observer: any ChangeObserver) {
+        lock.lock()
+        observers.append(observer)
+        lock.unlock()
+    }
+
+    func remove(_ id: ObjectIdentifier) {
+        lock.lock()
+        observers.removeAll { ObjectIdentifier($0) == id }
+        lock.unlock()
+    }
+
+    var current: [any ChangeObserver] {
+        lock.lock()
+        defer { lock.unlock() }
+        return observers
+    }
+}
+
 /// One registered observer of a Realm: computes, when the Realm moves from `old` to `new`, what to deliver.
 protocol ChangeObserver: AnyObject {
     var queue: DispatchQueue? { get }
@@ -100,24 +124,12 @@ extension RealmCore {
     /// Registers `observer` and returns the token that ends it.
     func addObserver(_ observer: any ChangeObserver) -> NotificationToken {
         precondition(!isFrozen, "Frozen Realms do not change and do not have change notifications")
-        observersLock.lock()
-        observers.append(observer)
-        observersLock.unlock()
+        observerList.add(observer)
         let id = ObjectIdentifier(observer)
-        return NotificationToken(id: id) { [weak self] in self?.removeObserver(id) }
+        return NotificationToken(id: id) { [weak observerList] in observerList?.remove(id) }
     }
 
-    func removeObserver(_ id: ObjectIdentifier) {
-        observersLock.lock()
-        observers.removeAll { ObjectIdentifier($0) == id }
-        observersLock.unlock()
-    }
-
-    var currentObservers: [any ChangeObserver] {
-        observersLock.lock()
-        defer { observersLock.unlock() }
-        return observers
-    }
+    var currentObservers: [any ChangeObserver] { observerList.current }
 
     /// The values of properties `indices` in a record read under `binding` (through pending transforms).
     static func values(_ binding: TypeBinding, _ record: UnsafeRawBufferPointer, _ indices: [Int]) -> [StoredValue] {

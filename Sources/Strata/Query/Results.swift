@@ -112,7 +112,8 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
     private func object(_ key: Int64, _ record: [UInt8]?) -> Element {
         // The binding is for Element's class, whose init() makes an Element.
-        core.makeObject(binding: binding, key: key, record: record) as! Element
+        let object = core.makeObject(binding: binding, key: key, record: record)
+        return binding.objectClass == Element.self ? unsafeDowncast(object, to: Element.self) : object as! Element
     }
 
     public var first: Element? { isEmpty ? nil : self[0] }
@@ -139,6 +140,19 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         let records: [[UInt8]?]
         var i = 0
         var started = false
+        /// Whether the binding's objects are exactly `Element`s (then no dynamic cast is needed).
+        let exactClass: Bool
+        /// Whether records may need an online migration's transforms.
+        let needsMigration: Bool
+
+        init(results: Results, stream: MergingIterator?, keys: [Int64], records: [[UInt8]?]) {
+            self.results = results
+            self.stream = stream
+            self.keys = keys
+            self.records = records
+            exactClass = results.binding.objectClass == Element.self
+            needsMigration = results.binding.migration != nil
+        }
 
         public mutating func next() -> Element? {
             if let stream {
@@ -148,7 +162,11 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
                     preconditionFailure("reading \(results.binding.info.schema.className) failed: \(error)")
                 }
                 guard stream.isValid, let value = stream.value, let key = ObjectKey.decode(stream.currentKey) else { return nil }
-                return results.object(key, [UInt8](value))
+                if needsMigration, let values = results.binding.migratedValues(value) {
+                    return results.object(key, results.binding.encode(values))
+                }
+                let object = results.core.makeObject(binding: results.binding, key: key, currentRecord: [UInt8](value))
+                return exactClass ? unsafeDowncast(object, to: Element.self) : object as! Element
             }
             guard i < keys.count else { return nil }
             defer { i += 1 }

@@ -24,6 +24,8 @@ final class TypeInfo: @unchecked Sendable {
 
     /// Storage key path -> property index, found once per key path by probing.
     private let keyPathIndex = Locked(KeyPathTable())
+    /// The identities of key paths in `keyPathIndex.byIdentity`, read without a lock.
+    private let keyPathSlots = KeyPathSlots()
 
     struct KeyPathTable: @unchecked Sendable {
         var byValue: [KeyPathKey: Int] = [:]
@@ -130,13 +132,20 @@ final class TypeInfo: @unchecked Sendable {
     /// key path's value: key path instances are not unique, and an identifier could be reused.
     @usableFromInline
     func cachedIndex(_ keyPath: AnyKeyPath) -> Int? {
-        // Key path literals are usually one shared instance: an identity hit avoids hashing the key path.
-        // The entry holds the key path, so its identifier cannot be reused while cached.
+        // Key path literals are usually one shared instance: an identity hit in the lock-free slots costs
+        // one atomic load, and every property access of every object goes through here.
         let id = ObjectIdentifier(keyPath)
+        if let index = keyPathSlots.index(of: id) { return index }
+        // The table holds each key path it has seen, so its identifier cannot be reused while it is cached
+        // (here or in the slots, which are filled only from entries of the table).
         return keyPathIndex.withLock { table in
-            if let hit = table.byIdentity[id], hit.keyPath === keyPath { return hit.index }
+            if let hit = table.byIdentity[id], hit.keyPath === keyPath {
+                keyPathSlots.insert(id, hit.index)
+                return hit.index
+            }
             guard let index = table.byValue[KeyPathKey(keyPath: keyPath)] else { return nil }
             table.byIdentity[id] = (keyPath, index)
+            keyPathSlots.insert(id, index)
             return index
         }
     }

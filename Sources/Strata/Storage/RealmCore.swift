@@ -15,7 +15,9 @@ final class RealmCore: @unchecked Sendable {
     static let logger = Logger(label: "strata")
     let configuration: Realm.Configuration
     let shared: SharedFile
-    private(set) var snapshot: Snapshot
+    private(set) var snapshot: Snapshot {
+        didSet { versionToken = snapshot.sequence }
+    }
     var autorefresh = true
     private(set) var isInvalidated = false
     private var bindings: [ObjectIdentifier: TypeBinding] = [:]
@@ -55,9 +57,10 @@ final class RealmCore: @unchecked Sendable {
         init(tx: WriteTransaction) { self.tx = tx }
     }
 
-    /// Change observers, guarded by `observersLock` (a token may be invalidated from any thread).
-    var observers: [any ChangeObserver] = []
-    let observersLock = NSLock()
+    /// Change observers. Tokens refer to this list weakly, never to the core: a weak reference to the core
+    /// would give it a side table, which makes each retain and release of it (one pair per object made)
+    /// several times slower.
+    let observerList = ObserverList()
     /// The queue this Realm belongs to, if it was opened with one: notifications and autorefresh go there.
     let queue: DispatchQueue?
 
@@ -76,6 +79,7 @@ final class RealmCore: @unchecked Sendable {
         queue = nil
         shared = core.shared
         snapshot = try core.snapshot.duplicate()
+        versionToken = snapshot.sequence
         bindings = core.bindings
         isFrozen = true
     }
@@ -101,14 +105,20 @@ final class RealmCore: @unchecked Sendable {
         let shared = try SharedFile.shared(for: configuration)
         self.shared = shared
         self.snapshot = try shared.database.snapshot()
+        versionToken = snapshot.sequence
         try bindDeclaredTypes()
-        shared.attach(self)
+        // Only a Realm with a queue acts on other instances' commits (autorefresh there); the others are not
+        // listed, so that they are never referred to weakly (see `observerList`).
+        if queue != nil { shared.attach(self) }
     }
 
     var database: Database { shared.database }
 
-    /// Changes whenever this Realm's view of the data changes (a new snapshot).
-    var versionToken: UInt64 { snapshot.sequence }
+    /// Changes whenever this Realm's view of the data changes (a new snapshot); stored, because every
+    /// property read checks it.
+    private(set) var versionToken: UInt64 = 0
+    /// Whether a write transaction is open (its pending values take precedence over records).
+    var hasPendingWrite: Bool { write != nil }
 
     /// Identifies what this Realm shows: its version and the changes of its write so far.
     struct ChangeToken: Equatable {
@@ -774,8 +784,17 @@ final class RealmCore: @unchecked Sendable {
     }
 
     func makeObject(binding: TypeBinding, key: Int64, record: [UInt8]?) -> Object {
-        let object = binding.info.objectClass.init()
+        let object = binding.objectClass.init()
         object._accessor = ObjectAccessor(core: self, binding: binding, key: key, record: record)
+        return object
+    }
+
+    /// An object for a record read at this Realm's current version that needs no migration (a scan outside
+    /// a write transaction).
+    @inline(__always)
+    func makeObject(binding: TypeBinding, key: Int64, currentRecord record: [UInt8]) -> Object {
+        let object = binding.objectClass.init()
+        object._accessor = ObjectAccessor(core: self, binding: binding, key: key, currentRecord: record, version: versionToken)
         return object
     }
 

@@ -96,6 +96,18 @@ final class TypeBinding: @unchecked Sendable {
         var offsetTable: Int
     }
     let layout: RecordLayout?
+    // The layout again, flattened for the read path (no optional struct of arrays to copy per read):
+    // the prefix as one little-endian word when it fits in 8 bytes (`fastPrefixCount` 0 otherwise).
+    private let fastPrefix: UInt64
+    private let fastPrefixMask: UInt64
+    private let fastPrefixCount: Int
+    private let fastHeaderLength: Int
+    private let fastOffsetTable: Int
+    private let fastTagPositions: [Int]
+    /// Per property: whether it is optional (a nil stored in a required property reads as its default).
+    private let isOptional: [Bool]
+    /// The model class, for making objects.
+    let objectClass: Object.Type
     let schemaVersion: UInt64
     /// How records from before a pending online migration are read (nil when the type has none).
     let migration: TypeMigration?
@@ -112,9 +124,8 @@ final class TypeBinding: @unchecked Sendable {
         } else {
             intPrimaryKey = false
         }
-        if fieldIds.contains(UInt32.max) {
-            layout = nil
-        } else {
+        var layout: RecordLayout? = nil
+        if !fieldIds.contains(UInt32.max) {
             var prefix: [UInt8] = [ObjectRecord.format]
             prefix.appendVarint(schemaVersion)
             prefix.appendVarint(UInt64(fieldIds.count))
@@ -129,6 +140,33 @@ final class TypeBinding: @unchecked Sendable {
             }
             layout = RecordLayout(prefix: prefix, headerLength: position + 4 * fieldIds.count, tagPositions: tags, offsetTable: position)
         }
+        self.layout = layout
+        objectClass = info.objectClass
+        isOptional = info.schema.properties.map(\.isOptional)
+        if let layout, layout.prefix.count <= 8 {
+            var word: UInt64 = 0
+            for (i, b) in layout.prefix.enumerated() { word |= UInt64(b) << (8 * UInt64(i)) }
+            fastPrefix = word
+            fastPrefixMask = layout.prefix.count == 8 ? .max : (1 << (8 * UInt64(layout.prefix.count))) - 1
+            fastPrefixCount = layout.prefix.count
+            fastHeaderLength = layout.headerLength
+            fastOffsetTable = layout.offsetTable
+            fastTagPositions = layout.tagPositions
+        } else {
+            fastPrefix = 0
+            fastPrefixMask = 0
+            fastPrefixCount = 0
+            fastHeaderLength = 0
+            fastOffsetTable = 0
+            fastTagPositions = []
+        }
+    }
+
+    /// Whether `record` was written with this binding's field list (so its field table need not be parsed).
+    @inline(__always)
+    func hasCurrentLayout(_ record: UnsafeRawBufferPointer) -> Bool {
+        guard fastPrefixCount > 0, record.count >= fastHeaderLength, record.count >= 8 else { return false }
+        return record.loadUnaligned(as: UInt64.self).littleEndian & fastPrefixMask == fastPrefix
     }
 
     @inline(__always)
@@ -143,6 +181,7 @@ final class TypeBinding: @unchecked Sendable {
     @inline(__always)
     func migratedValues(_ record: UnsafeRawBufferPointer) -> [StoredValue]? {
         guard let migration else { return nil }
+        if hasCurrentLayout(record) { return nil }
         if let layout, Self.startsWith(record, layout.prefix) { return nil }
         return slowMigratedValues(record, migration)
     }
@@ -176,6 +215,19 @@ final class TypeBinding: @unchecked Sendable {
     /// The value of property `index` in a record.
     @inline(__always)
     func value(_ index: Int, in record: UnsafeRawBufferPointer) -> StoredValue {
+        // The usual case: a record written with this binding's field list; one offset and one payload read.
+        if hasCurrentLayout(record), let offset = Bytes.loadUInt32LE(record, at: fastOffsetTable + 4 * index) {
+            var d = ByteReader(record, position: fastHeaderLength)
+            if (try? d.skip(Int(offset))) != nil, let v = try? ObjectRecord.decodePayload(tag: record[fastTagPositions[index]], &d) {
+                if v.isNull && !isOptional[index] { return info.defaults[index] }
+                return v
+            }
+        }
+        return slowValue(index, in: record)
+    }
+
+    @inline(never)
+    private func slowValue(_ index: Int, in record: UnsafeRawBufferPointer) -> StoredValue {
         if let layout, record.count >= layout.headerLength, Self.startsWith(record, layout.prefix),
             let offset = Bytes.loadUInt32LE(record, at: layout.offsetTable + 4 * index)
         {
