@@ -21,6 +21,8 @@ open class Object: CustomStringConvertible {
     /// What the `@Persisted` setters stored on this unmanaged object, by property index, so that adding it
     /// reads no property twice.
     @usableFromInline final var _setValues: [StoredValue?]?
+    /// The type's information, kept by the first setter of an unmanaged object for the others.
+    @usableFromInline final var _unmanagedInfo: TypeInfo?
     /// Set on the objects a migration hands out: values by field id under a stored schema.
     final var _dynamic: DynamicState?
     /// Objects linked from this unmanaged object, by property index (`.some(nil)`: set to no object); they

@@ -145,8 +145,9 @@ public struct Persisted<Value: _Persistable> {
                 accessor.set(index, newValue._storedValue)
                 return
             }
-            // Finding the index also registers a reader, so that adding the object needs no reflection.
-            let info = TypeRegistry.info(for: type(of: object))
+            // Finding the index also registers a reader, so that adding the object needs no reflection. The
+            // type's information is looked up once per object, by its first setter.
+            let info = object._unmanagedInfo ?? TypeRegistry.info(for: type(of: object))
             let index = info.cachedIndex(storageKeyPath) ?? info.propertyIndex(for: storageKeyPath, in: object)
             if Value._isList {
                 if object._unmanagedCollections == nil { object._unmanagedCollections = [:] }
@@ -154,7 +155,10 @@ public struct Persisted<Value: _Persistable> {
                 return
             }
             if object._unmanagedValues != nil { object._unmanagedValues?[index] = nil }
-            if object._setValues == nil { object._setValues = Array(repeating: nil, count: info.propertyCount) }
+            if object._setValues == nil {
+                object._setValues = Array(repeating: nil, count: info.propertyCount)
+                object._unmanagedInfo = info
+            }
             // Recorded here only: writing the storage through its key path costs more than all the rest.
             object._setValues?[index] = newValue._storedValue
             if Value._objectType != nil {

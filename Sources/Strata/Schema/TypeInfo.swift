@@ -1,5 +1,6 @@
 import Engine
 import Foundation
+import Synchronization
 
 /// What the object layer knows about one model class: its schema read by reflection, its defaults, and
 /// where its records live once bound to a file.
@@ -374,6 +375,8 @@ final class TypeInfo: @unchecked Sendable {
 @usableFromInline
 enum TypeRegistry {
     private static let infos = Locked<[ObjectIdentifier: TypeInfo]>([:])
+    /// Lock-free front of `infos`: every setter of an unmanaged object asks for its class's information.
+    private static let slots = ClassSlots()
 
     /// The type's information; traps on an invalid model (Realm's open reports the same problem as an error).
     @usableFromInline
@@ -387,12 +390,52 @@ enum TypeRegistry {
 
     static func checkedInfo(for cls: Object.Type) throws -> TypeInfo {
         let id = ObjectIdentifier(cls)
-        if let info = infos.withLock({ $0[id] }) { return info }
+        if let info = slots.info(for: id) { return info }
+        if let info = infos.withLock({ $0[id] }) {
+            slots.publish(info, for: id)
+            return info
+        }
         let info = try TypeInfo(objectClass: cls)
-        return infos.withLock { d in
+        let kept = infos.withLock { d in
             if let existing = d[id] { return existing }
             d[id] = info
             return info
         }
+        slots.publish(kept, for: id)
+        return kept
+    }
+}
+
+/// Class identity -> `TypeInfo`, read without a lock: each slot is set once, atomically, to an immutable
+/// entry; a class whose slot another class took is answered by the locked dictionary.
+final class ClassSlots: Sendable {
+    private final class Entry: Sendable {
+        let id: ObjectIdentifier
+        let info: TypeInfo
+        init(id: ObjectIdentifier, info: TypeInfo) {
+            self.id = id
+            self.info = info
+        }
+    }
+    private final class Slot: Sendable {
+        let entry = AtomicLazyReference<Entry>()
+    }
+    private static let slotCount = 64
+    private let slots: [Slot] = (0..<ClassSlots.slotCount).map { _ in Slot() }
+
+    @inline(__always)
+    private static func home(_ id: ObjectIdentifier) -> Int {
+        Int(truncatingIfNeeded: UInt(bitPattern: id) >> 4 ^ UInt(bitPattern: id) >> 10) & (slotCount - 1)
+    }
+
+    @inline(__always)
+    func info(for id: ObjectIdentifier) -> TypeInfo? {
+        guard let e = slots[Self.home(id)].entry.load(), e.id == id else { return nil }
+        return e.info
+    }
+
+    /// Classes are never unloaded, so an identifier in a slot always names the same class.
+    func publish(_ info: TypeInfo, for id: ObjectIdentifier) {
+        _ = slots[Self.home(id)].entry.storeIfNil(Entry(id: id, info: info))
     }
 }

@@ -24,30 +24,46 @@ enum ObjectRecord {
     }
 
     static func encode(schemaVersion: UInt64, fields: [(id: UInt32, value: StoredValue)]) -> [UInt8] {
-        // Sizes first, so that the record is built in one allocation.
-        var dataSize = 0
-        var headerSize = 1 + varintSize(schemaVersion) + varintSize(UInt64(fields.count)) + 5 * fields.count
-        for (id, value) in fields {
-            headerSize += varintSize(UInt64(id))
-            dataSize += payloadSize(value)
-        }
         var out: [UInt8] = []
+        encode(schemaVersion: schemaVersion, count: fields.count, id: { fields[$0].id }, value: { fields[$0].value }, into: &out)
+        return out
+    }
+
+    /// Encodes the record with field `fieldIds[i]` = `values[i]` into `out` (replacing its contents, keeping
+    /// its capacity: a commit encodes every record into one buffer).
+    static func encode(schemaVersion: UInt64, fieldIds: [UInt32], values: [StoredValue], into out: inout [UInt8]) {
+        encode(schemaVersion: schemaVersion, count: fieldIds.count, id: { fieldIds[$0] }, value: { values[$0] }, into: &out)
+    }
+
+    @inline(__always)
+    private static func encode(
+        schemaVersion: UInt64, count: Int, id: (Int) -> UInt32, value: (Int) -> StoredValue, into out: inout [UInt8]
+    ) {
+        // Sizes first, so that the record is built without growing.
+        var dataSize = 0
+        var headerSize = 1 + varintSize(schemaVersion) + varintSize(UInt64(count)) + 5 * count
+        for i in 0..<count {
+            headerSize += varintSize(UInt64(id(i)))
+            dataSize += payloadSize(value(i))
+        }
+        out.removeAll(keepingCapacity: true)
         out.reserveCapacity(headerSize + dataSize)
         out.append(format)
         out.appendVarint(schemaVersion)
-        out.appendVarint(UInt64(fields.count))
-        for (id, value) in fields {
-            out.appendVarint(UInt64(id))
-            out.append(tag(value).rawValue)
+        out.appendVarint(UInt64(count))
+        for i in 0..<count {
+            out.appendVarint(UInt64(id(i)))
+            out.append(tag(value(i)).rawValue)
         }
         var offset = 0
-        for (_, value) in fields {
+        for i in 0..<count {
             out.appendUInt32LE(UInt32(offset))
-            offset += payloadSize(value)
+            offset += payloadSize(value(i))
         }
-        for (_, value) in fields {
-            guard case .list(let elements) = value else {
-                appendPayload(value, to: &out)
+        for i in 0..<count {
+            let v = value(i)
+            guard case .list(let elements) = v else {
+                appendPayload(v, to: &out)
                 continue
             }
             out.appendVarint(UInt64(elements.count))
@@ -56,7 +72,6 @@ enum ObjectRecord {
                 appendPayload(e, to: &out)
             }
         }
-        return out
     }
 
     /// The payload of a scalar value (a field, or a list element: lists do not nest).

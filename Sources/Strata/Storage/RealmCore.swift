@@ -36,14 +36,37 @@ final class RealmCore: @unchecked Sendable {
         }
     }
 
-    struct PendingKey: Hashable {
+    struct PendingKey: Hashable, Comparable {
         var partition: UInt32
         var key: Int64
+
+        static func < (a: PendingKey, b: PendingKey) -> Bool {
+            a.partition != b.partition ? a.partition < b.partition : a.key < b.key
+        }
     }
 
     final class WriteState {
         let tx: WriteTransaction
-        var pending: [PendingKey: PendingRecord] = [:]
+        /// The pending records; add them with `setPending`, which keeps `order`.
+        private(set) var pending: [PendingKey: PendingRecord] = [:]
+        /// The keys of `pending` in the order they were first added.
+        private(set) var order: [PendingKey] = []
+
+        func setPending(_ key: PendingKey, _ record: PendingRecord) {
+            if pending.updateValue(record, forKey: key) == nil { order.append(key) }
+        }
+
+        func removePending(partition: UInt32) {
+            pending = pending.filter { $0.key.partition != partition }
+            order.removeAll { $0.partition == partition }
+        }
+
+        /// The keys of `pending`, by partition.
+        func pendingKeysByPartition() -> [UInt32: [Int64]] {
+            var out: [UInt32: [Int64]] = [:]
+            for k in order { out[k.partition, default: []].append(k.key) }
+            return out
+        }
         /// Keys added in this transaction per partition, in order, for queries.
         var added: [UInt32: [Int64]] = [:]
         var nextKeys: [UInt32: Int64] = [:]
@@ -477,18 +500,20 @@ final class RealmCore: @unchecked Sendable {
                 try w.tx.put(StoredSchema.schemaKey, schema.encoded(), in: StoredSchema.metadataPartition)
             }
             try nullifyLinks(w, &summary)
-            for key in w.pending.keys { summary.keys[key.partition, default: []].insert(key.key) }
-            // In key order, so the engine receives sorted operations and skips sorting them.
-            let ordered = w.pending.sorted { a, b in
-                a.key.partition != b.key.partition ? a.key.partition < b.key.partition : a.key.key < b.key.key
-            }
-            for (pk, record) in ordered {
+            for (partition, keys) in w.pendingKeysByPartition() { summary.keys[partition, default: []].formUnion(keys) }
+            // In key order, so the engine receives sorted operations and skips sorting them. Keys first seen in
+            // increasing order (a bulk insert) are in order already.
+            var ordered = w.order
+            if !ordered.isSorted { ordered.sort() }
+            var encoded: [UInt8] = []
+            for pk in ordered {
+                guard let record = w.pending[pk] else { continue }
                 let key = ObjectKey.bytes(pk.key)
                 if record.deleted {
                     try w.tx.delete(key, in: pk.partition)
                 } else {
-                    let fields = record.binding.fieldIds.enumerated().map { (id: $1, value: record.values[$0]) }
-                    try w.tx.put(key, ObjectRecord.encode(schemaVersion: version, fields: fields), in: pk.partition)
+                    ObjectRecord.encode(schemaVersion: version, fieldIds: record.binding.fieldIds, values: record.values, into: &encoded)
+                    try w.tx.put(key, encoded, in: pk.partition)
                     if let entry = record.primaryKeyIndexEntry, let pkPartition = record.binding.primaryKeyPartition {
                         try w.tx.put(entry, key, in: pkPartition)
                     }
@@ -597,7 +622,7 @@ final class RealmCore: @unchecked Sendable {
         record.primaryKeyIndexEntry = pkEntry
         let pk = PendingKey(partition: binding.partition, key: key)
         if w.pending[pk] == nil { w.added[binding.partition, default: []].append(key) }
-        w.pending[pk] = record
+        w.setPending(pk, record)
         attach(object, binding: binding, key: key)
         w.objectsToInvalidate.append(object)
         resolve(links, lists, into: record, update: update)
@@ -708,7 +733,7 @@ final class RealmCore: @unchecked Sendable {
             values = binding.info.defaults
         }
         let r = PendingRecord(binding: binding, values: values)
-        w.pending[pk] = r
+        w.setPending(pk, r)
         return r
     }
 
@@ -735,7 +760,7 @@ final class RealmCore: @unchecked Sendable {
             // Dropping a partition is O(1) in the engine.
             try? w.tx.dropPartition(t.partition)
             if let p = t.primaryKeyPartition { try? w.tx.dropPartition(p) }
-            w.pending = w.pending.filter { $0.key.partition != t.partition }
+            w.removePending(partition: t.partition)
             w.added[t.partition] = nil
         }
     }
@@ -881,5 +906,17 @@ enum PrimaryKeyIndex {
         case .objectId(let o): [4] + o.bytes
         default: [5] + Array("\(v)".utf8)
         }
+    }
+}
+
+extension Array where Element: Comparable {
+    /// Whether the elements are in ascending order (checked in one pass, before deciding to sort).
+    var isSorted: Bool {
+        var i = 1
+        while i < count {
+            if self[i] < self[i - 1] { return false }
+            i += 1
+        }
+        return true
     }
 }

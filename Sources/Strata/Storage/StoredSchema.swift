@@ -209,7 +209,9 @@ final class TypeBinding: @unchecked Sendable {
 
     /// A record of this binding's values at its schema version.
     func encode(_ values: [StoredValue]) -> [UInt8] {
-        ObjectRecord.encode(schemaVersion: schemaVersion, fields: fieldIds.enumerated().map { (id: $1, value: values[$0]) })
+        var out: [UInt8] = []
+        ObjectRecord.encode(schemaVersion: schemaVersion, fieldIds: fieldIds, values: values, into: &out)
+        return out
     }
 
     /// The value of property `index` in a record.
