@@ -73,4 +73,6 @@ public protocol MigratingBenchEngine: BenchEngine {
     func migrateRename(in directory: String) throws -> () throws -> Int
     /// Checksum: the sum of the new strings' lengths.
     func migrateRetype(in directory: String) throws -> () throws -> Int
+    /// Compacts the closed database with the engine's own tool and returns its size on disk in bytes.
+    func compactedSize(in directory: String) throws -> Int
 }

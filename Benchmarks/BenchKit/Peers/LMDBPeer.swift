@@ -1,4 +1,5 @@
 import CLMDB
+import Foundation
 
 /// LMDB through its C library with default (durable) flags; key = id as 8 bytes big-endian, value = the
 /// packed record. Inserts use MDB_APPEND, LMDB's fastest path for keys in order.
@@ -126,6 +127,17 @@ public final class LMDBPeer: BenchEngine {
 /// a version byte: v2 `2 · age u8 · fullNameLength u8 · fullName`, v3 the same with 3 (a rename rewrites
 /// the version, as an application keeping versioned records must), v4 `4 · yearsLength u8 · years · fullName...`.
 extension LMDBPeer: MigratingBenchEngine {
+    /// LMDB compacts by copying: `mdb_env_copy2` with `MDB_CP_COMPACT` writes only the live pages.
+    public func compactedSize(in directory: String) throws -> Int {
+        try open(in: directory)
+        defer { try? close() }
+        let copy = directory + "/lmdb-compacted.mdb"
+        try? FileManager.default.removeItem(atPath: copy)
+        try check(mdb_env_copy2(env, copy, UInt32(MDB_CP_COMPACT)), "env_copy2")
+        defer { try? FileManager.default.removeItem(atPath: copy) }
+        return DirectorySize.fileBytes(copy)
+    }
+
     /// Rewrites every record through `transform` in one write transaction (the timed part); the returned
     /// function sums `measure` over the records and closes the environment.
     func rewriteAll(_ transform: ([UInt8]) -> [UInt8], measure: @escaping ([UInt8]) -> Int) throws -> () throws -> Int {

@@ -110,6 +110,14 @@ public final class SQLitePeer: BenchEngine {
 }
 
 extension SQLitePeer: MigratingBenchEngine {
+    public func compactedSize(in directory: String) throws -> Int {
+        try open(in: directory)
+        try exec("VACUUM")
+        try exec("PRAGMA wal_checkpoint(TRUNCATE)")
+        try close()
+        return try sizeOnDisk(in: directory)
+    }
+
     public func migrateCombine(in directory: String) throws -> () throws -> Int {
         try open(in: directory)
         try exec("BEGIN")

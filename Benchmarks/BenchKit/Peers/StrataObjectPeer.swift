@@ -173,6 +173,15 @@ public final class BenchPersonV4: Object {
 extension StrataObjectPeer: MigratingBenchEngine, OnlineMigratingBenchEngine {
     func url(_ directory: String) -> URL { URL(fileURLWithPath: directory + "/strata.realm") }
 
+    /// Strata compacts at open when `shouldCompactOnLaunch` says so (every partition's segments merged).
+    public func compactedSize(in directory: String) throws -> Int {
+        do {
+            _ = try Realm(configuration: .init(
+                fileURL: url(directory), schemaVersion: 3, shouldCompactOnLaunch: { _, _ in true }, objectTypes: [BenchPersonV4.self]))
+        }
+        return try sizeOnDisk(in: directory)
+    }
+
     public func migrateCombineOnline(in directory: String, from original: String) throws -> OnlineMigrationFigures {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try FileManager.default.copyItem(at: url(original), to: url(directory))
