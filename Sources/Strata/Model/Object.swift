@@ -149,10 +149,12 @@ final class ObjectAccessor {
     let core: RealmCore
     let binding: TypeBinding
     @usableFromInline var info: TypeInfo { binding.info }
-    let key: Int64
+    // An accessor is used on its object's thread without re-entry: dynamic exclusivity checks are off on
+    // these fields, read on every property access (they were a tenth of an enumeration).
+    @exclusivity(unchecked) private(set) var key: Int64
     /// The record as last read, and the Realm version it was read at.
-    var record: [UInt8]?
-    var recordVersion: UInt64 = .max
+    @exclusivity(unchecked) var record: [UInt8]?
+    @exclusivity(unchecked) var recordVersion: UInt64 = .max
 
     init(core: RealmCore, binding: TypeBinding, key: Int64, record: [UInt8]?) {
         self.core = core
@@ -170,6 +172,21 @@ final class ObjectAccessor {
         self.key = key
         self.record = currentRecord
         self.recordVersion = version
+    }
+
+    /// Points this accessor at another record of its type, read at `version` and needing no migration: a
+    /// `Results` iteration reusing an object (and this accessor) that nothing else refers to. The record's
+    /// buffer is reused too.
+    @inline(__always)
+    func reset(key: Int64, currentRecord bytes: UnsafeRawBufferPointer, version: UInt64) {
+        self.key = key
+        if record != nil {
+            record!.removeAll(keepingCapacity: true)
+            record!.append(contentsOf: bytes)
+        } else {
+            record = [UInt8](bytes)
+        }
+        recordVersion = version
     }
 
     var isInvalidated: Bool { core.isInvalidated || !core.objectExists(self) }

@@ -814,12 +814,11 @@ final class RealmCore: @unchecked Sendable {
         return object
     }
 
-    /// An object for a record read at this Realm's current version that needs no migration (a scan outside
-    /// a write transaction).
+    /// An object for a record read at `version` that needs no migration (a scan outside a write transaction).
     @inline(__always)
-    func makeObject(binding: TypeBinding, key: Int64, currentRecord record: [UInt8]) -> Object {
+    func makeObject(binding: TypeBinding, key: Int64, currentRecord record: [UInt8], version: UInt64) -> Object {
         let object = binding.objectClass.init()
-        object._accessor = ObjectAccessor(core: self, binding: binding, key: key, currentRecord: record, version: versionToken)
+        object._accessor = ObjectAccessor(core: self, binding: binding, key: key, currentRecord: record, version: version)
         return object
     }
 
