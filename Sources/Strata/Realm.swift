@@ -117,12 +117,19 @@ public struct Realm: @unchecked Sendable {
         guard let pk = binding.info.primaryKeyIndex else {
             preconditionFailure("'\(binding.info.schema.className)' does not have a primary key")
         }
-        let property = binding.info.schema.properties[pk]
-        guard let stored = StoredValue.from(any: key, as: property.type) else {
-            preconditionFailure("Invalid value '\(key)' of type '\(K.self)' for primary key '\(binding.info.schema.className).\(property.name)' of type \(property.type)")
+        let stored: StoredValue
+        if binding.intPrimaryKey, let i = key as? Int {
+            stored = .int(Int64(i))
+        } else {
+            let property = binding.info.schema.properties[pk]
+            guard let s = StoredValue.from(any: key, as: property.type) else {
+                preconditionFailure("Invalid value '\(key)' of type '\(K.self)' for primary key '\(binding.info.schema.className).\(property.name)' of type \(property.type)")
+            }
+            stored = s
         }
         guard let (objectKey, record) = core.lookup(primaryKey: stored, binding: binding) else { return nil }
-        return core.makeObject(binding: binding, key: objectKey, record: record) as? T
+        let object = core.makeObject(binding: binding, key: objectKey, record: record)
+        return binding.objectClass == T.self ? unsafeDowncast(object, to: T.self) : object as? T
     }
 
     // MARK: Versions

@@ -26,7 +26,9 @@ enum Tuning {
     static let memtableFlushBytes = 64 * 1024 * 1024
     /// Number of segments in one partition that triggers a background compaction of that partition.
     static let compactionSegmentTrigger = 4
-    /// Bytes of decompressed blocks kept for point reads (scans do not use the cache). Enough for the hot
-    /// part of a large database, small next to the mapped segments themselves.
-    static let blockCacheBytes = 64 * 1024 * 1024
+    /// Bytes of decompressed blocks kept for point reads (scans do not use the cache). A miss costs a whole
+    /// block's decompression and key-prefix table (about 15 µs for 32 KiB), so the cache must hold the hot
+    /// set: at 64 MiB, random lookups over a million small compressed records (about 60 MB decompressed)
+    /// missed often enough to run at 0.24M/s instead of 0.77M/s. Memory is taken only as blocks are read.
+    static let blockCacheBytes = 256 * 1024 * 1024
 }

@@ -12,7 +12,7 @@ import Foundation
 /// writing its properties needs a write transaction.
 open class Object: CustomStringConvertible {
     /// Set when the object is managed by a Realm.
-    @usableFromInline final var _accessor: ObjectAccessor?
+    @usableFromInline @exclusivity(unchecked) final var _accessor: ObjectAccessor?
     /// Set on probe instances that record which property a key path reads.
     @usableFromInline final var _recorder: KeyPathRecorder?
     /// Values set by name on an unmanaged object (`setValue(_:forKey:)`, `init(value:)`), by property index;
@@ -190,6 +190,18 @@ final class ObjectAccessor {
     }
 
     var isInvalidated: Bool { core.isInvalidated || !core.objectExists(self) }
+
+    /// The value of the property `keyPath` names, when its index is known already (nil otherwise: the caller
+    /// finds the index the slow way).
+    @usableFromInline func value(at keyPath: AnyKeyPath) -> StoredValue? {
+        guard let index = binding.info.cachedIndex(keyPath) else { return nil }
+        return get(index)
+    }
+
+    /// What a getter reports when the stored value is not of the property's type.
+    @usableFromInline func mismatch(_ stored: StoredValue, _ type: Any.Type) -> String {
+        "\(info.schema.className) holds \(stored) where a \(type) is declared; the file and the model disagree"
+    }
 
     @usableFromInline func get(_ index: Int) -> StoredValue {
         // The usual read: no write transaction, and the record is of the Realm's current version.

@@ -80,6 +80,11 @@ public struct Persisted<Value: _Persistable> {
                 return v
             }
             if let accessor = object._accessor {
+                if !Value._isList && Value._objectType == nil, let stored = accessor.value(at: storageKeyPath) {
+                    // The usual read: a scalar property whose key path was seen before, in one call.
+                    guard let value = Value._fromStored(stored) else { preconditionFailure(accessor.mismatch(stored, Value.self)) }
+                    return value
+                }
                 let index = accessor.info.cachedIndex(storageKeyPath)
                     ?? accessor.info.propertyIndex(for: storageKeyPath, in: object)
                 if Value._isList {

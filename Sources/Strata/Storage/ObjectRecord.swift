@@ -302,6 +302,11 @@ enum ObjectKey {
     static func bytes(_ key: Int64) -> [UInt8] {
         withUnsafeBytes(of: (UInt64(bitPattern: key) ^ (1 << 63)).bigEndian) { Array($0) }
     }
+    /// Calls `body` with the key's bytes, without allocating them.
+    @inline(__always)
+    static func withBytes<R>(_ key: Int64, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withUnsafeBytes(of: (UInt64(bitPattern: key) ^ (1 << 63)).bigEndian, body)
+    }
     static func decode(_ b: UnsafeRawBufferPointer) -> Int64? {
         guard b.count == 8 else { return nil }
         var x: UInt64 = 0

@@ -793,7 +793,8 @@ final class RealmCore: @unchecked Sendable {
     func lookup(primaryKey value: StoredValue, binding: TypeBinding) -> (Int64, [UInt8]?)? {
         if binding.intPrimaryKey, case .int(let key) = value {
             if let r = write?.pending[PendingKey(partition: binding.partition, key: key)] { return r.deleted ? nil : (key, nil) }
-            guard let bytes = (try? readSnapshot.get(ObjectKey.bytes(key), in: binding.partition)) ?? nil else { return nil }
+            let snapshot = readSnapshot
+            guard let bytes = (try? ObjectKey.withBytes(key) { try snapshot.get($0, in: binding.partition) }) ?? nil else { return nil }
             return (key, bytes)
         }
         return objectKey(forPrimaryKey: value, binding: binding).map { ($0, nil) }
@@ -801,7 +802,8 @@ final class RealmCore: @unchecked Sendable {
 
     func exists(binding: TypeBinding, key: Int64) -> Bool {
         if let r = write?.pending[PendingKey(partition: binding.partition, key: key)] { return !r.deleted }
-        return ((try? readSnapshot.withValue(forKey: ObjectKey.bytes(key), in: binding.partition) { $0 != nil }) ?? false)
+        let snapshot = readSnapshot
+        return (try? ObjectKey.withBytes(key) { k in try snapshot.withValue(forKey: k, in: binding.partition) { $0 != nil } }) ?? false
     }
 
     func objectExists(_ accessor: ObjectAccessor) -> Bool {
