@@ -14,7 +14,7 @@ public final class Runner {
     }
 
     public static let allWorkloads = [
-        "insert", "enumerate-int", "enumerate-all", "lookup", "query", "snapshot-read", "notify", "open", "size",
+        "insert", "enumerate-int", "enumerate-all", "lookup", "query-pk", "query", "snapshot-read", "notify", "open", "size",
         "migrate-combine", "migrate-rename", "migrate-retype",
     ]
     /// Strata through its object API: the column every ratio is computed from.
@@ -84,6 +84,8 @@ public final class Runner {
                 try rate("enumerate-int", config.n, "sum of ages") { try engine.sumAges() }
                 try rate("enumerate-all", config.n, "sum of all fields") { try engine.sumAllFields() }
                 try rate("lookup", data.lookupIDs.count, "sum of looked-up ages") { try engine.lookupAges(data.lookupIDs) }
+                let queried = Array(data.lookupIDs.prefix(100_000))
+                try rate("query-pk", queried.count, "sum of ages queried by id") { try engine.queryAgesByID(queried) }
                 if want.contains("query") {
                     progress("\(tag): query")
                     let repeats = 3
@@ -190,6 +192,7 @@ public final class Runner {
             ("enumerate-int", .perSecond, "iterate all objects reading age"),
             ("enumerate-all", .perSecond, "iterate all objects reading all four properties"),
             ("lookup", .perSecond, "\(data.lookupIDs.count) random primary-key lookups reading age"),
+            ("query-pk", .perSecond, "\(min(data.lookupIDs.count, 100_000)) queries `id == x` reading age (Strata: where { $0.id == x }.first; SQLite: the prepared SELECT of lookup; LMDB: mdb_get)"),
             ("query (age > 50; firstName BEGINSWITH \"ab\")", .perSecond, "counts over full scans, no index"),
             ("snapshot-read", .perSecond, "Strata: enumerate-int while another thread's Realm commits 1-object writes without pause (compare with enumerate-int)"),
             ("snapshot-read: writer commits meanwhile", .perSecond, "Strata: the durable commits per second that writer made during that enumeration"),

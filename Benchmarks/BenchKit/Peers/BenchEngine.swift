@@ -15,6 +15,9 @@ public protocol BenchEngine: AnyObject {
     func sumAllFields() throws -> Int
     /// Sum of the ages of the given ids, each looked up by primary key.
     func lookupAges(_ ids: [Int]) throws -> Int
+    /// Sum of the ages of the given ids, each found by a query `id == x` (peers without a query language
+    /// look the id up, as `lookupAges` does).
+    func queryAgesByID(_ ids: [Int]) throws -> Int
     /// Number of people with age > 50.
     func countAgeOver50() throws -> Int
     /// Number of people whose firstName begins with "ab".
@@ -23,6 +26,10 @@ public protocol BenchEngine: AnyObject {
     func readOne(_ id: Int) throws -> Int
     /// Bytes on disk of the database's files.
     func sizeOnDisk(in directory: String) throws -> Int
+}
+
+extension BenchEngine {
+    public func queryAgesByID(_ ids: [Int]) throws -> Int { try lookupAges(ids) }
 }
 
 public struct BenchFailure: Error, CustomStringConvertible {

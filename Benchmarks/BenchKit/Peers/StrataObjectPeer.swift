@@ -70,6 +70,13 @@ public final class StrataObjectPeer: BenchEngine {
         return sum
     }
 
+    public func queryAgesByID(_ ids: [Int]) throws -> Int {
+        let people = try open().objects(BenchPerson.self)
+        var sum = 0
+        for id in ids { sum &+= people.where { $0.id == id }.first?.age ?? 0 }
+        return sum
+    }
+
     public func countAgeOver50() throws -> Int { try open().objects(BenchPerson.self).where { $0.age > 50 }.count }
 
     public func countFirstNameAB() throws -> Int { try open().objects(BenchPerson.self).filter("firstName BEGINSWITH 'ab'").count }

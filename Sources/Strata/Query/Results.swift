@@ -43,12 +43,19 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         let token = core.changeToken
         if cache.token == token { return cache }
         var rows: [(key: Int64, record: [UInt8]?, sortValues: [StoredValue], distinctValues: [StoredValue])] = []
-        core.forEachRecord(binding) { key, ref in
+        let collect = { (key: Int64, ref: RecordRef) -> Bool in
             if let predicate, !predicate.evaluate(ref) { return true }
             let record: [UInt8]?
             if case .bytes(let raw, _) = ref { record = [UInt8](raw) } else { record = nil }
             rows.append((key, record, sort.map { ref.value($0.index) }, distinct.map { ref.value($0) }))
             return true
+        }
+        if let keys = primaryKeyCandidates() {
+            // `pk == v` or `pk IN {...}` (alone or ANDed with more): the primary key finds the few candidates,
+            // which the whole predicate then checks, instead of a scan of the type.
+            core.forEachRecord(binding, keys: keys, collect)
+        } else {
+            core.forEachRecord(binding, collect)
         }
         if !sort.isEmpty {
             rows.sort { a, b in
@@ -71,6 +78,36 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
     /// The matching keys for the current version, in order.
     func evaluatedKeys() -> [Int64] { evaluated().keys }
+
+    /// The object keys of the objects whose primary key the predicate pins to a few values; nil when it does
+    /// not (the type is scanned).
+    private func primaryKeyCandidates() -> Set<Int64>? {
+        guard let predicate, let pk = binding.info.primaryKeyIndex else { return nil }
+        let property = binding.info.schema.properties[pk]
+        /// Only a constant of the key's own type finds the key (an Int key compared with 5.0 scans).
+        func isKeyValue(_ v: StoredValue) -> Bool {
+            switch (property.type, v) {
+            case (.int, .int), (.string, .string), (.UUID, .uuid), (.objectId, .objectId): return true
+            case (_, .null): return property.isOptional
+            default: return false
+            }
+        }
+        func values(_ p: Predicate) -> [StoredValue]? {
+            switch p {
+            // Folded comparisons ([c], [d]) match keys that differ from the constant: they scan.
+            case .compare(let i, .equal, let v, let options) where i == pk && options.isEmpty: return [v]
+            case .isIn(let i, let vs, let options) where i == pk && options.isEmpty: return vs
+            case .and(let a, let b): return values(a) ?? values(b)
+            default: return nil
+            }
+        }
+        guard let pinned = values(predicate), pinned.allSatisfy(isKeyValue) else { return nil }
+        var keys = Set<Int64>()
+        for v in pinned {
+            if let key = core.objectKey(forPrimaryKey: v, binding: binding) { keys.insert(key) }
+        }
+        return keys
+    }
 
     /// Installs contents computed incrementally by an observer for the current version (records are read
     /// when objects are made).

@@ -877,6 +877,39 @@ final class RealmCore: @unchecked Sendable {
         }
     }
 
+    /// Calls `body` with each live object among `keys` (no duplicates), pending changes included, in the
+    /// order a scan gives them (`forEachRecord(_:_:)`: keys of the snapshot ascending, then keys added by
+    /// this write in the order they were added): the objects a query pins by primary key, read one by one
+    /// instead of scanning the type.
+    func forEachRecord(_ binding: TypeBinding, keys unordered: Set<Int64>, _ body: (Int64, RecordRef) throws -> Bool) rethrows {
+        let partition = binding.partition
+        let snapshot = readSnapshot
+        var keys = unordered.filter { exists(inSnapshot: $0, partition: partition) }.sorted()
+        if keys.count < unordered.count, let added = write?.added[partition] {
+            let late = unordered.filter { !exists(inSnapshot: $0, partition: partition) }
+            keys += late.sorted { (added.firstIndex(of: $0) ?? .max) < (added.firstIndex(of: $1) ?? .max) }
+        }
+        for key in keys {
+            if let r = write?.pending[PendingKey(partition: partition, key: key)] {
+                if r.deleted { continue }
+                if !(try body(key, .values(r.values))) { return }
+                continue
+            }
+            var stop = false
+            _ = try? ObjectKey.withBytes(key) { k in
+                try snapshot.withValue(forKey: k, in: partition) { v in
+                    guard let v else { return }
+                    if let values = binding.migratedValues(v) {
+                        stop = !(try body(key, .values(values)))
+                    } else {
+                        stop = !(try body(key, .bytes(v, binding)))
+                    }
+                }
+            }
+            if stop { return }
+        }
+    }
+
     private func exists(inSnapshot key: Int64, partition: UInt32) -> Bool {
         ((try? readSnapshot.withValue(forKey: ObjectKey.bytes(key), in: partition) { $0 != nil }) ?? false)
     }
