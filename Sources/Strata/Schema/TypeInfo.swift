@@ -14,6 +14,10 @@ final class TypeInfo: @unchecked Sendable {
     /// The value each property gets when nothing else is given.
     let defaults: [StoredValue]
     let primaryKeyIndex: Int?
+    /// The properties that are not optional (a nil given for one becomes its default), ascending.
+    let requiredIndices: [Int]
+    /// The List and MutableSet properties, ascending.
+    let listIndices: [Int]
     /// Mirror child label -> property index, for reading unmanaged values.
     private let labelIndex: [String: Int]
     /// The class each link property points to, by property index.
@@ -118,6 +122,8 @@ final class TypeInfo: @unchecked Sendable {
         self.listTargets = listTargets
         self.linkingObjects = inverse
         self.primaryKeyIndex = properties.firstIndex { $0.isPrimaryKey }
+        self.requiredIndices = properties.indices.filter { !properties[$0].isOptional }
+        self.listIndices = listTargets.keys.sorted()
         self.propertyIndex = Dictionary(uniqueKeysWithValues: properties.enumerated().map { ($1.name, $0) })
     }
 

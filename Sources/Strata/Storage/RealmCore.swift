@@ -20,7 +20,10 @@ final class RealmCore: @unchecked Sendable {
     }
     var autorefresh = true
     private(set) var isInvalidated = false
-    private var bindings: [ObjectIdentifier: TypeBinding] = [:]
+    private var bindings: [ObjectIdentifier: TypeBinding] = [:] {
+        didSet { lastBinding = nil }
+    }
+    private var lastBinding: TypeBinding?
     private var write: WriteState?
 
     /// A pending object of the current write transaction.
@@ -52,8 +55,12 @@ final class RealmCore: @unchecked Sendable {
         /// The keys of `pending` in the order they were first added.
         private(set) var order: [PendingKey] = []
 
-        func setPending(_ key: PendingKey, _ record: PendingRecord) {
-            if pending.updateValue(record, forKey: key) == nil { order.append(key) }
+        /// Sets the pending record of `key`; true when it had none.
+        @discardableResult
+        func setPending(_ key: PendingKey, _ record: PendingRecord) -> Bool {
+            guard pending.updateValue(record, forKey: key) == nil else { return false }
+            order.append(key)
+            return true
         }
 
         func removePending(partition: UInt32) {
@@ -391,7 +398,12 @@ final class RealmCore: @unchecked Sendable {
     }
 
     func binding(forClass type: Object.Type) -> TypeBinding {
-        if let b = bindings[ObjectIdentifier(type)] { return b }
+        // The last type asked for answers most calls (a loop adding objects of one type) without hashing.
+        if let last = lastBinding, last.objectClass == type { return last }
+        if let b = bindings[ObjectIdentifier(type)] {
+            lastBinding = b
+            return b
+        }
         if configuration.objectTypes != nil || isFrozen {
             preconditionFailure(
                 "Object type '\(type.className())' is not managed by the Realm: add \(type).self to Realm.Configuration.objectTypes")
@@ -508,14 +520,15 @@ final class RealmCore: @unchecked Sendable {
             var encoded: [UInt8] = []
             for pk in ordered {
                 guard let record = w.pending[pk] else { continue }
-                let key = ObjectKey.bytes(pk.key)
-                if record.deleted {
-                    try w.tx.delete(key, in: pk.partition)
-                } else {
-                    ObjectRecord.encode(schemaVersion: version, fieldIds: record.binding.fieldIds, values: record.values, into: &encoded)
-                    try w.tx.put(key, encoded, in: pk.partition)
-                    if let entry = record.primaryKeyIndexEntry, let pkPartition = record.binding.primaryKeyPartition {
-                        try w.tx.put(entry, key, in: pkPartition)
+                try ObjectKey.withBytes(pk.key) { key in
+                    if record.deleted {
+                        try w.tx.delete(key, in: pk.partition)
+                    } else {
+                        ObjectRecord.encode(schemaVersion: version, fieldIds: record.binding.fieldIds, values: record.values, into: &encoded)
+                        try w.tx.put(key, encoded, in: pk.partition)
+                        if let entry = record.primaryKeyIndexEntry, let pkPartition = record.binding.primaryKeyPartition {
+                            try w.tx.put(entry, key, in: pkPartition)
+                        }
                     }
                 }
             }
@@ -533,8 +546,26 @@ final class RealmCore: @unchecked Sendable {
             throw realmError(error, fileURL: configuration.fileURL)
         }
         write = nil
+        Self.release(w)
         try? moveToLatest(skipping: skipping)
         shared.committed(by: self)
+    }
+
+    /// Frees a finished write's pending records. A large write's are freed on another thread: taking
+    /// apart a million records is a fifth of a bulk insert, and nothing waits for it. The state holds no
+    /// Realm and no user object by then (the added objects are let go here), only bytes, values and bindings.
+    private static func release(_ w: WriteState) {
+        w.objectsToInvalidate = []
+        guard w.order.count >= 10_000 else { return }
+        let garbage = Garbage(w)
+        DispatchQueue.global(qos: .utility).async { garbage.drop() }
+    }
+
+    /// A finished write state handed to another thread to be freed there.
+    private final class Garbage: @unchecked Sendable {
+        private var state: WriteState?
+        init(_ state: WriteState) { self.state = state }
+        func drop() { state = nil }
     }
 
     func cancelWrite() {
@@ -585,12 +616,10 @@ final class RealmCore: @unchecked Sendable {
         let binding = binding(forClass: type(of: object))
         let info = binding.info
         var values = info.unmanagedValues(of: object)
-        for (i, p) in info.schema.properties.enumerated() where values[i].isNull && !p.isOptional {
-            values[i] = info.defaults[i]
-        }
+        for i in info.requiredIndices where values[i].isNull { values[i] = info.defaults[i] }
         // Linked objects are resolved once this one has its key, so that a cycle of links ends here.
         let links = object._unmanagedLinks ?? [:]
-        let lists = info.listTargets.keys.compactMap { i in info.listStorage(of: object, at: i).map { (i, $0) } }
+        let lists = info.listIndices.isEmpty ? [] : info.listIndices.compactMap { i in info.listStorage(of: object, at: i).map { (i, $0) } }
         var key: Int64
         var pkEntry: [UInt8]? = nil
         if let pkIndex = info.primaryKeyIndex {
@@ -621,8 +650,7 @@ final class RealmCore: @unchecked Sendable {
         let record = PendingRecord(binding: binding, values: values)
         record.primaryKeyIndexEntry = pkEntry
         let pk = PendingKey(partition: binding.partition, key: key)
-        if w.pending[pk] == nil { w.added[binding.partition, default: []].append(key) }
-        w.setPending(pk, record)
+        if w.setPending(pk, record) { w.added[binding.partition, default: []].append(key) }
         attach(object, binding: binding, key: key)
         w.objectsToInvalidate.append(object)
         resolve(links, lists, into: record, update: update)
