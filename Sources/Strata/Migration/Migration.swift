@@ -198,7 +198,24 @@ public final class Migration {
         })
     }
 
-    private func defaults(for typeName: String) -> [String: StoredValue] { Self.defaults(declared[typeName]) }
+    /// Declared defaults by column name, per type (asked for once per migrated object).
+    private var defaultsByType: [String: [String: StoredValue]] = [:]
+
+    private func defaults(for typeName: String) -> [String: StoredValue] {
+        if let cached = defaultsByType[typeName] { return cached }
+        let d = Self.defaults(declared[typeName])
+        defaultsByType[typeName] = d
+        return d
+    }
+
+    /// Lets go of the objects the block wrote, once `finish` has put them into the transaction; a large set is
+    /// freed on another thread.
+    func discardWritten() {
+        let count = written.values.reduce(0) { $0 + $1.count }
+        let objects = written
+        written = [:]
+        if count >= 10_000 { DeferredRelease.drop(objects) }
+    }
 
     private func dynamic(_ state: DynamicState) -> MigrationObject {
         state.report = reporter
@@ -383,10 +400,30 @@ public final class Migration {
     }
 
     private func put(_ state: DynamicState, key: Int64, type t: StoredSchema.StoredType) throws {
-        let fields = t.properties.map { p -> (id: UInt32, value: StoredValue) in
-            (p.fieldId, state.values[p.fieldId] ?? state.defaults[p.name] ?? .null)
+        var writer = RecordWriter(t, defaults: state.defaults)
+        try put(state, key: key, type: t, with: &writer)
+    }
+
+    /// Encodes records of one type at the new version: the field list and defaults worked out once per type,
+    /// one buffer for every record.
+    private struct RecordWriter {
+        let fieldIds: [UInt32]
+        let defaults: [StoredValue]
+        var values: [StoredValue] = []
+        var bytes: [UInt8] = []
+
+        init(_ t: StoredSchema.StoredType, defaults byName: [String: StoredValue]) {
+            fieldIds = t.properties.map(\.fieldId)
+            defaults = t.properties.map { byName[$0.name] ?? .null }
         }
-        try openTx.put(ObjectKey.bytes(key), ObjectRecord.encode(schemaVersion: new.schemaVersion, fields: fields), in: t.partition)
+    }
+
+    private func put(_ state: DynamicState, key: Int64, type t: StoredSchema.StoredType, with w: inout RecordWriter) throws {
+        w.values.removeAll(keepingCapacity: true)
+        for (i, id) in w.fieldIds.enumerated() { w.values.append(state.values[id] ?? w.defaults[i]) }
+        ObjectRecord.encode(schemaVersion: new.schemaVersion, fieldIds: w.fieldIds, values: w.values, into: &w.bytes)
+        let bytes = w.bytes
+        try ObjectKey.withBytes(key) { try openTx.put($0, bytes, in: t.partition) }
     }
 
     /// When a type's primary key was added, removed or changed, or the block wrote primary-key values: checks
@@ -580,8 +617,9 @@ public final class Migration {
         }
         for t in new.types {
             if try rebuildPrimaryKeys(t) { continue }
+            var writer = RecordWriter(t, defaults: defaults(for: t.name))
             for (key, state) in (written[t.partition] ?? [:]).sorted(by: { $0.key < $1.key }) where state.modified {
-                try put(state, key: key, type: t)
+                try put(state, key: key, type: t, with: &writer)
                 if let pkPartition = t.primaryKeyPartition, let pk = t.properties.first(where: \.isPrimaryKey) {
                     try tx.put(PrimaryKeyIndex.entry(state.values[pk.fieldId] ?? .null), ObjectKey.bytes(key), in: pkPartition)
                 }

@@ -273,6 +273,7 @@ final class RealmCore: @unchecked Sendable {
                             mode: .open(online: configuration.migrationMode == .online), prior: prior)
                         configuration.migrationBlock?(migration, base.schemaVersion)
                         schema = try migration.finish()
+                        migration.discardWritten()
                         toInstall = migration.installed
                         replaceMigrations = true
                     }
@@ -556,16 +557,7 @@ final class RealmCore: @unchecked Sendable {
     /// Realm and no user object by then (the added objects are let go here), only bytes, values and bindings.
     private static func release(_ w: WriteState) {
         w.objectsToInvalidate = []
-        guard w.order.count >= 10_000 else { return }
-        let garbage = Garbage(w)
-        DispatchQueue.global(qos: .utility).async { garbage.drop() }
-    }
-
-    /// A finished write state handed to another thread to be freed there.
-    private final class Garbage: @unchecked Sendable {
-        private var state: WriteState?
-        init(_ state: WriteState) { self.state = state }
-        func drop() { state = nil }
+        if w.order.count >= 10_000 { DeferredRelease.drop(w) }
     }
 
     func cancelWrite() {
