@@ -63,6 +63,15 @@ final class RealmCore: @unchecked Sendable {
             return true
         }
 
+        /// Moves the pending records out (once the write is finished), to be freed elsewhere.
+        func takeRecords() -> (pending: [PendingKey: PendingRecord], order: [PendingKey]) {
+            defer {
+                pending = [:]
+                order = []
+            }
+            return (pending, order)
+        }
+
         func removePending(partition: UInt32) {
             pending = pending.filter { $0.key.partition != partition }
             order.removeAll { $0.partition == partition }
@@ -553,11 +562,12 @@ final class RealmCore: @unchecked Sendable {
     }
 
     /// Frees a finished write's pending records. A large write's are freed on another thread: taking
-    /// apart a million records is a fifth of a bulk insert, and nothing waits for it. The state holds no
-    /// Realm and no user object by then (the added objects are let go here), only bytes, values and bindings.
+    /// apart a million records is a fifth of a bulk insert, and nothing waits for it. The records hold no
+    /// Realm and no user object (the added objects are let go here), only values and bindings.
     private static func release(_ w: WriteState) {
         w.objectsToInvalidate = []
-        if w.order.count >= 10_000 { DeferredRelease.drop(w) }
+        // Only the records go to the other thread: the state's transaction (and the snapshot it pins) ends here.
+        if w.order.count >= 10_000 { DeferredRelease.drop(w.takeRecords()) }
     }
 
     func cancelWrite() {
