@@ -34,7 +34,7 @@ struct SegmentIterator {
         self.segment = segment
         guard segment.blockCount > 0 else { return }
         if let key {
-            let b = segment.blockIndex(for: key) ?? 0
+            let b = try segment.blockIndex(for: key) ?? 0
             try load(b)
             guard let view else { return }
             // The first entry at or after `key` in this block (binary search over the offset table).

@@ -1,7 +1,6 @@
 // Opening a database: lock, read CURRENT and the manifest, map the segments, replay the log, and start a
-// new log. Open costs O(log length + the segments' block indexes): it reads every segment's index, one entry
-// per 32 KiB block, so a 300 MB segment adds about 10,000 entries. Reading indexes lazily would make it
-// O(number of segments); not done yet.
+// new log. Open costs O(log length + number of segments), never O(data): a segment's header and footer are
+// read here, its block index (one entry per 32 KiB block) when first used.
 
 extension Database {
     /// What recovery found, for tests and tools.

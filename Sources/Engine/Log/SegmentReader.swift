@@ -1,7 +1,10 @@
+import Synchronization
 
 // Invariants:
 // (1) A segment file is never written again once sealed; its mapping is read-only.
 // (2) A block's bytes are used only after its checksum matched (once per block, remembered in `verified`).
+// (2a) The block index is parsed on first use, only after its checksum matched; open reads only the header
+//      and the footer, so that its cost does not grow with the segment.
 // (3) Every offset read from the file is bounds-checked before use, so a damaged file gives `.corrupted`,
 //     never a trap.
 
@@ -72,17 +75,14 @@ final class SegmentReader: Sendable {
     let minSequence: UInt64
     let maxSequence: UInt64
     let userMetadata: UInt64
-    private let blockOffsets: [Int]
-    private let firstKeyOffsets: [Int]
-    private let firstKeyCounts: [Int]
-    private let firstKeyPrefixes: [UInt64]
+    let blockCount: Int
     private let indexOffset: Int
-
-    /// Blocks whose checksum matched, one bit each.
-    private let verified: Locked<[UInt64]>
+    private let indexBytes: Int
+    private let indexSum: UInt64
+    /// The block index, read and checked on first use: open reads only headers and footers, so that its cost
+    /// does not grow with the data (an index has one entry per 32 KiB block).
+    private let lazyIndex = AtomicLazyReference<SegmentIndex>()
     private let cache: BlockCache?
-
-    var blockCount: Int { blockOffsets.count }
     var fileBytes: Int { region.count }
     var info: SegmentInfo {
         SegmentInfo(
@@ -90,7 +90,8 @@ final class SegmentReader: Sendable {
             minSequence: minSequence, maxSequence: maxSequence, userMetadata: userMetadata)
     }
 
-    /// Checks the header, footer and index of a mapped segment. Blocks are checked when first read.
+    /// Checks the header and footer of a mapped segment. The index is checked when first used, and each block
+    /// when first read.
     init(region: MappedRegion, fileNumber: UInt64, expectedPartition: UInt32?, cache: BlockCache? = nil) throws {
         let name = FileName.segment(fileNumber).name
         self.cache = cache
@@ -139,64 +140,50 @@ final class SegmentReader: Sendable {
             guard indexOffset >= SegmentFormat.headerBytes, indexBytes >= 0, indexOffset <= footerAt, indexBytes == footerAt - indexOffset else {
                 throw fail("index at \(indexOffset) of \(indexBytes) bytes does not end at the footer (\(footerAt))", footerAt + 16)
             }
-            self.indexOffset = indexOffset
-            let index = UnsafeRawBufferPointer(rebasing: bytes[indexOffset..<footerAt])
-            let computedIndexSum = Checksum.xxh3(index)
-            guard computedIndexSum == indexSum else {
-                throw fail("index checksum mismatch (stored 0x\(String(indexSum, radix: 16)), computed 0x\(String(computedIndexSum, radix: 16)))", indexOffset)
-            }
             guard blockCount <= indexBytes / 9 + 1 else { throw fail("block count \(blockCount) cannot fit in a \(indexBytes)-byte index", footerAt + 32) }
-            var offsets: [Int] = [], keyOffsets: [Int] = [], keyCounts: [Int] = []
-            offsets.reserveCapacity(blockCount)
-            keyOffsets.reserveCapacity(blockCount)
-            keyCounts.reserveCapacity(blockCount)
-            var r = ByteReader(index)
-            var previousEnd = SegmentFormat.headerBytes
-            for i in 0..<blockCount {
-                let at = r.position
-                let offset = Int(clamping: try r.readUInt64LE("block offset"))
-                guard offset == previousEnd || (i > 0 && offset > previousEnd), offset <= indexOffset - BlockHeader.byteCount else {
-                    throw fail("block \(i) offset \(offset) is out of order or past the index", indexOffset + at)
-                }
-                if i == 0 && offset != SegmentFormat.headerBytes {
-                    throw fail("first block starts at \(offset), expected \(SegmentFormat.headerBytes)", indexOffset + at)
-                }
-                let keyCount = try r.readLength("first key length", limit: Limits.maxKeyBytes)
-                let keyAt = r.position
-                try r.skip(keyCount, "first key")
-                offsets.append(offset)
-                keyOffsets.append(indexOffset + keyAt)
-                keyCounts.append(keyCount)
-                previousEnd = offset + BlockHeader.byteCount
-            }
-            guard r.isAtEnd else { throw fail("\(r.remaining) unexpected bytes at the end of the index", indexOffset + r.position) }
             guard blockCount > 0 || entryCount == 0 else { throw fail("\(entryCount) entries but no blocks", footerAt + 40) }
-            blockOffsets = offsets
-            firstKeyOffsets = keyOffsets
-            firstKeyCounts = keyCounts
-            firstKeyPrefixes = zip(keyOffsets, keyCounts).map { o, c in
-                Bytes.prefix64(UnsafeRawBufferPointer(rebasing: bytes[o..<(o + c)]))
-            }
-            verified = Locked(Array(repeating: 0, count: (blockCount + 63) / 64))
+            self.indexOffset = indexOffset
+            self.indexBytes = indexBytes
+            self.indexSum = indexSum
+            self.blockCount = blockCount
         } catch let error as StorageError {
             throw error.file == nil ? error.located(file: name) : error
         }
     }
 
-    /// The first key of block `i` (checked at open).
+    /// The block index, parsed and checked the first time it is needed (by whichever thread gets there first;
+    /// a thread that loses the race uses the winner's).
     @inline(__always)
-    func firstKey(_ i: Int) -> UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(rebasing: region.unsafeBytes[firstKeyOffsets[i]..<(firstKeyOffsets[i] + firstKeyCounts[i])])
+    private func index() throws -> SegmentIndex {
+        if let index = lazyIndex.load() { return index }
+        return lazyIndex.storeIfNil(try loadIndex())
+    }
+
+    @inline(never)
+    private func loadIndex() throws -> SegmentIndex {
+        do {
+            return try SegmentIndex(
+                segment: region.unsafeBytes, indexOffset: indexOffset, indexBytes: indexBytes, indexSum: indexSum, blockCount: blockCount)
+        } catch let error as StorageError {
+            throw error.file == nil ? error.located(file: name) : error
+        }
+    }
+
+    /// The first key of block `i`.
+    @inline(__always)
+    private func firstKey(_ i: Int, _ index: SegmentIndex) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: region.unsafeBytes[index.firstKeyOffsets[i]..<(index.firstKeyOffsets[i] + index.firstKeyCounts[i])])
     }
 
     /// The last block whose first key is at or before `key`, or nil when `key` precedes them all.
-    func blockIndex(for key: UnsafeRawBufferPointer) -> Int? {
+    func blockIndex(for key: UnsafeRawBufferPointer) throws -> Int? {
+        let index = try index()
         let p = Bytes.prefix64(key)
-        var lo = 0, hi = blockOffsets.count
+        var lo = 0, hi = index.blockOffsets.count
         while lo < hi {
             let mid = (lo + hi) >> 1
-            let fp = firstKeyPrefixes[mid]
-            let atOrBefore = fp != p ? fp < p : Bytes.compare(firstKey(mid), key) <= 0
+            let fp = index.firstKeyPrefixes[mid]
+            let atOrBefore = fp != p ? fp < p : Bytes.compare(firstKey(mid, index), key) <= 0
             if atOrBefore { lo = mid + 1 } else { hi = mid }
         }
         return lo == 0 ? nil : lo - 1
@@ -213,6 +200,8 @@ final class SegmentReader: Sendable {
     }
 
     private func locate(_ i: Int) throws -> BlockLocation {
+        let index = try index()
+        let blockOffsets = index.blockOffsets
         let start = blockOffsets[i]
         let end = i + 1 < blockOffsets.count ? blockOffsets[i + 1] : indexOffset
         let bytes = region.unsafeBytes
@@ -241,7 +230,7 @@ final class SegmentReader: Sendable {
         }
         let storedRange = (start + BlockHeader.byteCount)..<end
         let word = i >> 6, bit = UInt64(1) << UInt64(i & 63)
-        if verified.withLock({ $0[word] & bit }) == 0 {
+        if index.verified.withLock({ $0[word] & bit }) == 0 {
             let stored = UnsafeRawBufferPointer(rebasing: bytes[storedRange])
             let computed = BlockHeader.checksum(stored: stored, storedCount: storedCount, rawCount: rawCount, entryCount: entryCount, flags: flags)
             guard computed == checksum else {
@@ -250,7 +239,7 @@ final class SegmentReader: Sendable {
                         + "the segment was damaged on disk. Restore it from a backup, or delete this partition's data.",
                     file: name, offset: start)
             }
-            verified.withLock { $0[word] |= bit }
+            index.verified.withLock { $0[word] |= bit }
         }
         return BlockLocation(start: start, stored: storedRange, rawCount: Int(rawCount), entryCount: Int(entryCount), compressed: compressed)
     }
@@ -261,10 +250,11 @@ final class SegmentReader: Sendable {
             return try body()
         } catch let error as StorageError {
             if error.file != nil { throw error }
+            let offset = (try? index())?.blockOffsets[i]
             var e = error
             e.file = name
-            e.message = "block \(i) at offset \(blockOffsets[i]): " + e.message
-            e.offset = blockOffsets[i]
+            e.message = "block \(i) at offset \(offset.map(String.init) ?? "?"): " + e.message
+            e.offset = offset
             throw e
         }
     }
@@ -310,7 +300,7 @@ final class SegmentReader: Sendable {
                 if let r = block.region {
                     raw = r.unsafeBytes
                 } else {
-                    let start = blockOffsets[i] + BlockHeader.byteCount
+                    let start = try index().blockOffsets[i] + BlockHeader.byteCount
                     raw = UnsafeRawBufferPointer(rebasing: region.unsafeBytes[start..<(start + block.entriesEnd + 4 * block.entryCount)])
                 }
                 return try body(BlockView(raw: raw, entryCount: block.entryCount, entriesEnd: block.entriesEnd), block.prefixes)
@@ -320,7 +310,7 @@ final class SegmentReader: Sendable {
 
     /// Looks `key` up: at most one block read.
     func lookup<R>(_ key: UnsafeRawBufferPointer, _ body: (Lookup) throws -> R) throws -> R {
-        guard let b = blockIndex(for: key) else { return try body(.absent) }
+        guard let b = try blockIndex(for: key) else { return try body(.absent) }
         let p = Bytes.prefix64(key)
         return try withPointBlock(b) { view, prefixes in
             var lo = 0, hi = prefixes.count
@@ -345,6 +335,12 @@ final class SegmentReader: Sendable {
         var previous: [UInt8]? = nil
         let scratch = GrowableBuffer()
         var seen = 0
+        let blockOffsets: [Int]
+        do {
+            blockOffsets = try index().blockOffsets
+        } catch {
+            return ["\(error)"]
+        }
         for i in 0..<blockOffsets.count {
             do {
                 try withBlock(i, scratch: scratch) { view in
@@ -373,5 +369,58 @@ final class SegmentReader: Sendable {
             problems.append("\(name): footer declares \(entryCount) entries, the blocks hold \(seen)")
         }
         return problems
+    }
+}
+
+/// A segment's block index: where each block starts and its first key. Parsed from the index area the first
+/// time a reader needs it, after the area's checksum matched.
+final class SegmentIndex: Sendable {
+    let blockOffsets: [Int]
+    let firstKeyOffsets: [Int]
+    let firstKeyCounts: [Int]
+    let firstKeyPrefixes: [UInt64]
+    /// Blocks whose checksum matched, one bit each.
+    let verified: Locked<[UInt64]>
+
+    /// Checks and parses the index of `segment` (its footer already checked: the index area ends at the footer
+    /// and `blockCount` fits in it). Errors carry offsets in the segment, not yet its file name.
+    init(segment bytes: UnsafeRawBufferPointer, indexOffset: Int, indexBytes: Int, indexSum: UInt64, blockCount: Int) throws {
+        let fail = { (message: String, offset: Int) in StorageError.corrupted(message, file: nil, offset: offset) }
+        let index = UnsafeRawBufferPointer(rebasing: bytes[indexOffset..<(indexOffset + indexBytes)])
+        let computedIndexSum = Checksum.xxh3(index)
+        guard computedIndexSum == indexSum else {
+            throw fail("index checksum mismatch (stored 0x\(String(indexSum, radix: 16)), computed 0x\(String(computedIndexSum, radix: 16)))", indexOffset)
+        }
+        var offsets: [Int] = [], keyOffsets: [Int] = [], keyCounts: [Int] = []
+        offsets.reserveCapacity(blockCount)
+        keyOffsets.reserveCapacity(blockCount)
+        keyCounts.reserveCapacity(blockCount)
+        var r = ByteReader(index)
+        var previousEnd = SegmentFormat.headerBytes
+        for i in 0..<blockCount {
+            let at = r.position
+            let offset = Int(clamping: try r.readUInt64LE("block offset"))
+            guard offset == previousEnd || (i > 0 && offset > previousEnd), offset <= indexOffset - BlockHeader.byteCount else {
+                throw fail("block \(i) offset \(offset) is out of order or past the index", indexOffset + at)
+            }
+            if i == 0 && offset != SegmentFormat.headerBytes {
+                throw fail("first block starts at \(offset), expected \(SegmentFormat.headerBytes)", indexOffset + at)
+            }
+            let keyCount = try r.readLength("first key length", limit: Limits.maxKeyBytes)
+            let keyAt = r.position
+            try r.skip(keyCount, "first key")
+            offsets.append(offset)
+            keyOffsets.append(indexOffset + keyAt)
+            keyCounts.append(keyCount)
+            previousEnd = offset + BlockHeader.byteCount
+        }
+        guard r.isAtEnd else { throw fail("\(r.remaining) unexpected bytes at the end of the index", indexOffset + r.position) }
+        blockOffsets = offsets
+        firstKeyOffsets = keyOffsets
+        firstKeyCounts = keyCounts
+        firstKeyPrefixes = zip(keyOffsets, keyCounts).map { o, c in
+            Bytes.prefix64(UnsafeRawBufferPointer(rebasing: bytes[o..<(o + c)]))
+        }
+        verified = Locked(Array(repeating: 0, count: (blockCount + 63) / 64))
     }
 }
