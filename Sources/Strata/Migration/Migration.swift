@@ -208,14 +208,6 @@ public final class Migration {
         return d
     }
 
-    /// Lets go of the objects the block wrote, once `finish` has put them into the transaction; a large set is
-    /// freed on another thread.
-    func discardWritten() {
-        let count = written.values.reduce(0) { $0 + $1.count }
-        let objects = written
-        written = [:]
-        if count >= 10_000 { DeferredRelease.drop(objects) }
-    }
 
     private func dynamic(_ state: DynamicState) -> MigrationObject {
         state.report = reporter

@@ -63,15 +63,6 @@ final class RealmCore: @unchecked Sendable {
             return true
         }
 
-        /// Moves the pending records out (once the write is finished), to be freed elsewhere.
-        func takeRecords() -> (pending: [PendingKey: PendingRecord], order: [PendingKey]) {
-            defer {
-                pending = [:]
-                order = []
-            }
-            return (pending, order)
-        }
-
         func removePending(partition: UInt32) {
             pending = pending.filter { $0.key.partition != partition }
             order.removeAll { $0.partition == partition }
@@ -282,7 +273,6 @@ final class RealmCore: @unchecked Sendable {
                             mode: .open(online: configuration.migrationMode == .online), prior: prior)
                         configuration.migrationBlock?(migration, base.schemaVersion)
                         schema = try migration.finish()
-                        migration.discardWritten()
                         toInstall = migration.installed
                         replaceMigrations = true
                     }
@@ -556,18 +546,8 @@ final class RealmCore: @unchecked Sendable {
             throw realmError(error, fileURL: configuration.fileURL)
         }
         write = nil
-        Self.release(w)
         try? moveToLatest(skipping: skipping)
         shared.committed(by: self)
-    }
-
-    /// Frees a finished write's pending records. A large write's are freed on another thread: taking
-    /// apart a million records is a fifth of a bulk insert, and nothing waits for it. The records hold no
-    /// Realm and no user object (the added objects are let go here), only values and bindings.
-    private static func release(_ w: WriteState) {
-        w.objectsToInvalidate = []
-        // Only the records go to the other thread: the state's transaction (and the snapshot it pins) ends here.
-        if w.order.count >= 10_000 { DeferredRelease.drop(w.takeRecords()) }
     }
 
     func cancelWrite() {
