@@ -208,7 +208,6 @@ public final class Migration {
         return d
     }
 
-
     private func dynamic(_ state: DynamicState) -> MigrationObject {
         state.report = reporter
         let o = DynamicObject()
@@ -391,11 +390,6 @@ public final class Migration {
         renamed[typeName] = names
     }
 
-    private func put(_ state: DynamicState, key: Int64, type t: StoredSchema.StoredType) throws {
-        var writer = RecordWriter(t, defaults: state.defaults)
-        try put(state, key: key, type: t, with: &writer)
-    }
-
     /// Encodes records of one type at the new version: the field list and defaults worked out once per type,
     /// one buffer for every record.
     private struct RecordWriter {
@@ -451,7 +445,8 @@ public final class Migration {
         guard let pk = newPK else {
             // The primary key was removed: keys stay, the index goes.
             if let p = oldType?.primaryKeyPartition { try tx.dropPartition(p) }
-            for (key, state) in objects where state.modified { try put(state, key: key, type: t) }
+            var writer = RecordWriter(t, defaults: defaults)
+            for (key, state) in objects where state.modified { try put(state, key: key, type: t, with: &writer) }
             return true
         }
         var keyOf: [StoredValue: Int64] = [:]
@@ -484,7 +479,8 @@ public final class Migration {
                 try tx.put(PrimaryKeyIndex.entry(value), ObjectKey.bytes(key), in: pkPartition)
             }
         }
-        for (key, state) in puts.sorted(by: { $0.0 < $1.0 }) { try put(state, key: key, type: t) }
+        var writer = RecordWriter(t, defaults: defaults)
+        for (key, state) in puts.sorted(by: { $0.0 < $1.0 }) { try put(state, key: key, type: t, with: &writer) }
         return true
     }
 
