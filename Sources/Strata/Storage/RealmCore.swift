@@ -894,9 +894,12 @@ final class RealmCore: @unchecked Sendable {
     func forEachRecord(_ binding: TypeBinding, keys unordered: Set<Int64>, _ body: (Int64, RecordRef) throws -> Bool) rethrows {
         let partition = binding.partition
         let snapshot = readSnapshot
-        var keys = unordered.filter { exists(inSnapshot: $0, partition: partition) }.sorted()
-        if keys.count < unordered.count, let added = write?.added[partition] {
-            let late = unordered.filter { !exists(inSnapshot: $0, partition: partition) }
+        var keys: [Int64] = [], late: [Int64] = []
+        for key in unordered {
+            if exists(inSnapshot: key, partition: partition) { keys.append(key) } else { late.append(key) }
+        }
+        keys.sort()
+        if !late.isEmpty, let added = write?.added[partition] {
             keys += late.sorted { (added.firstIndex(of: $0) ?? .max) < (added.firstIndex(of: $1) ?? .max) }
         }
         for key in keys {
