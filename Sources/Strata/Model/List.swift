@@ -82,6 +82,8 @@ public final class List<Element: _Persistable>: RandomAccessCollection, CustomSt
 
     public func append(_ element: Element) { change { $0.append(element) } }
     public func append<S: Sequence>(contentsOf elements: S) where S.Element == Element { change { $0.append(contentsOf: elements) } }
+    /// RealmSwift's name for `append(contentsOf:)`.
+    public func append<S: Sequence>(objectsIn elements: S) where S.Element == Element { append(contentsOf: elements) }
 
     public func insert(_ element: Element, at index: Int) {
         change {

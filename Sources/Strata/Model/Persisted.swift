@@ -75,6 +75,10 @@ public struct Persisted<Value: _Persistable> {
         get {
             if Value._propertyType == .linkingObjects {
                 // Computed from the origin type's links, never stored.
+                if let recorder = object._recorder {
+                    recorder.recordInverse(storageKeyPath)
+                    return Value._zeroValue
+                }
                 let property = object[keyPath: storageKeyPath].originProperty ?? ""
                 guard let v = Value._linkingObjects(object._accessor, property) else { return Value._zeroValue }
                 return v
@@ -216,5 +220,10 @@ extension Persisted: PersistedProperty {
 @usableFromInline
 final class KeyPathRecorder {
     var indices: [Int] = []
+    /// LinkingObjects properties read (they have no index: they are not stored).
+    var names: [String] = []
     @usableFromInline func record(_ index: Int) { indices.append(index) }
+    @usableFromInline func recordInverse<O: Object, V>(_ keyPath: ReferenceWritableKeyPath<O, Persisted<V>>) {
+        names.append(TypeRegistry.info(for: O.self).inverseName(of: keyPath))
+    }
 }

@@ -165,6 +165,8 @@ final class ResultsObserver<Element: Object>: ChangeObserver {
     let block: (RealmCollectionChange<Results<Element>>) -> Void
     /// The contents as last delivered.
     var keys: [Int64]
+    /// The partitions of other types the query reads through links.
+    let linkedPartitions: Set<UInt32>
 
     init(results: Results<Element>, queue: DispatchQueue?, watched: [Int], block: @escaping (RealmCollectionChange<Results<Element>>) -> Void) {
         self.results = results
@@ -172,17 +174,21 @@ final class ResultsObserver<Element: Object>: ChangeObserver {
         self.watched = watched
         self.block = block
         self.keys = results.evaluatedKeys()
+        self.linkedPartitions = results.predicate?.linkedPartitions ?? []
     }
 
     func changes(core: RealmCore, old: Snapshot, new: Snapshot, summary: ChangeSummary) -> (() -> Void)? {
         let binding = results.binding
         let changed = summary.keys[binding.partition] ?? []
-        if !summary.everything && changed.isEmpty { return nil }
+        // A query through links: a change to an object it reaches can change which objects match.
+        let linked = linkedPartitions
+        let linkedChanged = linked.contains { !(summary.keys[$0]?.isEmpty ?? true) }
+        if !summary.everything && changed.isEmpty && !linkedChanged { return nil }
         let oldKeys = keys
         var deletions: [Int] = []
         var insertions: [Int] = []
         var modifications: [Int] = []
-        if results.sort.isEmpty && results.distinct.isEmpty && !summary.everything {
+        if results.sort.isEmpty && results.distinct.isEmpty && !summary.everything && linked.isEmpty {
             // Key order: only the touched keys can enter, leave or change.
             var removed = Set<Int64>()
             var added: [Int64] = []

@@ -28,7 +28,12 @@ indirect enum Predicate: Sendable {
     case or(Predicate, Predicate)
     case not(Predicate)
 
-    func evaluate(_ r: RecordRef) -> Bool {
+    /// A condition on a key path through links or into a collection.
+    case path(KeyPathOperand, Quantifier, ValueTest)
+
+    /// Whether the object `key`, read through `r`, matches. `context` reads the objects links lead to; without
+    /// one (no Realm), links lead nowhere.
+    func evaluate(_ r: RecordRef, key: Int64 = 0, in context: QueryContext? = nil) -> Bool {
         switch self {
         case .constant(let b): return b
         case .compare(let i, let op, let v, let options): return Self.compare(r.value(i), op, v, options)
@@ -41,9 +46,48 @@ indirect enum Predicate: Sendable {
         case .between(let i, let lo, let hi):
             let v = r.value(i)
             return Self.compare(v, .greaterOrEqual, lo, []) && Self.compare(v, .lessOrEqual, hi, [])
-        case .and(let a, let b): return a.evaluate(r) && b.evaluate(r)
-        case .or(let a, let b): return a.evaluate(r) || b.evaluate(r)
-        case .not(let a): return !a.evaluate(r)
+        case .and(let a, let b): return a.evaluate(r, key: key, in: context) && b.evaluate(r, key: key, in: context)
+        case .or(let a, let b): return a.evaluate(r, key: key, in: context) || b.evaluate(r, key: key, in: context)
+        case .not(let a): return !a.evaluate(r, key: key, in: context)
+        case .path(let operand, let quantifier, let test): return operand.evaluate(r, key: key, context, quantifier, test)
+        }
+    }
+
+    /// The partitions of the other types the predicate reads through links (empty when it reads only the
+    /// object's own record): a change to one of them can change which objects match.
+    var linkedPartitions: Set<UInt32> {
+        switch self {
+        case .constant, .compare, .string, .isIn, .between: return []
+        case .and(let a, let b), .or(let a, let b): return a.linkedPartitions.union(b.linkedPartitions)
+        case .not(let a): return a.linkedPartitions
+        case .path(let operand, _, _):
+            var out = Set<UInt32>()
+            for step in operand.steps {
+                switch step {
+                case .link(_, let t), .list(_, let t): out.insert(t.partition)
+                case .inverse(let origin, _): out.insert(origin.partition)
+                }
+            }
+            switch operand.leaf {
+            // A link's target only matters inside a write transaction, where no observer runs.
+            case .value, .links: break
+            case .count(let c), .aggregate(_, let c, _):
+                switch c {
+                case .property(_, let target): if let target { out.insert(target.partition) }
+                case .inverse(let origin, _): out.insert(origin.partition)
+                }
+            }
+            return out
+        }
+    }
+
+    /// Whether evaluating needs a `QueryContext` (the predicate reads links or goes through them).
+    var readsOtherObjects: Bool {
+        switch self {
+        case .constant, .compare, .string, .isIn, .between: return false
+        case .and(let a, let b), .or(let a, let b): return a.readsOtherObjects || b.readsOtherObjects
+        case .not(let a): return a.readsOtherObjects
+        case .path: return true
         }
     }
 
@@ -105,6 +149,8 @@ indirect enum Predicate: Sendable {
 indirect enum QueryExpr: Sendable {
     case truePredicate, falsePredicate
     case property(String)
+    /// `ANY`, `ALL` or `NONE` before a key path.
+    case quantified(Quantifier, String)
     case value(StoredValue)
     case list([StoredValue])
     case comparison(QueryExpr, CompareOp, QueryExpr, StringOptions)
@@ -115,17 +161,9 @@ indirect enum QueryExpr: Sendable {
     case or(QueryExpr, QueryExpr)
     case not(QueryExpr)
 
-    /// Resolves property names against `info`; errors name the type, the property and what was wrong.
-    func resolve(_ info: TypeInfo) throws -> Predicate {
-        func index(_ name: String) throws -> Int {
-            if name.contains(".") {
-                throw QueryError("key path '\(name)' goes through a link; queries through links are not supported yet")
-            }
-            guard let i = info.propertyIndex[name] else {
-                throw QueryError("'\(info.schema.className)' has no property '\(name)'")
-            }
-            return i
-        }
+    /// Resolves property names against `info`; `bindings` finds the types key paths through links lead to.
+    /// Errors name the type, the property and what was wrong.
+    func resolve(_ info: TypeInfo, bindings: BindingResolver? = nil) throws -> Predicate {
         func flip(_ op: CompareOp) -> CompareOp {
             switch op {
             case .less: .greater
@@ -135,8 +173,7 @@ indirect enum QueryExpr: Sendable {
             default: op
             }
         }
-        func coerce(_ v: StoredValue, for i: Int) -> StoredValue {
-            let type = info.schema.properties[i].type
+        func coerce(_ v: StoredValue, for type: PropertyType) -> StoredValue {
             switch (type, v) {
             case (.double, .int(let x)): return .double(Double(x))
             case (.float, .int(let x)): return .float(Float(x))
@@ -144,49 +181,85 @@ indirect enum QueryExpr: Sendable {
             default: return v
             }
         }
+        /// A key path with its quantifier (nil when none was written).
+        func operand(_ e: QueryExpr) -> (String, Quantifier?)? {
+            switch e {
+            case .property(let n): return (n, nil)
+            case .quantified(let q, let n): return (n, q)
+            default: return nil
+            }
+        }
+        /// The predicate testing the key path `name` with `test` (built for the path's final type).
+        func condition(_ name: String, _ quantifier: Quantifier?, _ test: (PropertyType) throws -> ValueTest) throws -> Predicate {
+            let (resolved, type) = try info.resolveKeyPath(name, bindings: bindings)
+            switch resolved {
+            case .property(let i):
+                if let quantifier {
+                    throw QueryError("\(quantifier.rawValue) needs a key path through a List, MutableSet or LinkingObjects; '\(info.schema.className).\(name)' is a single value")
+                }
+                switch try test(type) {
+                case .compare(let op, let v, let options): return .compare(i, op, v, options)
+                case .string(let op, let s, let options): return .string(i, op, s, options)
+                case .isIn(let vs, let options): return .isIn(i, vs, options)
+                case .between(let lo, let hi): return .between(i, lo, hi)
+                }
+            case .path(let path):
+                if let quantifier, !path.isToMany {
+                    throw QueryError("\(quantifier.rawValue) needs a key path through a List, MutableSet or LinkingObjects; '\(name)' reaches a single value")
+                }
+                return .path(path, quantifier ?? .any, try test(type))
+            }
+        }
         switch self {
         case .truePredicate: return .constant(true)
         case .falsePredicate: return .constant(false)
-        case .property(let name):
+        case .property(let name), .quantified(_, let name):
             // A Bool property alone is the condition `name == true`.
-            let i = try index(name)
-            guard info.schema.properties[i].type == .bool else {
-                throw QueryError("'\(info.schema.className).\(name)' is not a Bool and cannot be a condition on its own")
+            let q: Quantifier? = if case .quantified(let q, _) = self { q } else { nil }
+            return try condition(name, q) { type in
+                guard type == .bool else {
+                    throw QueryError("'\(info.schema.className).\(name)' is not a Bool and cannot be a condition on its own")
+                }
+                return .compare(.equal, .bool(true), [])
             }
-            return .compare(i, .equal, .bool(true), [])
         case .value(.bool(let b)): return .constant(b)
         case .value, .list: throw QueryError("a value alone is not a condition")
         case .comparison(let l, let op, let r, let options):
-            switch (l, r) {
-            case (.property(let n), .value(let v)): let i = try index(n); return .compare(i, op, coerce(v, for: i), options)
-            case (.value(let v), .property(let n)): let i = try index(n); return .compare(i, flip(op), coerce(v, for: i), options)
-            case (.property, .property): throw QueryError("comparing two properties is not supported yet")
-            default: throw QueryError("a comparison needs a property on one side and a value on the other")
+            if case let (n, q)? = operand(l), case .value(let v) = r {
+                return try condition(n, q) { .compare(op, coerce(v, for: $0), options) }
             }
+            if case .value(let v) = l, case let (n, q)? = operand(r) {
+                return try condition(n, q) { .compare(flip(op), coerce(v, for: $0), options) }
+            }
+            if operand(l) != nil, operand(r) != nil { throw QueryError("comparing two properties is not supported yet") }
+            throw QueryError("a comparison needs a property on one side and a value on the other")
         case .stringOp(let l, let op, let r, let options):
-            guard case .property(let n) = l, case .value(.string(let s)) = r else {
+            guard case let (n, q)? = operand(l), case .value(.string(let s)) = r else {
                 throw QueryError("\(op.rawValue) needs a string property on the left and a string on the right")
             }
-            let i = try index(n)
-            guard info.schema.properties[i].type == .string else {
-                throw QueryError("\(op.rawValue) needs a string property; '\(info.schema.className).\(n)' is \(info.schema.properties[i].type)")
+            return try condition(n, q) { type in
+                guard type == .string else {
+                    throw QueryError("\(op.rawValue) needs a string property; '\(info.schema.className).\(n)' is \(type)")
+                }
+                return .string(op, s, options)
             }
-            return .string(i, op, s, options)
         case .isIn(let l, let r, let options):
-            guard case .property(let n) = l, case .list(let values) = r else {
-                throw QueryError("IN needs a property on the left and a list {a, b} or an array argument on the right")
+            if case let (n, q)? = operand(l), case .list(let values) = r {
+                return try condition(n, q) { type in .isIn(values.map { coerce($0, for: type) }, options) }
             }
-            let i = try index(n)
-            return .isIn(i, values.map { coerce($0, for: i) }, options)
+            // `value IN collection`: some element equals the value.
+            if case .value(let v) = l, case let (n, q)? = operand(r), q == nil {
+                return try condition(n, .any) { .compare(.equal, coerce(v, for: $0), options) }
+            }
+            throw QueryError("IN needs a property on the left and a list {a, b} or an array argument on the right, or a value on the left and a collection property on the right")
         case .between(let l, let r):
-            guard case .property(let n) = l, case .list(let values) = r, values.count == 2 else {
+            guard case let (n, q)? = operand(l), case .list(let values) = r, values.count == 2 else {
                 throw QueryError("BETWEEN needs a property on the left and {low, high} on the right")
             }
-            let i = try index(n)
-            return .between(i, coerce(values[0], for: i), coerce(values[1], for: i))
-        case .and(let a, let b): return .and(try a.resolve(info), try b.resolve(info))
-        case .or(let a, let b): return .or(try a.resolve(info), try b.resolve(info))
-        case .not(let a): return .not(try a.resolve(info))
+            return try condition(n, q) { .between(coerce(values[0], for: $0), coerce(values[1], for: $0)) }
+        case .and(let a, let b): return .and(try a.resolve(info, bindings: bindings), try b.resolve(info, bindings: bindings))
+        case .or(let a, let b): return .or(try a.resolve(info, bindings: bindings), try b.resolve(info, bindings: bindings))
+        case .not(let a): return .not(try a.resolve(info, bindings: bindings))
         }
     }
 }

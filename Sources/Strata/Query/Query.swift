@@ -87,3 +87,63 @@ extension Query where T == Bool {
     public static func || (lhs: Query<Bool>, rhs: Query<Bool>) -> Query<Bool> { Query<Bool>(.or(lhs.expression, rhs.expression)) }
     public static prefix func ! (q: Query<Bool>) -> Query<Bool> { Query<Bool>(.not(q.expression)) }
 }
+
+// MARK: - Key paths through links and collections
+
+/// Properties that lead to objects of another type: optional links, lists and sets of objects, linking
+/// objects. A query goes on through them: `$0.owner.name == "x"`, `$0.dogs.age > 5` (any dog).
+public protocol _QueryLink {
+    associatedtype _LinkTarget: Object
+}
+extension Optional: _QueryLink where Wrapped: Object { public typealias _LinkTarget = Wrapped }
+extension List: _QueryLink where Element: Object { public typealias _LinkTarget = Element }
+extension MutableSet: _QueryLink where Element: Object { public typealias _LinkTarget = Element }
+extension LinkingObjects: _QueryLink { public typealias _LinkTarget = Element }
+
+/// Collection properties: `List`, `MutableSet`, `LinkingObjects`.
+public protocol _QueryCollection {
+    associatedtype _QueryElement
+}
+extension List: _QueryCollection { public typealias _QueryElement = Element }
+extension MutableSet: _QueryCollection { public typealias _QueryElement = Element }
+extension LinkingObjects: _QueryCollection { public typealias _QueryElement = Element }
+
+extension Query {
+    /// The key path this query reads, extended by `name`.
+    fileprivate func appending(_ name: String) -> QueryExpr {
+        guard case .property(let prefix) = expression else {
+            preconditionFailure("a key path in a query must start at the queried object, as in $0.owner.name")
+        }
+        return .property(prefix + "." + name)
+    }
+}
+
+extension Query where T: _QueryLink {
+    /// A property of the object (or objects) this link or collection leads to.
+    public subscript<V>(dynamicMember keyPath: KeyPath<T._LinkTarget, V>) -> Query<V> {
+        Query<V>(appending(TypeRegistry.info(for: T._LinkTarget.self).name(of: keyPath)))
+    }
+}
+
+extension Query where T: _QueryCollection {
+    /// The number of elements: `$0.dogs.count > 2`.
+    public var count: Query<Int> { Query<Int>(appending("@count")) }
+}
+
+extension Query where T: _QueryCollection, T._QueryElement: _Persistable {
+    /// Whether the collection holds `value`: `$0.tags.contains("red")`, `$0.dogs.contains(rex)`.
+    public func contains(_ value: T._QueryElement) -> Query<Bool> {
+        Query<Bool>(.comparison(expression, .equal, .value(value._linkedObject.flatMap(\._accessor).map { .link($0.key) } ?? value._storedValue), []))
+    }
+}
+
+extension Query where T: _QueryCollection, T._QueryElement: _QueryComparable {
+    /// The smallest element (nil for an empty collection): `$0.scores.min < 3`.
+    public var min: Query<T._QueryElement> { Query<T._QueryElement>(appending("@min")) }
+    /// The largest element (nil for an empty collection).
+    public var max: Query<T._QueryElement> { Query<T._QueryElement>(appending("@max")) }
+    /// The sum of the elements (0 for an empty collection).
+    public var sum: Query<T._QueryElement> { Query<T._QueryElement>(appending("@sum")) }
+    /// The average of the elements (nil for an empty collection).
+    public var avg: Query<Double> { Query<Double>(appending("@avg")) }
+}

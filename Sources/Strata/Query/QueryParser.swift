@@ -1,7 +1,8 @@
 import Foundation
 
 /// Parses Realm's predicate syntax: `age > 18 AND name BEGINSWITH[c] 'a'`, `%@` and `%K` arguments, `IN`,
-/// `BETWEEN`, `NOT`, parentheses, `TRUEPREDICATE`. Errors give the position and what was expected.
+/// `BETWEEN`, `NOT`, parentheses, `TRUEPREDICATE`, key paths through links, `ANY`/`ALL`/`NONE`, `@count`,
+/// `@sum`, `@avg`, `@min`, `@max`. Errors give the position and what was expected.
 struct QueryParser {
     enum Token: Equatable {
         case identifier(String)
@@ -241,6 +242,16 @@ struct QueryParser {
         case .identifier(let s):
             advance()
             switch s.uppercased() {
+            case "ANY", "SOME", "ALL", "NONE":
+                // A quantifier before a key path: `ANY dogs.age > 3`.
+                guard case .identifier(let path) = peek else { throw error("expected a key path after \(s.uppercased())") }
+                advance()
+                let quantifier: Quantifier = switch s.uppercased() {
+                case "ALL": .all
+                case "NONE": .none
+                default: .any
+                }
+                return .quantified(quantifier, path)
             case "TRUE", "YES": return .value(.bool(true))
             case "FALSE", "NO": return .value(.bool(false))
             case "NIL", "NULL": return .value(.null)
@@ -297,6 +308,12 @@ struct QueryParser {
         case let v as Data: return .data(v)
         case let v as UUID: return .uuid(v)
         case let v as ObjectId: return .objectId(v)
+        case let v as Object:
+            // An object: a link to it (`owner == %@`, `ANY dogs == %@`).
+            guard let accessor = v._accessor else {
+                throw QueryError("an unmanaged \(type(of: v).className()) cannot be a query argument: add it to the Realm first")
+            }
+            return .link(accessor.key)
         case let v as any _Persistable: return v._storedValue
         default: throw QueryError("unsupported query argument of type \(type(of: arg))")
         }

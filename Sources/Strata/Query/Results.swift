@@ -43,8 +43,9 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         let token = core.changeToken
         if cache.token == token { return cache }
         var rows: [(key: Int64, record: [UInt8]?, sortValues: [StoredValue], distinctValues: [StoredValue])] = []
+        let context = queryContext()
         let collect = { (key: Int64, ref: RecordRef) -> Bool in
-            if let predicate, !predicate.evaluate(ref) { return true }
+            if let predicate, !predicate.evaluate(ref, key: key, in: context) { return true }
             let record: [UInt8]?
             if case .bytes(let raw, _) = ref { record = [UInt8](raw) } else { record = nil }
             rows.append((key, record, sort.map { ref.value($0.index) }, distinct.map { ref.value($0) }))
@@ -74,6 +75,17 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         cache.records = rows.map(\.record)
         cache.token = token
         return cache
+    }
+
+    /// What the predicate needs to follow links, when it does.
+    private func queryContext() -> QueryContext? {
+        guard let predicate, predicate.readsOtherObjects else { return nil }
+        return QueryContext(core: core)
+    }
+
+    /// Finds the bindings of the types a query's key paths lead to.
+    private var bindingResolver: BindingResolver {
+        { [core] in core.binding(forClass: $0) }
     }
 
     /// The matching keys for the current version, in order.
@@ -255,12 +267,16 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     /// The objects matching a predicate in Realm's syntax, e.g. `filter("age > %@ AND name BEGINSWITH 'A'", 18)`.
     /// A malformed predicate traps with the position and what was expected.
     public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
-        let expr: Predicate
         do {
-            expr = try QueryParser.parse(predicateFormat, arguments: args.map { Optional($0) }).resolve(binding.info)
+            return try filter(predicateFormat, arguments: args.map { Optional($0) })
         } catch {
             preconditionFailure("Invalid predicate: \(error)")
         }
+    }
+
+    /// `filter(_:_:)` with the arguments as an array; throws what that form traps with.
+    func filter(_ predicateFormat: String, arguments: [Any?]) throws -> Results<Element> {
+        let expr = try QueryParser.parse(predicateFormat, arguments: arguments).resolve(binding.info, bindings: bindingResolver)
         return Results(core: core, binding: binding, predicate: predicate.map { .and($0, expr) } ?? expr, sort: sort, distinct: distinct)
     }
 
@@ -268,7 +284,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
         let expr: Predicate
         do {
-            expr = try isIncluded(Query<Element>(.truePredicate)).expression.resolve(binding.info)
+            expr = try isIncluded(Query<Element>(.truePredicate)).expression.resolve(binding.info, bindings: bindingResolver)
         } catch {
             preconditionFailure("Invalid query: \(error)")
         }
@@ -311,8 +327,9 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
             preconditionFailure("Invalid property name '\(property)' for class '\(binding.info.schema.className)'")
         }
         var out: [StoredValue] = []
-        core.forEachRecord(binding) { _, ref in
-            if let predicate, !predicate.evaluate(ref) { return true }
+        let context = queryContext()
+        core.forEachRecord(binding) { key, ref in
+            if let predicate, !predicate.evaluate(ref, key: key, in: context) { return true }
             let v = ref.value(i)
             if !v.isNull { out.append(v) }
             return true
@@ -375,9 +392,10 @@ extension TypeInfo {
         probe._recorder = recorder
         guard let typed = probe as? O else { preconditionFailure("key path \(keyPath) does not belong to \(schema.className)") }
         _ = typed[keyPath: keyPath]
-        guard let first = recorder.indices.first else {
+        if let first = recorder.indices.first { return schema.properties[first].name }
+        guard let inverse = recorder.names.first else {
             preconditionFailure("key path \(keyPath) of \(schema.className) does not read a @Persisted property")
         }
-        return schema.properties[first].name
+        return inverse
     }
 }

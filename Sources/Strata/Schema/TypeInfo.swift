@@ -191,6 +191,22 @@ final class TypeInfo: @unchecked Sendable {
         return index
     }
 
+    /// The name of the LinkingObjects property whose storage is `keyPath` (found by marking it on a probe).
+    func inverseName<O: Object, V>(of keyPath: ReferenceWritableKeyPath<O, Persisted<V>>) -> String {
+        let probe = O.init()
+        probe[keyPath: keyPath].storage = .probe
+        var m: Mirror? = Mirror(reflecting: probe)
+        while let mirror = m {
+            for child in mirror.children {
+                if let label = child.label, let p = child.value as? any PersistedProperty, p.isProbe {
+                    return label.hasPrefix("_") ? String(label.dropFirst()) : label
+                }
+            }
+            m = mirror.superclassMirror
+        }
+        preconditionFailure("\(schema.className): a LinkingObjects property is not part of the model")
+    }
+
     /// The List behind list property `index` of `object`: the managed view, the one assigned, or the one its
     /// property holds.
     func listStorage(of object: Object, at index: Int) -> (any ListStorage)? {

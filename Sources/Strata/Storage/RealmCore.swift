@@ -923,6 +923,27 @@ final class RealmCore: @unchecked Sendable {
         }
     }
 
+    /// Calls `body` with the live object `key` of a type (pending changes included); nil when there is none.
+    /// Queries through links read the objects they reach with it.
+    func withRecord<R>(_ binding: TypeBinding, key: Int64, _ body: (RecordRef) throws -> R) rethrows -> R? {
+        let partition = binding.partition
+        if let r = write?.pending[PendingKey(partition: partition, key: key)] {
+            return r.deleted ? nil : try body(.values(r.values))
+        }
+        var out: R?
+        _ = try? ObjectKey.withBytes(key) { k in
+            try readSnapshot.withValue(forKey: k, in: partition) { v in
+                guard let v else { return }
+                if let values = binding.migratedValues(v) {
+                    out = try body(.values(values))
+                } else {
+                    out = try body(.bytes(v, binding))
+                }
+            }
+        }
+        return out
+    }
+
     private func exists(inSnapshot key: Int64, partition: UInt32) -> Bool {
         ((try? readSnapshot.withValue(forKey: ObjectKey.bytes(key), in: partition) { $0 != nil }) ?? false)
     }
