@@ -554,6 +554,9 @@ public final class Migration {
 
     /// Writes what the block did into the opening transaction and returns the schema to store. Types left to
     /// migrate online get pending entries in it, and `installed` says how to read them.
+    /// The types whose records this migration writes, deletes or drops inside the open.
+    private(set) var rewrittenTypes = Set<String>()
+
     func finish() throws -> StoredSchema {
         let tx = openTx
         // Objects still pending from an older online migration need their transforms from this code's block.
@@ -568,6 +571,7 @@ public final class Migration {
         var pending: [StoredSchema.PendingMigration] = []
         var installed: [String: TypeMigration] = [:]
         var wholeType: [(StoredSchema.StoredType, [TypeMigration.Generation])] = []
+        var rekeyed = Set<String>()
         if errors.isEmpty {
             for t in new.types where !dataDeleted.contains(t.name) {
                 let gens = generations(t.name)
@@ -604,7 +608,10 @@ public final class Migration {
             for key in keys { try tx.delete(ObjectKey.bytes(key), in: partition) }
         }
         for t in new.types {
-            if try rebuildPrimaryKeys(t) { continue }
+            if try rebuildPrimaryKeys(t) {
+                rekeyed.insert(t.name)
+                continue
+            }
             var writer = RecordWriter(t, defaults: defaults(for: t.name))
             for (key, state) in (written[t.partition] ?? [:]).sorted(by: { $0.key < $1.key }) where state.modified {
                 try put(state, key: key, type: t, with: &writer)
@@ -619,6 +626,10 @@ public final class Migration {
         var result = new
         result.pending = pending.isEmpty ? nil : pending
         self.installed = installed
+        let touched = Set(written.keys).union(deleted.keys)
+        rewrittenTypes = enumerated.union(dataDeleted).union(rekeyed).union(wholeType.map(\.0.name))
+            .union(new.types.filter { touched.contains($0.partition) }.map(\.name))
+            .union((old.types.filter { touched.contains($0.partition) }).map(\.name))
         return result
     }
 }

@@ -91,34 +91,57 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     /// The matching keys for the current version, in order.
     func evaluatedKeys() -> [Int64] { evaluated().keys }
 
-    /// The object keys of the objects whose primary key the predicate pins to a few values; nil when it does
-    /// not (the type is scanned).
-    private func primaryKeyCandidates() -> Set<Int64>? {
-        guard let predicate, let pk = binding.info.primaryKeyIndex else { return nil }
-        let property = binding.info.schema.properties[pk]
-        /// Only a constant of the key's own type finds the key (an Int key compared with 5.0 scans).
-        func isKeyValue(_ v: StoredValue) -> Bool {
-            switch (property.type, v) {
-            case (.int, .int), (.string, .string), (.UUID, .uuid), (.objectId, .objectId): return true
-            case (_, .null): return property.isOptional
-            default: return false
-            }
-        }
-        func values(_ p: Predicate) -> [StoredValue]? {
+    /// The object keys of the objects that the predicate pins to a few values of the primary key or of an
+    /// indexed property (`p == v`, `p IN {...}`, alone or ANDed with more); nil when it pins none (the type
+    /// is scanned). The candidates are then checked against the whole predicate.
+    private func primaryKeyCandidates() -> Set<Int64>? { candidates().keys }
+
+    var planDescription: String { candidates(planOnly: true).plan }
+
+    private func candidates(planOnly: Bool = false) -> (keys: Set<Int64>?, plan: String) {
+        guard let predicate else { return (nil, "scan") }
+        let info = binding.info
+        /// The property and values a conjunct pins. Folded comparisons ([c], [d]) match values that differ
+        /// from the constant, so they scan.
+        func pinned(_ p: Predicate, _ accept: (Int) -> Bool) -> (Int, [StoredValue])? {
             switch p {
-            // Folded comparisons ([c], [d]) match keys that differ from the constant: they scan.
-            case .compare(let i, .equal, let v, let options) where i == pk && options.isEmpty: return [v]
-            case .isIn(let i, let vs, let options) where i == pk && options.isEmpty: return vs
-            case .and(let a, let b): return values(a) ?? values(b)
+            case .compare(let i, .equal, let v, let options) where accept(i) && options.isEmpty: return (i, [v])
+            case .isIn(let i, let vs, let options) where accept(i) && options.isEmpty: return (i, vs)
+            case .and(let a, let b): return pinned(a, accept) ?? pinned(b, accept)
             default: return nil
             }
         }
-        guard let pinned = values(predicate), pinned.allSatisfy(isKeyValue) else { return nil }
-        var keys = Set<Int64>()
-        for v in pinned {
-            if let key = core.objectKey(forPrimaryKey: v, binding: binding) { keys.insert(key) }
+        if let pk = info.primaryKeyIndex, let (_, values) = pinned(predicate, { $0 == pk }) {
+            let property = info.schema.properties[pk]
+            /// Only a constant of the key's own type finds the key (an Int key compared with 5.0 scans).
+            func isKeyValue(_ v: StoredValue) -> Bool {
+                switch (property.type, v) {
+                case (.int, .int), (.string, .string), (.UUID, .uuid), (.objectId, .objectId): return true
+                case (_, .null): return property.isOptional
+                default: return false
+                }
+            }
+            if values.allSatisfy(isKeyValue) {
+                if planOnly { return (nil, "primary key") }
+                var keys = Set<Int64>()
+                for v in values {
+                    if let key = core.objectKey(forPrimaryKey: v, binding: binding) { keys.insert(key) }
+                }
+                return (keys, "primary key")
+            }
         }
-        return keys
+        // A secondary index, unless an online migration of the type is under way (records still change).
+        guard binding.migration == nil, !binding.indexPartitions.isEmpty,
+            let (i, values) = pinned(predicate, { binding.indexPartitions[$0] != nil }),
+            let partition = binding.indexPartitions[i],
+            values.allSatisfy({ SecondaryIndex.canLookUp($0, info.schema.properties[i]) })
+        else { return (nil, "scan") }
+        let plan = "index on \(info.schema.className).\(info.schema.properties[i].name)"
+        if planOnly { return (nil, plan) }
+        guard var keys = try? SecondaryIndex.lookUp(values, in: partition, snapshot: core.readSnapshot) else { return (nil, "scan") }
+        // The index is of the last commit: objects this write transaction touched are candidates too.
+        keys.formUnion(core.pendingKeys(partition: binding.partition))
+        return (keys, plan)
     }
 
     /// Installs contents computed incrementally by an observer for the current version (records are read

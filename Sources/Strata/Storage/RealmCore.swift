@@ -252,6 +252,7 @@ final class RealmCore: @unchecked Sendable {
                         for t in base.types {
                             try tx.dropPartition(t.partition)
                             if let p = t.primaryKeyPartition { try tx.dropPartition(p) }
+                            for index in t.indexes ?? [] { try tx.dropPartition(index.partition) }
                             try tx.delete(StoredSchema.nextKeyKey(t.partition), in: StoredSchema.metadataPartition)
                         }
                         schema = StoredSchema(schemaVersion: configuration.schemaVersion, nextPartition: base.nextPartition, types: [])
@@ -275,6 +276,11 @@ final class RealmCore: @unchecked Sendable {
                         schema = try migration.finish()
                         toInstall = migration.installed
                         replaceMigrations = true
+                        // Records the migration rewrote, and those an online migration will rewrite, no longer
+                        // match their indexes: unlisted here, built again once the type's records are final.
+                        for name in migration.rewrittenTypes.union((schema.pending ?? []).map(\.typeName)) {
+                            try schema.dropIndexes(of: name, in: tx)
+                        }
                     }
                 }
                 var changed = base == nil || schema != base
@@ -297,6 +303,13 @@ final class RealmCore: @unchecked Sendable {
             }
             // Only a committed schema gets its migrations installed: a failed open leaves the process as it was.
             install(toInstall, replacing: replaceMigrations)
+            if ownTx {
+                try reconcileIndexes(toBind.map(\.0))
+                try moveToLatest()
+                if let latest = shared.storedSchema.withLock({ $0 }) {
+                    toBind = toBind.map { (info, t, version) in (info, latest.type(named: t.name) ?? t, version) }
+                }
+            }
             for (info, t, version) in toBind {
                 bindings[ObjectIdentifier(info.objectClass)] = TypeBinding(info: info, stored: t, schemaVersion: version, migration: shared.migration(for: t.name))
             }
@@ -518,9 +531,23 @@ final class RealmCore: @unchecked Sendable {
             var ordered = w.order
             if !ordered.isSorted { ordered.sort() }
             var encoded: [UInt8] = []
+            // The indexes the file lists now (another instance may have built one this binding predates).
+            let storedNow = shared.storedSchema.withLock { $0 }
+            var indexesByPartition: [UInt32: [(property: Int, partition: UInt32)]] = [:]
             for pk in ordered {
                 guard let record = w.pending[pk] else { continue }
+                let indexes: [(property: Int, partition: UInt32)]
+                if let known = indexesByPartition[pk.partition] {
+                    indexes = known
+                } else {
+                    indexes = SecondaryIndex.indexes(of: record.binding, in: storedNow)
+                    indexesByPartition[pk.partition] = indexes
+                }
                 try ObjectKey.withBytes(pk.key) { key in
+                    if !indexes.isEmpty {
+                        try SecondaryIndex.update(
+                            record.binding, indexes, key: pk.key, keyBytes: key, values: record.deleted ? nil : record.values, in: w.tx)
+                    }
                     if record.deleted {
                         try w.tx.delete(key, in: pk.partition)
                     } else {
@@ -770,6 +797,8 @@ final class RealmCore: @unchecked Sendable {
             // Dropping a partition is O(1) in the engine.
             try? w.tx.dropPartition(t.partition)
             if let p = t.primaryKeyPartition { try? w.tx.dropPartition(p) }
+            // The type's indexes stay listed: empty, they are right for no objects.
+            for index in t.indexes ?? [] { try? w.tx.dropPartition(index.partition) }
             w.removePending(partition: t.partition)
             w.added[t.partition] = nil
         }
@@ -942,6 +971,12 @@ final class RealmCore: @unchecked Sendable {
             }
         }
         return out
+    }
+
+    /// The keys of the objects of a partition that this write transaction changed, added or deleted.
+    func pendingKeys(partition: UInt32) -> [Int64] {
+        guard let w = write else { return [] }
+        return w.order.filter { $0.partition == partition }.map(\.key)
     }
 
     private func exists(inSnapshot key: Int64, partition: UInt32) -> Bool {

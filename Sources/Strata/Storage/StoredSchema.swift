@@ -24,6 +24,22 @@ struct StoredSchema: Codable, Equatable, Sendable {
         var primaryKeyPartition: UInt32?
         var nextFieldId: UInt32
         var properties: [StoredProperty]
+        /// The built secondary indexes (absent in files written before indexes existed).
+        var indexes: [StoredIndex]? = nil
+    }
+
+    /// A secondary index of one property: a partition whose keys are the property's value followed by the
+    /// object key (`SecondaryIndex`). It is listed only while it holds exactly one entry per object of the type,
+    /// for the value a read gives; anything that writes the type's records without keeping it so (a
+    /// migration) removes it from the list, and the next open builds it again.
+    struct StoredIndex: Codable, Equatable, Sendable {
+        var fieldId: UInt32
+        var partition: UInt32
+        /// The property as it was when the index was built: a change of type, optionality or declared default
+        /// (which records written before the property existed read as) means building it again.
+        var type: PropertyType
+        var isOptional: Bool
+        var defaultValue: String
     }
 
     /// Objects of a type that an online migration has not rewritten yet: records of `fromVersion` or older
@@ -82,6 +98,8 @@ final class TypeBinding: @unchecked Sendable {
     let info: TypeInfo
     let partition: UInt32
     let primaryKeyPartition: UInt32?
+    /// The secondary index of each indexed property that has one, by property index.
+    let indexPartitions: [Int: UInt32]
     /// Field id per property index.
     let fieldIds: [UInt32]
     /// Whether the primary key is an Int, used as the object key itself.
@@ -118,7 +136,15 @@ final class TypeBinding: @unchecked Sendable {
         self.schemaVersion = schemaVersion
         self.partition = stored.partition
         self.primaryKeyPartition = stored.primaryKeyPartition
-        self.fieldIds = info.schema.properties.map { p in stored.properties.first { $0.name == p.columnName }?.fieldId ?? UInt32.max }
+        let fieldIds = info.schema.properties.map { p in stored.properties.first { $0.name == p.columnName }?.fieldId ?? UInt32.max }
+        self.fieldIds = fieldIds
+        var indexPartitions: [Int: UInt32] = [:]
+        for index in stored.indexes ?? [] {
+            if let i = fieldIds.firstIndex(of: index.fieldId), SecondaryIndex.matches(index, info: info, property: i) {
+                indexPartitions[i] = index.partition
+            }
+        }
+        self.indexPartitions = indexPartitions
         if let pk = info.primaryKeyIndex {
             intPrimaryKey = info.schema.properties[pk].type == .int
         } else {
