@@ -14,7 +14,7 @@ public final class Runner {
     }
 
     public static let allWorkloads = [
-        "insert", "enumerate-int", "enumerate-all", "lookup", "query-pk", "query", "snapshot-read", "notify", "open", "size",
+        "insert", "enumerate-int", "enumerate-all", "lookup", "query-pk", "query", "query-indexed", "snapshot-read", "notify", "open", "size",
         "migrate-combine", "migrate-rename", "migrate-retype",
     ]
     /// Strata through its object API: the column every ratio is computed from.
@@ -123,6 +123,15 @@ public final class Runner {
                     check(engine.name, "age of the middle person", age)
                     try engine.close()
                 }
+                if want.contains("query-indexed"), let indexing = engine as? any IndexingBenchEngine {
+                    progress("\(tag): index lastName")
+                    let copy = dir + "-indexed"
+                    defer { try? FileManager.default.removeItem(atPath: copy) }
+                    record("index build (lastName)", engine.name, try indexing.addLastNameIndex(in: copy, from: dir) * 1000)
+                    let names = data.lookupIDs.prefix(10_000).map { data.people[$0].lastName }
+                    try rate("query-indexed", names.count, "sum of ages queried by lastName") { try indexing.queryAgesByLastName(names) }
+                    try engine.close()
+                }
                 if let migrating = engine as? any MigratingBenchEngine,
                     want.contains("migrate-combine") || want.contains("migrate-rename") || want.contains("migrate-retype")
                 {
@@ -194,6 +203,8 @@ public final class Runner {
             ("lookup", .perSecond, "\(data.lookupIDs.count) random primary-key lookups reading age"),
             ("query-pk", .perSecond, "\(min(data.lookupIDs.count, 100_000)) queries `id == x` reading age (Strata: where { $0.id == x }.first; SQLite: the prepared SELECT of lookup; LMDB: mdb_get)"),
             ("query (age > 50; firstName BEGINSWITH \"ab\")", .perSecond, "counts over full scans, no index"),
+            ("index build (lastName)", .milliseconds, "open a closed copy and index lastName (Strata: a model with @Persisted(indexed: true); SQLite: CREATE INDEX; LMDB: a second database built by hand)"),
+            ("query-indexed", .perSecond, "10,000 queries `lastName == x` through that index, summing the ages of the matches (Strata: where { $0.lastName == x })"),
             ("snapshot-read", .perSecond, "Strata: enumerate-int while another thread's Realm commits 1-object writes without pause (compare with enumerate-int)"),
             ("snapshot-read: writer commits meanwhile", .perSecond, "Strata: the durable commits per second that writer made during that enumeration"),
             ("notify", .milliseconds, "Strata: from the start of a 1-object write to the delivery of its change set to an observer of all N objects (median of 200)"),

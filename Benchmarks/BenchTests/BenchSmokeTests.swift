@@ -32,6 +32,13 @@ import Testing
             #expect(checks["sum of yearsSinceBirth"] == data.ageSum, "\(engine)")
             #expect(checks["sum of retyped lengths"] == data.people.reduce(0) { $0 + String($1.age).count }, "\(engine)")
         }
+        // The lastName index finds every person with each name (names repeat rarely; each is looked up once).
+        let names = data.lookupIDs.prefix(10_000).map { data.people[$0].lastName }
+        let byName = Dictionary(grouping: data.people, by: \.lastName)
+        let indexedSum = names.reduce(0) { sum, name in sum + (byName[name] ?? []).reduce(0) { $0 + $1.age } }
+        for engine in [Runner.strata, "SQLite", "LMDB"] {
+            #expect(report.checks[engine]?["sum of ages queried by lastName"] == indexedSum, "\(engine)")
+        }
         let table = Runner.table(report, peers: ["sqlite", "lmdb"])
         #expect(table.contains("| lookup (/s) |"))
     }

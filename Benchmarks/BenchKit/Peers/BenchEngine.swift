@@ -1,3 +1,4 @@
+import Foundation
 /// One engine under measurement. Every method works on the Person data set; each returns a checksum-like
 /// result so the Bench can check that all engines computed the same thing.
 public protocol BenchEngine: AnyObject {
@@ -82,4 +83,24 @@ public protocol MigratingBenchEngine: BenchEngine {
     func migrateRetype(in directory: String) throws -> () throws -> Int
     /// Compacts the closed database with the engine's own tool and returns its size on disk in bytes.
     func compactedSize(in directory: String) throws -> Int
+}
+
+/// An engine that can index `lastName` (Strata: `@Persisted(indexed: true)`; SQLite: CREATE INDEX; LMDB: a
+/// second database from lastName + id to nothing, built and read by hand, as LMDB users do).
+public protocol IndexingBenchEngine: BenchEngine {
+    /// Copies the closed database in `original` to `directory` (not timed), then opens the copy and adds an
+    /// index on lastName (timed by the caller from the call's start minus the copy: see `indexBuildSeconds`).
+    /// Leaves the copy open with the index; returns the seconds the open and the index build took.
+    func addLastNameIndex(in directory: String, from original: String) throws -> Double
+    /// For each name, the people whose lastName equals it, through the index: the sum of their ages.
+    func queryAgesByLastName(_ names: [[UInt8]]) throws -> Int
+}
+
+extension BenchEngine {
+    /// Copies the files of a closed database directory (not timed by the callers).
+    func copyDatabase(from original: String, to directory: String) throws {
+        let fm = FileManager.default
+        try? fm.removeItem(atPath: directory)
+        try fm.copyItem(atPath: original, toPath: directory)
+    }
 }

@@ -248,3 +248,34 @@ extension StrataObjectPeer: MigratingBenchEngine, OnlineMigratingBenchEngine {
         return { realm.objects(BenchPersonV4.self).reduce(0) { $0 + $1.yearsSinceBirth.utf8.count } }
     }
 }
+
+/// The Bench's model with lastName indexed (the same schema type, so opening builds the index).
+public final class BenchPersonIndexed: Object {
+    @Persisted(primaryKey: true) public var id: Int
+    @Persisted public var firstName = ""
+    @Persisted(indexed: true) public var lastName = ""
+    @Persisted public var age = 0
+
+    public override class func className() -> String { "Person" }
+}
+
+extension StrataObjectPeer: IndexingBenchEngine {
+    public func addLastNameIndex(in directory: String, from original: String) throws -> Double {
+        try copyDatabase(from: original, to: directory)
+        let start = now()
+        let config = Realm.Configuration(fileURL: URL(fileURLWithPath: directory + "/strata.realm"), objectTypes: [BenchPersonIndexed.self])
+        configuration = config
+        realm = try Realm(configuration: config)
+        return now() - start
+    }
+
+    public func queryAgesByLastName(_ names: [[UInt8]]) throws -> Int {
+        let people = try open().objects(BenchPersonIndexed.self)
+        var sum = 0
+        for name in names {
+            let s = String(decoding: name, as: UTF8.self)
+            for p in people.where({ $0.lastName == s }) { sum &+= p.age }
+        }
+        return sum
+    }
+}

@@ -410,6 +410,14 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 extension TypeInfo {
     /// The property a key path of the model reads (found once with a recording probe instance).
     func name<O, V>(of keyPath: KeyPath<O, V>) -> String {
+        // Queries name their properties through key paths each time they are built: probe each once.
+        if let known = keyPathNames.withLock({ $0[KeyPathKey(keyPath: keyPath)] }) { return known }
+        let name = probeName(of: keyPath)
+        keyPathNames.withLock { $0[KeyPathKey(keyPath: keyPath)] = name }
+        return name
+    }
+
+    private func probeName<O, V>(of keyPath: KeyPath<O, V>) -> String {
         let probe = objectClass.init()
         let recorder = KeyPathRecorder()
         probe._recorder = recorder

@@ -27,6 +27,8 @@ final class TypeInfo: @unchecked Sendable {
     /// The LinkingObjects properties: name, origin class and the origin's property.
     let linkingObjects: [(name: String, origin: Object.Type, property: String)]
 
+    /// Model key path -> property name, for queries, sorts and aggregates (`name(of:)`).
+    let keyPathNames = Locked<[KeyPathKey: String]>([:])
     /// Storage key path -> property index, found once per key path by probing.
     private let keyPathIndex = Locked(KeyPathTable())
     /// The identities of key paths in `keyPathIndex.byIdentity`, read without a lock.

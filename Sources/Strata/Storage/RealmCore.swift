@@ -924,10 +924,15 @@ final class RealmCore: @unchecked Sendable {
         let partition = binding.partition
         let snapshot = readSnapshot
         var keys: [Int64] = [], late: [Int64] = []
-        for key in unordered {
-            if exists(inSnapshot: key, partition: partition) { keys.append(key) } else { late.append(key) }
+        if write == nil {
+            // Outside a write every key is in the snapshot or nowhere: the reads below skip the missing.
+            keys = unordered.sorted()
+        } else {
+            for key in unordered {
+                if exists(inSnapshot: key, partition: partition) { keys.append(key) } else { late.append(key) }
+            }
+            keys.sort()
         }
-        keys.sort()
         if !late.isEmpty, let added = write?.added[partition] {
             keys += late.sorted { (added.firstIndex(of: $0) ?? .max) < (added.firstIndex(of: $1) ?? .max) }
         }

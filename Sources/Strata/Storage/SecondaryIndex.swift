@@ -29,7 +29,10 @@ enum SecondaryIndex {
     /// normalized first.
     static func prefix(_ v: StoredValue) -> [UInt8] {
         switch v {
-        case .string(let s): return [2] + Array(s.precomposedStringWithCanonicalMapping.utf8) + [0]
+        case .string(let s):
+            // ASCII is in normal form already (and the usual case): normalizing costs more than the lookup.
+            if s.utf8.allSatisfy({ $0 < 0x80 }) { return [2] + Array(s.utf8) + [0] }
+            return [2] + Array(s.precomposedStringWithCanonicalMapping.utf8) + [0]
         case .bool(let b): return [6, b ? 1 : 0]
         case .date(let d):
             let t = d.timeIntervalSinceReferenceDate
