@@ -108,7 +108,10 @@ public struct Realm: @unchecked Sendable {
 
     /// All objects of a type, as a live `Results`.
     public func objects<T: Object>(_ type: T.Type) -> Results<T> {
-        Results(core: core, binding: core.binding(for: T.self), predicate: nil, sort: [])
+        precondition(
+            !(T.self is EmbeddedObject.Type),
+            "Embedded objects cannot be queried on their own: query their parents through a key path (e.g. `address.city == 'Oslo'`)")
+        return Results(core: core, binding: core.binding(for: T.self), predicate: nil, sort: [])
     }
 
     /// The object whose primary key is `key`, or nil.

@@ -194,7 +194,7 @@ public final class Migration {
                     Property(name: $0.name, columnName: $0.name, type: $0.type, isOptional: $0.isOptional, isIndexed: $0.isIndexed,
                              isPrimaryKey: $0.isPrimaryKey, objectClassName: $0.objectClassName, isArray: $0.isList ?? false)
                 },
-                isEmbedded: false, objectClass: nil)
+                isEmbedded: t.isEmbedded ?? false, objectClass: nil)
         })
     }
 

@@ -1,5 +1,19 @@
 import Foundation
 
+/// An object that lives inside another: declare it as a property (`@Persisted var address: Address?`) or
+/// a `List` element of its parent, never on its own.
+///
+/// ```swift
+/// final class Address: EmbeddedObject {
+///     @Persisted var street = ""
+///     @Persisted var city = ""
+/// }
+/// ```
+/// An embedded object has exactly one parent: assigning an unmanaged one to a managed parent adds it;
+/// replacing it, removing it from its list or deleting its parent deletes it. It has no primary key, and is
+/// neither added, created nor queried on its own (query its parent through a key path: `address.city`).
+open class EmbeddedObject: Object {}
+
 /// The base class of every model: subclass it and declare `@Persisted` properties.
 ///
 /// ```swift

@@ -3,6 +3,7 @@ struct SchemaDiff: CustomStringConvertible, Equatable {
     enum Kind: Equatable {
         case propertyAdded, propertyRemoved, typeChanged(from: PropertyType, to: PropertyType, fromList: Bool = false, toList: Bool = false)
         case optionalityChanged(nowOptional: Bool), primaryKeyChanged(nowPrimary: Bool)
+        case embeddingChanged(nowEmbedded: Bool)
     }
     var type: String
     var property: String
@@ -23,6 +24,8 @@ struct SchemaDiff: CustomStringConvertible, Equatable {
         case .typeChanged(let from, let to, let fromList, let toList):
             "Property '\(type).\(property)' has been changed from '\(fromList ? "List<\(from)>" : "\(from)")' to '\(toList ? "List<\(to)>" : "\(to)")'."
         case .optionalityChanged(let now): "Property '\(type).\(property)' has been made \(now ? "optional" : "required")."
+        case .embeddingChanged(let now):
+            now ? "Class '\(type)' has been made an embedded object." : "Class '\(type)' has been made a top-level object (no longer embedded)."
         case .primaryKeyChanged(let now):
             now ? "Primary Key for class '\(type)' has been added: '\(property)'." : "Primary Key for class '\(type)' has been removed: '\(property)'."
         }
@@ -34,6 +37,9 @@ struct SchemaDiff: CustomStringConvertible, Equatable {
         for info in declared {
             let name = info.schema.className
             guard let t = stored.type(named: name) else { continue }
+            if (t.isEmbedded ?? false) != info.schema.isEmbedded {
+                out.append(SchemaDiff(type: name, property: "", kind: .embeddingChanged(nowEmbedded: info.schema.isEmbedded)))
+            }
             for p in info.schema.properties {
                 guard let s = t.properties.first(where: { $0.name == p.columnName }) else {
                     out.append(SchemaDiff(type: name, property: p.name, kind: .propertyAdded))
@@ -86,11 +92,13 @@ struct SchemaDiff: CustomStringConvertible, Equatable {
             } else {
                 t.primaryKeyPartition = nil
             }
+            t.isEmbedded = info.schema.isEmbedded ? true : nil
             let changed = t != schema.types[i]
             schema.types[i] = t
             return changed
         }
         var t = StoredSchema.StoredType(name: name, partition: schema.nextPartition, primaryKeyPartition: nil, nextFieldId: 1, properties: [])
+        t.isEmbedded = info.schema.isEmbedded ? true : nil
         schema.nextPartition += 1
         if let pk = info.schema.primaryKeyProperty, pk.type != .int {
             t.primaryKeyPartition = schema.nextPartition

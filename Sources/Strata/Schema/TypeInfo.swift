@@ -24,6 +24,8 @@ final class TypeInfo: @unchecked Sendable {
     let linkTargets: [Int: Object.Type]
     /// The List properties, by property index: the element class for lists of objects, nil for values.
     let listTargets: [Int: Object.Type?]
+    /// The link and List properties whose objects are embedded (owned by the object), by property index.
+    let embeddedTargets: [Int: Object.Type]
     /// The LinkingObjects properties: name, origin class and the origin's property.
     let linkingObjects: [(name: String, origin: Object.Type, property: String)]
 
@@ -117,7 +119,16 @@ final class TypeInfo: @unchecked Sendable {
         if properties.isEmpty {
             throw Realm.Error(.schemaMismatch, "\(className) has no @Persisted properties; a model needs at least one")
         }
-        self.schema = ObjectSchema(className: className, properties: properties, isEmbedded: false, objectClass: objectClass)
+        let isEmbedded = objectClass is EmbeddedObject.Type
+        if isEmbedded, let pk = properties.first(where: \.isPrimaryKey) {
+            throw Realm.Error(
+                .schemaMismatch, "\(className).\(pk.name) cannot be a primary key: \(className) is an EmbeddedObject, which has none")
+        }
+        self.schema = ObjectSchema(className: className, properties: properties, isEmbedded: isEmbedded, objectClass: objectClass)
+        var embedded: [Int: Object.Type] = [:]
+        for (i, target) in linkTargets where target is EmbeddedObject.Type { embedded[i] = target }
+        for (i, target) in listTargets { if let target, target is EmbeddedObject.Type { embedded[i] = target } }
+        self.embeddedTargets = embedded
         self.defaults = defaults
         self.labelIndex = labels
         self.linkTargets = linkTargets

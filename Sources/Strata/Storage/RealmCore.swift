@@ -80,6 +80,8 @@ final class RealmCore: @unchecked Sendable {
         var deletedPrimaryKeys: [(UInt32, [UInt8])] = []
         /// Keys of deleted objects by type name, whose links are nulled at commit.
         var deletedKeys: [String: Set<Int64>] = [:]
+        /// Embedded objects added in this write that no parent has taken yet (`adopt`).
+        var orphans = Set<PendingKey>()
         var schemaChanged = false
         /// deleteAll dropped partitions: observers re-evaluate.
         var droppedPartitions = false
@@ -169,7 +171,7 @@ final class RealmCore: @unchecked Sendable {
                     Property(name: $0.name, columnName: $0.name, type: $0.type, isOptional: $0.isOptional, isIndexed: $0.isIndexed,
                              isPrimaryKey: $0.isPrimaryKey, objectClassName: $0.objectClassName, isArray: $0.isList ?? false)
                 },
-                isEmbedded: false, objectClass: nil))
+                isEmbedded: t.isEmbedded ?? false, objectClass: nil))
         }
         return Schema(objectSchema: result.sorted { $0.className < $1.className })
     }
@@ -524,6 +526,12 @@ final class RealmCore: @unchecked Sendable {
             if w.schemaChanged, let schema = shared.storedSchema.withLock({ $0 }) {
                 try w.tx.put(StoredSchema.schemaKey, schema.encoded(), in: StoredSchema.metadataPartition)
             }
+            // Embedded objects that no parent took (none, unless a caller added one and dropped it) go.
+            for orphan in w.orphans {
+                if let b = bindings.values.first(where: { $0.partition == orphan.partition }) {
+                    deleteCascading(b, orphan.key, w, nullifyLinks: false)
+                }
+            }
             try nullifyLinks(w, &summary)
             for (partition, keys) in w.pendingKeysByPartition() { summary.keys[partition, default: []].formUnion(keys) }
             // In key order, so the engine receives sorted operations and skips sorting them. Keys first seen in
@@ -616,7 +624,9 @@ final class RealmCore: @unchecked Sendable {
         return k
     }
 
-    func add(_ object: Object, update: Realm.UpdatePolicy) {
+    /// Adds an unmanaged object (and the unmanaged objects it links to). `asChild`: an embedded object being
+    /// given to a parent (the only way one is added).
+    func add(_ object: Object, update: Realm.UpdatePolicy, asChild: Bool = false) {
         let w = requireWrite("add objects")
         if let accessor = object._accessor {
             precondition(accessor.core === self, "Object is already managed by another Realm. Use create instead to copy it into this Realm.")
@@ -624,6 +634,9 @@ final class RealmCore: @unchecked Sendable {
         }
         let binding = binding(forClass: type(of: object))
         let info = binding.info
+        precondition(
+            asChild || !info.schema.isEmbedded,
+            "Embedded objects cannot be added or created on their own: assign this \(info.schema.className) to a property or List of its parent object")
         var values = info.unmanagedValues(of: object)
         for i in info.requiredIndices where values[i].isNull { values[i] = info.defaults[i] }
         // Linked objects are resolved once this one has its key, so that a cycle of links ends here.
@@ -644,7 +657,7 @@ final class RealmCore: @unchecked Sendable {
                     record.values[i] = values[i]
                 }
                 attach(object, binding: binding, key: key)
-                resolve(links, lists, into: record, update: update)
+                resolve(links, lists, into: record, update: update, w)
                 return
             }
             if binding.intPrimaryKey, case .int(let v) = pkValue {
@@ -660,27 +673,81 @@ final class RealmCore: @unchecked Sendable {
         record.primaryKeyIndexEntry = pkEntry
         let pk = PendingKey(partition: binding.partition, key: key)
         if w.setPending(pk, record) { w.added[binding.partition, default: []].append(key) }
+        if info.schema.isEmbedded { w.orphans.insert(pk) }
         attach(object, binding: binding, key: key)
         w.objectsToInvalidate.append(object)
-        resolve(links, lists, into: record, update: update)
+        // A new record's embedded properties own nothing yet, whatever the unmanaged values said.
+        for i in info.embeddedTargets.keys { record.values[i] = info.listTargets[i] != nil ? .list([]) : .null }
+        resolve(links, lists, into: record, update: update, w)
     }
 
     /// Stores the links and lists of an object being added, adding the linked objects that are not managed yet.
-    private func resolve(_ links: [Int: Object?], _ lists: [(Int, any ListStorage)], into record: PendingRecord, update: Realm.UpdatePolicy) {
+    private func resolve(_ links: [Int: Object?], _ lists: [(Int, any ListStorage)], into record: PendingRecord, update: Realm.UpdatePolicy, _ w: WriteState) {
         for (i, linked) in links {
             let v = link(to: linked, update: update)
-            if update != .modified || record.values[i] != v { record.values[i] = v }
+            if update != .modified || record.values[i] != v {
+                adopt(record.binding, i, old: record.values[i], new: v, w)
+                record.values[i] = v
+            }
         }
         for (i, list) in lists {
             let v = list.storedElements(in: self, update: update)
-            if update != .modified || record.values[i] != v { record.values[i] = v }
+            if update != .modified || record.values[i] != v {
+                adopt(record.binding, i, old: record.values[i], new: v, w)
+                record.values[i] = v
+            }
+        }
+    }
+
+    /// Keeps embedded objects owned by exactly one parent when property `i` of an object of `binding` goes
+    /// from `old` to `new`: objects it gains must be new (added in this write, without a parent), objects it
+    /// loses are deleted with what they embed. Nothing for other properties.
+    private func adopt(_ binding: TypeBinding, _ i: Int, old: StoredValue, new: StoredValue, _ w: WriteState) {
+        guard let target = binding.info.embeddedTargets[i] else { return }
+        let childBinding = self.binding(forClass: target)
+        let name = "\(binding.info.schema.className).\(binding.info.schema.properties[i].name)"
+        let oldKeys = Self.linkKeys(old), newKeys = Self.linkKeys(new)
+        let oldSet = Set(oldKeys), newSet = Set(newKeys)
+        precondition(newSet.count == newKeys.count, "\(name) cannot hold the same embedded \(target.className()) twice")
+        for k in newKeys where !oldSet.contains(k) {
+            precondition(
+                w.orphans.remove(PendingKey(partition: childBinding.partition, key: k)) != nil,
+                "Cannot set \(name) to an embedded \(target.className()) that already has a parent: an embedded object belongs to one parent only; assign a new (unmanaged) \(target.className()) instead")
+        }
+        for k in oldKeys where !newSet.contains(k) { deleteCascading(childBinding, k, w, nullifyLinks: false) }
+    }
+
+    static func linkKeys(_ v: StoredValue) -> [Int64] {
+        switch v {
+        case .link(let k): return [k]
+        case .list(let items): return items.compactMap { if case .link(let k) = $0 { return k } else { return nil } }
+        default: return []
+        }
+    }
+
+    /// Deletes an object and the objects it embeds. `nullifyLinks`: links to it elsewhere become nil at commit
+    /// (not needed when its parent is the one letting it go).
+    private func deleteCascading(_ binding: TypeBinding, _ key: Int64, _ w: WriteState, nullifyLinks: Bool) {
+        guard exists(binding: binding, key: key) else { return }
+        let record = pendingRecord(binding, key, w)
+        if record.deleted { return }
+        if let pkIndex = binding.info.primaryKeyIndex, let pkPartition = binding.primaryKeyPartition {
+            w.deletedPrimaryKeys.append((pkPartition, PrimaryKeyIndex.entry(record.values[pkIndex])))
+            record.primaryKeyIndexEntry = nil
+        }
+        record.deleted = true
+        w.orphans.remove(PendingKey(partition: binding.partition, key: key))
+        if nullifyLinks { w.deletedKeys[binding.info.schema.className, default: []].insert(key) }
+        for (i, target) in binding.info.embeddedTargets {
+            let childBinding = self.binding(forClass: target)
+            for k in Self.linkKeys(record.values[i]) { deleteCascading(childBinding, k, w, nullifyLinks: false) }
         }
     }
 
     /// The stored form of a link to `object`, adding it to this Realm first when it is unmanaged.
     func link(to object: Object?, update: Realm.UpdatePolicy = .error) -> StoredValue {
         guard let object else { return .null }
-        if object._accessor == nil { add(object, update: update) }
+        if object._accessor == nil { add(object, update: update, asChild: true) }
         guard let accessor = object._accessor, accessor.core === self else {
             preconditionFailure("Cannot link to an object managed by another Realm instance; copy it into this Realm with create(_:value:update:)")
         }
@@ -780,13 +847,7 @@ final class RealmCore: @unchecked Sendable {
             preconditionFailure("Can only delete an object from the Realm it belongs to.")
         }
         precondition(objectExists(accessor), "Object has been deleted or invalidated.")
-        let record = pendingRecord(accessor.binding, accessor.key, w)
-        if let pkIndex = accessor.binding.info.primaryKeyIndex, let pkPartition = accessor.binding.primaryKeyPartition {
-            w.deletedPrimaryKeys.append((pkPartition, PrimaryKeyIndex.entry(record.values[pkIndex])))
-            record.primaryKeyIndexEntry = nil
-        }
-        record.deleted = true
-        w.deletedKeys[accessor.binding.info.schema.className, default: []].insert(accessor.key)
+        deleteCascading(accessor.binding, accessor.key, w, nullifyLinks: true)
     }
 
     func deleteAll() {
@@ -886,7 +947,9 @@ final class RealmCore: @unchecked Sendable {
         precondition(!property.isPrimaryKey, "Primary key can't be changed after an object is inserted.")
         precondition(!value.isNull || property.isOptional, "\(accessor.binding.info.schema.className).\(property.name) is not optional and cannot be set to nil")
         precondition(objectExists(accessor), "Object has been deleted or invalidated.")
-        pendingRecord(accessor.binding, accessor.key, w).values[index] = value
+        let record = pendingRecord(accessor.binding, accessor.key, w)
+        adopt(accessor.binding, index, old: record.values[index], new: value, w)
+        record.values[index] = value
     }
 
     /// Calls `body` with every live object of a type (key and a way to read its properties), in key order,

@@ -26,6 +26,8 @@ struct StoredSchema: Codable, Equatable, Sendable {
         var properties: [StoredProperty]
         /// The built secondary indexes (absent in files written before indexes existed).
         var indexes: [StoredIndex]? = nil
+        /// An embedded type (absent: no).
+        var isEmbedded: Bool? = nil
     }
 
     /// A secondary index of one property: a partition whose keys are the property's value followed by the
