@@ -95,3 +95,6 @@ enum FileManagerPath {
     static var current: String { FileManager.default.currentDirectoryPath }
 }
 
+
+/// The closure that migrates a file to the configuration's schema version (RealmSwift's global name).
+public typealias MigrationBlock = Realm.MigrationBlock

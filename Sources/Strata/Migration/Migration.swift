@@ -18,6 +18,10 @@ final class DynamicState: CustomStringConvertible {
     var wrotePrimaryKey = false
     /// Inside a migration, mistakes are recorded here (the open then throws) instead of trapping.
     var report: MigrationReporter?
+    /// The object's key, when it is one the migration handed out (links to it store the key).
+    var key: Int64?
+    /// The migration that handed it out: links read through it give objects (`MigrationObject`s).
+    weak var migration: Migration?
 
     init(type: StoredSchema.StoredType, values: FieldValues, writable: Bool, defaults: [String: StoredValue]) {
         self.type = type
@@ -46,7 +50,41 @@ final class DynamicState: CustomStringConvertible {
         return v.isNull && !p.isOptional ? (defaults[p.name] ?? v) : v
     }
 
-    func value(forKey key: String) -> Any? { stored(forKey: key).anyValue }
+    func value(forKey key: String) -> Any? {
+        let v = stored(forKey: key)
+        // Links read as the objects they name (in this object's schema, old or new), lists of them as arrays.
+        if let p = type.properties.first(where: { $0.name == key }), p.type == .object, let target = p.objectClassName, let migration {
+            switch v {
+            case .link(let k): return migration.linkedObject(target, key: k, old: !writable)
+            case .list(let items):
+                return items.compactMap { item -> MigrationObject? in
+                    guard case .link(let k) = item else { return nil }
+                    return migration.linkedObject(target, key: k, old: !writable)
+                }
+            default: return nil
+            }
+        }
+        return v.anyValue
+    }
+
+    /// The stored form of objects given for link or list property `p`: links to objects this migration handed
+    /// out; nil when the value is not made of such objects.
+    private func links(_ value: Any?, for p: StoredSchema.StoredProperty) -> StoredValue? {
+        func link(_ o: Any) -> StoredValue? {
+            guard let state = (o as? DynamicObject)?._dynamic, let k = state.key else { return nil }
+            guard state.type.name == p.objectClassName else {
+                fail("Cannot set '\(type.name).\(p.name)' to an object of type '\(state.type.name)': it links to '\(p.objectClassName ?? "?")'")
+                return .null
+            }
+            return .link(k)
+        }
+        if p.isList ?? false, let array = value as? [Any] {
+            let items = array.compactMap(link)
+            return items.count == array.count ? .list(items) : nil
+        }
+        if let value, p.type == .object { return link(value) }
+        return nil
+    }
 
     func setValue(_ value: Any?, forKey key: String) {
         guard writable else {
@@ -54,6 +92,22 @@ final class DynamicState: CustomStringConvertible {
             return
         }
         guard let p = property(key) else { return }
+        if p.type == .object, let v = links(value, for: p) {
+            values[p.fieldId] = v
+            modified = true
+            return
+        }
+        if p.isList ?? false, p.type != .object, let array = value as? [Any] {
+            // A list of values.
+            let items = array.compactMap { StoredValue.from(any: $0, as: p.type) }.filter { Self.fits($0, p.type) }
+            guard items.count == array.count else {
+                fail("Invalid value '\(String(describing: value))' for List<\(p.type)> property '\(type.name).\(key)'")
+                return
+            }
+            values[p.fieldId] = .list(items)
+            modified = true
+            return
+        }
         guard let v = StoredValue.from(any: value, as: p.type), v.isNull || Self.fits(v, p.type) else {
             fail("Invalid value '\(String(describing: value))' of type \(Swift.type(of: value)) for \(p.type) property '\(type.name).\(key)'")
             return
@@ -210,6 +264,7 @@ public final class Migration {
 
     private func dynamic(_ state: DynamicState) -> MigrationObject {
         state.report = reporter
+        state.migration = self
         let o = DynamicObject()
         o._dynamic = state
         return o
@@ -249,10 +304,13 @@ public final class Migration {
             return
         }
         for (key, version, fields) in rows where !(deleted[oldType.partition]?.contains(key) ?? false) {
-            let oldObject = dynamic(DynamicState(type: oldType, values: fields, writable: false, defaults: [:]))
+            let oldState = DynamicState(type: oldType, values: fields, writable: false, defaults: [:])
+            oldState.key = key
+            let oldObject = dynamic(oldState)
             var newObject: MigrationObject? = nil
             if let newType {
                 let state = written[newType.partition]?[key] ?? freshState(newType, version: version, fields: fields, through: migration)
+                state.key = key
                 written[newType.partition, default: [:]][key] = state
                 newObject = dynamic(state)
             }
@@ -316,6 +374,83 @@ public final class Migration {
         } else {
             key = RealmCore.allocateKey(partition: t.partition, in: openTx, cache: &nextKeys)
         }
+        state.key = key
+        written[t.partition, default: [:]][key] = state
+        return dynamic(state)
+    }
+
+    /// A type the code now declares embedded that was top-level needs exactly one parent per object once the
+    /// block has run: a link or list entry of another object. An object without one would be lost, one with
+    /// several cannot be embedded; either is an error with the counts.
+    private func checkEmbeddedConversions() throws {
+        for t in new.types where t.isEmbedded ?? false {
+            guard let before = old.type(named: t.name), !(before.isEmbedded ?? false) else { continue }
+            var parents: [Int64: Int] = [:]
+            for u in new.types {
+                let properties = u.properties.filter { $0.type == .object && $0.objectClassName == t.name }
+                guard !properties.isEmpty else { continue }
+                try forEachObject(after: u) { _, fields in
+                    for p in properties {
+                        for k in RealmCore.linkKeys(fields[p.fieldId] ?? .null) { parents[k, default: 0] += 1 }
+                    }
+                }
+            }
+            var orphans = 0, shared = 0
+            try forEachObject(after: t) { key, _ in
+                switch parents[key] ?? 0 {
+                case 0: orphans += 1
+                case 1: break
+                default: shared += 1
+                }
+            }
+            if orphans > 0 {
+                errors.append(
+                    "Cannot convert '\(t.name)' to an embedded object: \(orphans) of its objects have no parent (no object links to them), "
+                        + "and their data would get lost; in the migration block, link each to a parent or delete it")
+            }
+            if shared > 0 {
+                errors.append(
+                    "Cannot convert '\(t.name)' to an embedded object: \(shared) of its objects have more than one parent; an embedded "
+                        + "object belongs to one parent only: in the migration block, give each parent its own copy")
+            }
+        }
+    }
+
+    /// Every object of `t` as the migration leaves it (the file's objects, with the block's changes, creations
+    /// and deletions), by key, with its fields.
+    private func forEachObject(after t: StoredSchema.StoredType, _ body: (Int64, FieldValues) throws -> Void) throws {
+        let changed = written[t.partition] ?? [:]
+        let gone = deleted[t.partition] ?? []
+        if !dataDeleted.contains(t.name) {
+            try openTx.snapshot.scan(t.partition) { k, v in
+                guard let key = ObjectKey.decode(k), !gone.contains(key), changed[key] == nil else { return true }
+                try body(key, try ObjectRecord.decodeAll(v).fields)
+                return true
+            }
+        }
+        for (key, state) in changed where !gone.contains(key) { try body(key, state.values) }
+    }
+
+    /// The object of `typeName` with `key`, as links in migration objects name it: in the old schema
+    /// (read-only, as the file had it) or in the new one (writable, with what the migration did to it).
+    func linkedObject(_ typeName: String, key: Int64, old isOld: Bool) -> MigrationObject? {
+        guard let t = isOld ? old.type(named: typeName) : new.type(named: typeName) else { return nil }
+        if !isOld {
+            if let state = written[t.partition]?[key] { return dynamic(state) }
+            if deleted[t.partition]?.contains(key) ?? false { return nil }
+        }
+        guard let bytes = try? openTx.snapshot.get(ObjectKey.bytes(key), in: t.partition),
+            let record = bytes.withUnsafeBytes({ try? ObjectRecord.decodeAll($0) })
+        else {
+            return nil
+        }
+        if isOld {
+            let state = DynamicState(type: t, values: record.fields, writable: false, defaults: [:])
+            state.key = key
+            return dynamic(state)
+        }
+        let state = freshState(t, version: record.schemaVersion, fields: record.fields, through: priorMigration(typeName))
+        state.key = key
         written[t.partition, default: [:]][key] = state
         return dynamic(state)
     }
@@ -597,6 +732,7 @@ public final class Migration {
                 fileURL: core.configuration.fileURL)
         }
         for (t, gens) in wholeType { try Self.$runningTransform.withValue(t.name) { try materialize(t, gens) } }
+        if errors.isEmpty { try checkEmbeddedConversions() }
         guard errors.isEmpty else {
             throw Realm.Error(
                 .schemaMismatch,
