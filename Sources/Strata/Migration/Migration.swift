@@ -52,6 +52,16 @@ final class DynamicState: CustomStringConvertible {
 
     func value(forKey key: String) -> Any? {
         let v = stored(forKey: key)
+        if let p = type.properties.first(where: { $0.name == key }), p.isMap ?? false {
+            guard case .list(let items) = v else { return [String: Any?]() }
+            var out: [String: Any?] = [:]
+            var i = 0
+            while i + 1 < items.count {
+                if case .string(let k) = items[i] { out[k] = items[i + 1].anyValue }
+                i += 2
+            }
+            return out
+        }
         // Links read as the objects they name (in this object's schema, old or new), lists of them as arrays.
         if let p = type.properties.first(where: { $0.name == key }), p.type == .object, let target = p.objectClassName, let migration {
             switch v {
@@ -94,6 +104,24 @@ final class DynamicState: CustomStringConvertible {
         guard let p = property(key) else { return }
         if p.type == .object, let v = links(value, for: p) {
             values[p.fieldId] = v
+            modified = true
+            return
+        }
+        if p.isMap ?? false {
+            // A map: a dictionary, stored as its keys in order with their values.
+            guard let dict = value as? [String: Any?] ?? (value as? [String: Any])?.mapValues({ Optional($0) }) else {
+                fail("Invalid value '\(String(describing: value))' for Map property '\(type.name).\(key)': give a dictionary")
+                return
+            }
+            var items: [StoredValue] = []
+            for (k, v) in dict.sorted(by: { $0.key < $1.key }) {
+                guard let stored = StoredValue.from(any: v, as: p.type), stored.isNull ? p.isOptional : Self.fits(stored, p.type) else {
+                    fail("Invalid value '\(String(describing: v))' for key '\(k)' of Map property '\(type.name).\(key)'")
+                    return
+                }
+                items += [.string(k), stored]
+            }
+            values[p.fieldId] = .list(items)
             modified = true
             return
         }
@@ -246,7 +274,7 @@ public final class Migration {
                 className: t.name,
                 properties: t.properties.map {
                     Property(name: $0.name, columnName: $0.name, type: $0.type, isOptional: $0.isOptional, isIndexed: $0.isIndexed,
-                             isPrimaryKey: $0.isPrimaryKey, objectClassName: $0.objectClassName, isArray: $0.isList ?? false)
+                             isPrimaryKey: $0.isPrimaryKey, objectClassName: $0.objectClassName, isArray: ($0.isList ?? false) && !($0.isMap ?? false), isMap: $0.isMap ?? false)
                 },
                 isEmbedded: t.isEmbedded ?? false, objectClass: nil)
         })

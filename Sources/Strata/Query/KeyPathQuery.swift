@@ -17,6 +17,8 @@ enum QueryCollection: @unchecked Sendable {
     case property(Int, target: TypeBinding?)
     /// A `LinkingObjects` property: the objects of `origin` whose property `property` links here.
     case inverse(origin: TypeBinding, property: Int)
+    /// The values of a `Map` property (stored as keys and values alternating).
+    case mapValues(Int)
 }
 
 /// One step of a key path through links: from an object to the objects a property leads to.
@@ -32,6 +34,8 @@ enum LinkStep: @unchecked Sendable {
 enum PathLeaf: Sendable {
     /// A property of the object reached; a list or set property gives its elements.
     case value(Int)
+    /// The values of a `Map` property.
+    case mapValues(Int)
     /// A to-one link or a collection of objects at the end of the path (`best == nil`, `ANY dogs == %@`):
     /// inside a write transaction, a link to an object deleted in it reads as nil (a list leaves it out),
     /// as the object API shows it.
@@ -91,6 +95,14 @@ struct KeyPathOperand: Sendable {
                 return true
             }
             return body(v)
+        case .mapValues(let i):
+            guard case .list(let items) = r.value(i) else { return true }
+            var j = 1
+            while j < items.count {
+                if !body(items[j]) { return false }
+                j += 2
+            }
+            return true
         case .links(let i, let target):
             let v = r.value(i)
             switch v {
@@ -132,6 +144,13 @@ struct KeyPathOperand: Sendable {
             }
             for case .link(let k) in items {
                 if let v = context.core.withRecord(target, key: k, { $0.value(property) }) { body(v) }
+            }
+        case .mapValues(let i):
+            guard case .list(let items) = r.value(i) else { return }
+            var j = 1
+            while j < items.count {
+                body(items[j])
+                j += 2
             }
         case .inverse(let origin, let originProperty):
             guard let context else { return }
@@ -303,6 +322,13 @@ extension TypeInfo {
                 throw QueryError("'\(className)' has no property '\(name)'" + (c > 0 ? " (in key path '\(text)')" : ""))
             }
             let property = info.schema.properties[i]
+            if property.isMap {
+                if let next, next.hasPrefix("@") {
+                    return try info.aggregateLeaf(next, .mapValues(i), target: nil, parts: parts, at: c, steps: steps, text: text)
+                }
+                guard isLast else { throw QueryError("'\(className).\(name)' is a Map of values; key path '\(text)' cannot go through it") }
+                return finish(.mapValues(i), property.type, collectionLeaf: true)
+            }
             if property.isCollection {
                 let target = property.type == .object ? try info.listTargets[i].flatMap { $0 }.map { try need(bindings)($0) } : nil
                 let collection = QueryCollection.property(i, target: target)
@@ -368,7 +394,11 @@ extension TypeInfo {
                 return result(.aggregate(aggregate, collection, of: p), aggregate == .avg ? .double : type)
             }
             guard c + 2 == parts.count else { throw QueryError("'\(op)' must end key path '\(text)'") }
-            guard case .property(let i, _) = collection else { throw QueryError("'\(op)' needs a collection in '\(text)'") }
+            let i: Int
+            switch collection {
+            case .property(let p, _), .mapValues(let p): i = p
+            case .inverse: throw QueryError("'\(op)' needs a collection in '\(text)'")
+            }
             let type = schema.properties.indices.contains(i) ? schema.properties[i].type : .int
             return result(.aggregate(aggregate, collection, of: nil), aggregate == .avg ? .double : type)
         default:

@@ -147,3 +147,5 @@ extension Query where T: _QueryCollection, T._QueryElement: _QueryComparable {
     /// The average of the elements (nil for an empty collection).
     public var avg: Query<Double> { Query<Double>(appending("@avg")) }
 }
+
+extension Map: _QueryCollection { public typealias _QueryElement = Value }

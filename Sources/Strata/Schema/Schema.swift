@@ -38,15 +38,16 @@ public struct Property: Sendable, Equatable, CustomStringConvertible {
     public let isPrimaryKey: Bool
     public let objectClassName: String?
     /// A `List` property.
-    public var isArray: Bool { isCollection && !isSet }
+    public var isArray: Bool { isCollection && !isSet && !isMap }
     /// A `MutableSet` property.
     public let isSet: Bool
     let isCollection: Bool
-    public var isMap: Bool { false }
+    /// A `Map` property.
+    public let isMap: Bool
 
     init(
         name: String, columnName: String, type: PropertyType, isOptional: Bool, isIndexed: Bool, isPrimaryKey: Bool,
-        objectClassName: String?, isArray: Bool = false, isSet: Bool = false
+        objectClassName: String?, isArray: Bool = false, isSet: Bool = false, isMap: Bool = false
     ) {
         self.name = name
         self.columnName = columnName
@@ -55,8 +56,9 @@ public struct Property: Sendable, Equatable, CustomStringConvertible {
         self.isIndexed = isIndexed
         self.isPrimaryKey = isPrimaryKey
         self.objectClassName = objectClassName
-        self.isCollection = isArray || isSet
+        self.isCollection = isArray || isSet || isMap
         self.isSet = isSet
+        self.isMap = isMap
     }
 
     public var description: String {

@@ -45,7 +45,7 @@ struct SchemaDiff: CustomStringConvertible, Equatable {
                     out.append(SchemaDiff(type: name, property: p.name, kind: .propertyAdded))
                     continue
                 }
-                if s.type != p.type || (s.isList ?? false) != p.isCollection {
+                if s.type != p.type || (s.isList ?? false) != p.isCollection || (s.isMap ?? false) != p.isMap {
                     out.append(SchemaDiff(type: name, property: p.name, kind: .typeChanged(from: s.type, to: p.type, fromList: s.isList ?? false, toList: p.isCollection)))
                 }
                 if s.isOptional != p.isOptional { out.append(SchemaDiff(type: name, property: p.name, kind: .optionalityChanged(nowOptional: p.isOptional))) }
@@ -67,7 +67,9 @@ struct SchemaDiff: CustomStringConvertible, Equatable {
             var t = schema.types[i]
             var properties: [StoredSchema.StoredProperty] = []
             for p in info.schema.properties {
-                if var s = t.properties.first(where: { $0.name == p.columnName }), s.type == p.type, (s.isList ?? false) == p.isCollection {
+                if var s = t.properties.first(where: { $0.name == p.columnName }), s.type == p.type, (s.isList ?? false) == p.isCollection,
+                    (s.isMap ?? false) == p.isMap
+                {
                     s.isIndexed = p.isIndexed
                     s.isOptional = p.isOptional
                     s.type = p.type
@@ -77,7 +79,7 @@ struct SchemaDiff: CustomStringConvertible, Equatable {
                 } else {
                     properties.append(.init(
                         fieldId: t.nextFieldId, name: p.columnName, type: p.type, isOptional: p.isOptional,
-                        isPrimaryKey: p.isPrimaryKey, isIndexed: p.isIndexed, objectClassName: p.objectClassName, isList: p.isCollection ? true : nil))
+                        isPrimaryKey: p.isPrimaryKey, isIndexed: p.isIndexed, objectClassName: p.objectClassName, isList: p.isCollection ? true : nil, isMap: p.isMap ? true : nil))
                     t.nextFieldId += 1
                 }
             }
@@ -107,7 +109,7 @@ struct SchemaDiff: CustomStringConvertible, Equatable {
         for p in info.schema.properties {
             t.properties.append(.init(
                 fieldId: t.nextFieldId, name: p.columnName, type: p.type, isOptional: p.isOptional,
-                isPrimaryKey: p.isPrimaryKey, isIndexed: p.isIndexed, objectClassName: p.objectClassName, isList: p.isCollection ? true : nil))
+                isPrimaryKey: p.isPrimaryKey, isIndexed: p.isIndexed, objectClassName: p.objectClassName, isList: p.isCollection ? true : nil, isMap: p.isMap ? true : nil))
             t.nextFieldId += 1
         }
         schema.types.append(t)

@@ -97,6 +97,11 @@ final class TypeInfo: @unchecked Sendable {
                         .schemaMismatch,
                         "\(className).\(name) is a to-one link and must be optional: declare it `\(type._objectType.map { String(describing: $0) } ?? "Object")?`")
                 }
+                if type._isMap, type._objectType != nil {
+                    throw Realm.Error(
+                        .schemaMismatch,
+                        "\(className).\(name) is a Map of objects, which Strata does not support yet: store the objects in a List and their keys beside them")
+                }
                 if type._isList {
                     listTargets[properties.count] = .some(type._objectType)
                 } else if let target = type._objectType {
@@ -106,7 +111,7 @@ final class TypeInfo: @unchecked Sendable {
                 properties.append(Property(
                     name: name, columnName: mapping[name] ?? name, type: type._propertyType, isOptional: type._isOptional,
                     isIndexed: persisted.isIndexed || legacyIndexed.contains(name) || isPrimary, isPrimaryKey: isPrimary,
-                    objectClassName: type._objectType?.className(), isArray: type._isList && !type._isSet, isSet: type._isSet))
+                    objectClassName: type._objectType?.className(), isArray: type._isList && !type._isSet && !type._isMap, isSet: type._isSet, isMap: type._isMap))
                 defaults.append(persisted.storedValue)
             }
         }
@@ -341,6 +346,19 @@ final class TypeInfo: @unchecked Sendable {
 
     /// Sets list property `index` from a sequence of values given by name.
     private func assignList(_ v: Any?, to object: Object, at index: Int, target: Object.Type?) {
+        if schema.properties[index].isMap, let dict = v as? [String: Any?] {
+            // A map given as a dictionary: keys and values alternating, as maps pass their entries on.
+            let items = dict.sorted { $0.key < $1.key }.flatMap { [Optional($0.key as Any), $0.value] }
+            guard let map = listStorage(of: object, at: index) else {
+                preconditionFailure("\(schema.className).\(schema.properties[index].name) has no Map")
+            }
+            map.replace(withAny: items, target: target, className: schema.className, property: schema.properties[index].name)
+            return
+        }
+        if schema.properties[index].isMap, let dict = v as? [String: Any] {
+            assignList(dict.mapValues { Optional($0) }, to: object, at: index, target: target)
+            return
+        }
         guard let items = Self.elements(of: v) else {
             preconditionFailure("Invalid value for list property '\(schema.className).\(schema.properties[index].name)': give an array")
         }

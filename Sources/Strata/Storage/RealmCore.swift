@@ -169,7 +169,7 @@ final class RealmCore: @unchecked Sendable {
                 className: t.name,
                 properties: t.properties.map {
                     Property(name: $0.name, columnName: $0.name, type: $0.type, isOptional: $0.isOptional, isIndexed: $0.isIndexed,
-                             isPrimaryKey: $0.isPrimaryKey, objectClassName: $0.objectClassName, isArray: $0.isList ?? false)
+                             isPrimaryKey: $0.isPrimaryKey, objectClassName: $0.objectClassName, isArray: ($0.isList ?? false) && !($0.isMap ?? false), isMap: $0.isMap ?? false)
                 },
                 isEmbedded: t.isEmbedded ?? false, objectClass: nil))
         }

@@ -14,6 +14,8 @@ struct StoredSchema: Codable, Equatable, Sendable {
         var objectClassName: String?
         /// A `List` property (absent, meaning no, in files written before lists existed).
         var isList: Bool? = nil
+        /// A `Map` property (stored as a list of keys and values; absent: no).
+        var isMap: Bool? = nil
     }
 
     struct StoredType: Codable, Equatable, Sendable {

@@ -1,0 +1,185 @@
+import Foundation
+
+// Invariants:
+// (1) A Map is stored as one list property: key, value, key, value..., keys distinct and in ascending order, so
+//     that equal maps have equal records and a key is found by binary search.
+// (2) A managed Map is a view of its object's property, as a managed List is: reads decode the current value,
+//     changes write the whole property back through the accessor.
+
+/// Keys of a `Map`: strings, as in Realm.
+public protocol _MapKey: _Persistable, Hashable, Comparable {}
+extension String: _MapKey {}
+
+/// A dictionary property: `@Persisted var scores: Map<String, Int>`. Keys are strings; values are any
+/// persistable value type, optional or not (maps of objects are not supported yet).
+///
+/// Unmanaged, it holds its entries; once its object is added to a Realm it is a live view of the stored map,
+/// and changing it needs a write transaction.
+public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStringConvertible {
+    private var entries: [(key: Key, value: Value)] = []
+    let accessor: ObjectAccessor?
+    let property: Int
+
+    public init() {
+        accessor = nil
+        property = -1
+    }
+
+    init(accessor: ObjectAccessor, property: Int) {
+        self.accessor = accessor
+        self.property = property
+    }
+
+    /// The Realm of the map's object, nil when unmanaged.
+    public var realm: Realm? { accessor.map { Realm(core: $0.core) } }
+    public var isInvalidated: Bool { accessor?.isInvalidated ?? false }
+
+    // MARK: Reading
+
+    /// The entries in key order.
+    private var current: [(key: Key, value: Value)] {
+        guard let accessor else { return entries }
+        guard case .list(let items) = accessor.get(property) else { return [] }
+        return Self.decode(items)
+    }
+
+    static func decode(_ items: [StoredValue]) -> [(key: Key, value: Value)] {
+        var out: [(key: Key, value: Value)] = []
+        out.reserveCapacity(items.count / 2)
+        var i = 0
+        while i + 1 < items.count {
+            if let k = Key._fromStored(items[i]), let v = Value._fromStored(items[i + 1]) { out.append((k, v)) }
+            i += 2
+        }
+        return out
+    }
+
+    static func encode(_ entries: [(key: Key, value: Value)]) -> StoredValue {
+        var items: [StoredValue] = []
+        items.reserveCapacity(entries.count * 2)
+        for (k, v) in entries {
+            items.append(k._storedValue)
+            items.append(v._storedValue)
+        }
+        return .list(items)
+    }
+
+    public var count: Int { current.count }
+    public var isEmpty: Bool { count == 0 }
+    /// The keys, in ascending order.
+    public var keys: [Key] { current.map(\.key) }
+    /// The values, in the order of their keys.
+    public var values: [Value] { current.map(\.value) }
+
+    /// The value for `key`, nil when the map has none. Setting nil removes the key.
+    public subscript(key: Key) -> Value? {
+        get { Self.position(of: key, in: current).found.map { current[$0].value } }
+        set {
+            if let newValue { updateValue(newValue, forKey: key) } else { removeObject(for: key) }
+        }
+    }
+
+    /// The value for `key` (RealmSwift's name).
+    public func object(forKey key: Key) -> Value? { self[key] }
+
+    public func makeIterator() -> IndexingIterator<[(key: Key, value: Value)]> { current.makeIterator() }
+
+    public var description: String { "Map<\(Key.self), \(Value.self)> (\(count) entries)" }
+
+    /// Where `key` is (found) or would go (insert), by binary search over keys in order.
+    private static func position(of key: Key, in entries: [(key: Key, value: Value)]) -> (found: Int?, insert: Int) {
+        var lo = 0, hi = entries.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if entries[mid].key < key { lo = mid + 1 } else { hi = mid }
+        }
+        return (lo < entries.count && entries[lo].key == key ? lo : nil, lo)
+    }
+
+    // MARK: Changing
+
+    private func change(_ body: (inout [(key: Key, value: Value)]) -> Void) {
+        guard let accessor else {
+            body(&entries)
+            return
+        }
+        var all = current
+        body(&all)
+        accessor.set(property, Self.encode(all))
+    }
+
+    /// Sets the value for `key`, adding the key when it is new.
+    public func updateValue(_ value: Value, forKey key: Key) {
+        change { entries in
+            let p = Self.position(of: key, in: entries)
+            if let i = p.found { entries[i].value = value } else { entries.insert((key, value), at: p.insert) }
+        }
+    }
+
+    /// Removes `key` and its value (nothing when the map has no such key).
+    public func removeObject(for key: Key) {
+        change { entries in
+            if let i = Self.position(of: key, in: entries).found { entries.remove(at: i) }
+        }
+    }
+
+    public func removeAll() { change { $0.removeAll() } }
+
+    /// Sets several entries (the later of two equal keys wins).
+    public func merge<S: Sequence>(_ other: S) where S.Element == (key: Key, value: Value) {
+        change { entries in
+            for (k, v) in other {
+                let p = Self.position(of: k, in: entries)
+                if let i = p.found { entries[i].value = v } else { entries.insert((k, v), at: p.insert) }
+            }
+        }
+    }
+}
+
+extension Map: _Persistable {
+    public static var _propertyType: PropertyType { Value._propertyType }
+    public static var _zeroValue: Map<Key, Value> { Map() }
+    public static func _fromStored(_ v: StoredValue) -> Map<Key, Value>? {
+        guard case .list(let items) = v else { return nil }
+        let map = Map()
+        map.entries = decode(items)
+        return map
+    }
+    public var _storedValue: StoredValue { Self.encode(current) }
+    public static var _objectType: Object.Type? { Value._objectType }
+    public static var _isList: Bool { true }
+    public static var _isMap: Bool { true }
+    public static func _managedCollection(_ owner: AnyObject, _ index: Int) -> Map<Key, Value>? {
+        (owner as? ObjectAccessor).map { Map(accessor: $0, property: index) }
+    }
+    public static func _setManagedCollection(_ owner: AnyObject, _ index: Int, _ value: Map<Key, Value>) {
+        guard let accessor = owner as? ObjectAccessor else { return }
+        let entries = Array(value)
+        Map(accessor: accessor, property: index).change { $0 = entries }
+    }
+}
+
+extension Map: ListStorage {
+    func storedElements(in core: RealmCore, update: Realm.UpdatePolicy) -> StoredValue { Self.encode(current) }
+
+    /// `values`: keys and values alternating (as `anyElements` gives them, and as a dictionary is passed on).
+    func replace(withAny values: [Any?], target: Object.Type?, className: String, property: String) {
+        var out: [(key: Key, value: Value)] = []
+        var i = 0
+        while i + 1 < values.count {
+            guard let k = StoredValue.from(any: values[i], as: Key._propertyType).flatMap(Key._fromStored),
+                let v = StoredValue.from(any: values[i + 1], as: Value._propertyType).flatMap(Value._fromStored)
+            else {
+                preconditionFailure("Invalid entry '\(String(describing: values[i])): \(String(describing: values[i + 1]))' for \(className).\(property), a Map<\(Key.self), \(Value.self)>")
+            }
+            let p = Self.position(of: k, in: out)
+            if let found = p.found { out[found].value = v } else { out.insert((k, v), at: p.insert) }
+            i += 2
+        }
+        change { $0 = out }
+    }
+
+    func managedView(_ accessor: ObjectAccessor, _ index: Int) -> any ListStorage { Map(accessor: accessor, property: index) }
+
+    var anyElements: [Any?] { current.flatMap { [Optional($0.key as Any), Optional($0.value as Any)] } }
+}
