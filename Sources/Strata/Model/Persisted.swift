@@ -84,6 +84,10 @@ public struct Persisted<Value: _Persistable> {
                 return v
             }
             if let accessor = object._accessor {
+                if Value._propertyType == .any {
+                    let index = accessor.info.cachedIndex(storageKeyPath) ?? accessor.info.propertyIndex(for: storageKeyPath, in: object)
+                    if let v = accessor.anyValue(at: index) as? Value { return v }
+                }
                 if !Value._isList && Value._objectType == nil, let stored = accessor.value(at: storageKeyPath) {
                     // The usual read: a scalar property whose key path was seen before, in one call.
                     guard let value = Value._fromStored(stored) else { preconditionFailure(accessor.mismatch(stored, Value.self)) }
@@ -124,7 +128,7 @@ public struct Persisted<Value: _Persistable> {
             } else if object._unmanagedValues != nil || object._setValues != nil || object._unmanagedLinks != nil {
                 // Values set on an unmanaged object live there, not in the storage (see the setter).
                 let index = TypeRegistry.info(for: type(of: object)).propertyIndex(for: storageKeyPath, in: object)
-                if Value._objectType != nil, let links = object._unmanagedLinks, let linked = links[index] {
+                if Value._objectType != nil || Value._propertyType == .any, let links = object._unmanagedLinks, let linked = links[index] {
                     if let v = Value._fromLinked(linked) { return v }
                 }
                 if let stored = object._unmanagedValues?[index], let v = Value._fromStored(stored) { return v }
@@ -151,6 +155,10 @@ public struct Persisted<Value: _Persistable> {
                     accessor.setLink(index, newValue._linkedObject)
                     return
                 }
+                if Value._propertyType == .any, let o = newValue._linkedObject {
+                    accessor.setAnyObject(index, o)
+                    return
+                }
                 accessor.set(index, newValue._storedValue)
                 return
             }
@@ -174,6 +182,14 @@ public struct Persisted<Value: _Persistable> {
                 // The linked object itself, added with this one.
                 if object._unmanagedLinks == nil { object._unmanagedLinks = [:] }
                 object._unmanagedLinks?[index] = .some(newValue._linkedObject)
+            } else if Value._propertyType == .any {
+                // An AnyRealmValue holding an object: the object, added with this one.
+                if let o = newValue._linkedObject {
+                    if object._unmanagedLinks == nil { object._unmanagedLinks = [:] }
+                    object._unmanagedLinks?[index] = .some(o)
+                } else {
+                    object._unmanagedLinks?[index] = nil
+                }
             }
         }
     }

@@ -50,6 +50,8 @@ public enum StoredValue: Sendable, Hashable {
         case (.decimal(let x), .decimal(let y)): return x < y ? -1 : (x > y ? 1 : 0)
         case (.decimal(let x), .int(let y)): return x < Decimal(y) ? -1 : (x > Decimal(y) ? 1 : 0)
         case (.int(let x), .decimal(let y)): return Decimal(x) < y ? -1 : (Decimal(x) > y ? 1 : 0)
+        // A date is not a number (an AnyRealmValue holding one does not match `value > 2`).
+        case (.date, _), (_, .date): return nil
         default:
             guard let x = a.numeric, let y = b.numeric else { return nil }
             return x < y ? -1 : (x > y ? 1 : 0)

@@ -412,6 +412,11 @@ final class RealmCore: @unchecked Sendable {
         binding(forClass: type)
     }
 
+    /// The binding of the type named `name`, when one is bound here.
+    func boundType(named name: String) -> TypeBinding? {
+        bindings.values.first { $0.info.schema.className == name }
+    }
+
     func binding(forClass type: Object.Type) -> TypeBinding {
         // The last type asked for answers most calls (a loop adding objects of one type) without hashing.
         if let last = lastBinding, last.objectClass == type { return last }
@@ -684,7 +689,11 @@ final class RealmCore: @unchecked Sendable {
     /// Stores the links and lists of an object being added, adding the linked objects that are not managed yet.
     private func resolve(_ links: [Int: Object?], _ lists: [(Int, any ListStorage)], into record: PendingRecord, update: Realm.UpdatePolicy, _ w: WriteState) {
         for (i, linked) in links {
-            let v = link(to: linked, update: update)
+            var v = link(to: linked, update: update)
+            // An AnyRealmValue holding an object stores the object's type with its key.
+            if record.binding.info.schema.properties[i].type == .any, case .link(let k) = v, let linked {
+                v = AnyRealmValue.objectForm(type(of: linked).className(), k)
+            }
             if update != .modified || record.values[i] != v {
                 adopt(record.binding, i, old: record.values[i], new: v, w)
                 record.values[i] = v
