@@ -14,12 +14,14 @@ public enum FuzzTargets {
         "recordDecode": StrataFuzzing.record,
         "schemaDecode": StrataFuzzing.storedSchema,
         "queryParse": StrataFuzzing.query,
+        "schemaChanges": SchemaChangeFuzzing.run,
     ]
 
     /// Valid inputs of every kind, written by the code, for the corpus.
     public static func seeds() throws -> [String: [[UInt8]]] {
         var out = try EngineFuzzing.seedFiles()
         for (k, v) in StrataFuzzing.seedFiles() { out[k, default: []] += v }
+        out["schemaChanges", default: []] += SchemaChangeFuzzing.seeds
         return out
     }
 }

@@ -4,7 +4,7 @@
 //
 // Usage: EngineCrashChild PATH [maintenance]
 // With `maintenance`, the child also flushes every 10 commits and compacts every 25, so that kills land
-// inside flushes and compactions too.
+// inside flushes and compactions too; it prints "flushing N" and "compacting N" as each starts.
 // Each commit i puts key i (8 bytes, big-endian) with value(i) in partition 0 and sets key "last" in
 // partition 1 to i, in one transaction.
 
@@ -52,8 +52,15 @@ do {
             try tx.put(lastKey, key(next), in: 1)
         }
         FileHandleWriter.out("committed \(next)\n")
-        if maintenance && next % 10 == 9 { try db.flush() }
-        if maintenance && next % 25 == 24 { try db.compact() }
+        // Announced before they start, so that the parent can aim its kill inside them.
+        if maintenance && next % 10 == 9 {
+            FileHandleWriter.out("flushing \(next)\n")
+            try db.flush()
+        }
+        if maintenance && next % 25 == 24 {
+            FileHandleWriter.out("compacting \(next)\n")
+            try db.compact()
+        }
         next += 1
     }
 } catch {

@@ -18,9 +18,10 @@ import TestSupport
         return nil
     }
 
-    /// Plain commits (flushes and compactions happen in the background), and commits with explicit flushes
-    /// and compactions, so that kills land inside them.
-    @Test(arguments: Seeds.environmentOr([7]), ["commits", "maintenance"])
+    /// Plain commits (flushes and compactions happen in the background), commits with explicit flushes and
+    /// compactions at random moments, and kills aimed at them: `flush` and `compaction` wait until the child
+    /// announces one, then kill it within the next two milliseconds.
+    @Test(arguments: Seeds.environmentOr([7]), ["commits", "maintenance", "flush", "compaction"])
     func everyReportedCommitSurvivesSIGKILL(seed: UInt64, mode: String) throws {
         guard let child = Self.childPath else {
             Issue.record("EngineCrashChild was not built beside the tests")
@@ -34,16 +35,29 @@ import TestSupport
         for round in 0..<kills {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: child)
-            process.arguments = mode == "maintenance" ? [path, "maintenance"] : [path]
+            process.arguments = mode == "commits" ? [path] : [path, "maintenance"]
             let pipe = Pipe()
             process.standardOutput = pipe
             try process.run()
-            // Let it run a random while: sometimes during open, usually during commits, flushes and compactions.
-            let delay = UInt32(rng.next() % 120_000) + (round % 4 == 0 ? 0 : 30_000)
-            usleep(delay)
+            var output = ""
+            if mode == "flush" || mode == "compaction" {
+                // Wait for the announcement of the n-th flush or compaction, then kill within 2 ms.
+                let marker = mode == "flush" ? "flushing " : "compacting "
+                let wanted = 1 + Int(rng.next() % 3)
+                let deadline = Date().addingTimeInterval(10)
+                while output.components(separatedBy: marker).count - 1 < wanted && Date() < deadline {
+                    let chunk = pipe.fileHandleForReading.availableData
+                    if chunk.isEmpty { break }
+                    output += String(decoding: chunk, as: UTF8.self)
+                }
+                usleep(UInt32(rng.next() % 2_000))
+            } else {
+                // Let it run a random while: sometimes during open, usually during commits, flushes and compactions.
+                usleep(UInt32(rng.next() % 120_000) + (round % 4 == 0 ? 0 : 30_000))
+            }
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            output += String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             var reported: Int64 = -1
             for line in output.split(separator: "\n") where line.hasPrefix("committed ") {
                 reported = Int64(line.dropFirst("committed ".count)) ?? reported
