@@ -60,21 +60,24 @@ enum SchemaChangeFuzzing {
 
     static let types: [Object.Type] = [SchemaV0.Item.self, SchemaV1.Item.self, SchemaV2.Item.self, SchemaV3.Item.self]
 
-    /// One migration block for every version, as an app keeps it.
-    static let block: MigrationBlock = { migration, oldVersion in
-        if oldVersion < 1 { migration.renameProperty(onType: "Item", from: "name", to: "fullName") }
-        if oldVersion < 2 {
-            migration.transformObjects(ofType: "Item") { old, new in new["ageText"] = "\(old["age"] as? Int ?? -1) years" }
-        }
-        if oldVersion < 3 {
-            migration.transformObjects(ofType: "Item") { _, new in new["email"] = (new["email"] as? String ?? "?") + "!" }
+    /// The migration block of the code at version `target`, as an app keeps it: every step from any older
+    /// version up to `target`.
+    static func block(upTo target: Int) -> MigrationBlock {
+        { migration, oldVersion in
+            if oldVersion < 1 { migration.renameProperty(onType: "Item", from: "name", to: "fullName") }
+            if oldVersion < 2 && target >= 2 {
+                migration.transformObjects(ofType: "Item") { old, new in new["ageText"] = "\(old["age"] as? Int ?? -1) years" }
+            }
+            if oldVersion < 3 && target >= 3 {
+                migration.transformObjects(ofType: "Item") { _, new in new["email"] = (new["email"] as? String ?? "?") + "!" }
+            }
         }
     }
 
     static func configuration(_ path: String, version: Int, online: Bool) -> Realm.Configuration {
         var c = Realm.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: [types[version]])
         c.schemaVersion = UInt64(version)
-        c.migrationBlock = block
+        c.migrationBlock = block(upTo: version)
         c.migrationMode = online ? .online : .blocking
         c.backgroundMigration = false
         return c
