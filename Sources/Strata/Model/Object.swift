@@ -78,7 +78,7 @@ open class Object: CustomStringConvertible {
     /// The schema of this object's type.
     public var objectSchema: ObjectSchema {
         if let d = _dynamic { return Migration.schema(of: StoredSchema(schemaVersion: 0, nextPartition: 0, types: [d.type])).objectSchema[0] }
-        return TypeRegistry.info(for: type(of: self)).schema
+        return (_accessor?.info ?? TypeRegistry.info(for: type(of: self))).schema
     }
 
     /// Whether this and `object` are the same managed object (or the same instance).
@@ -97,7 +97,8 @@ open class Object: CustomStringConvertible {
 
     public func value(forKey key: String) -> Any? {
         if let d = _dynamic { return d.value(forKey: key) }
-        let info = TypeRegistry.info(for: type(of: self))
+        // A managed object's type is its binding's (a DynamicObject's is the type it views).
+        let info = _accessor?.info ?? TypeRegistry.info(for: type(of: self))
         guard let index = info.propertyIndex[key] else {
             preconditionFailure("Invalid property name '\(key)' for class '\(info.schema.className)'")
         }
@@ -111,7 +112,7 @@ open class Object: CustomStringConvertible {
             d.setValue(value, forKey: key)
             return
         }
-        let info = TypeRegistry.info(for: type(of: self))
+        let info = _accessor?.info ?? TypeRegistry.info(for: type(of: self))
         guard let index = info.propertyIndex[key] else {
             preconditionFailure("Invalid property name '\(key)' for class '\(info.schema.className)'")
         }

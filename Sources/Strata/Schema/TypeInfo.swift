@@ -230,7 +230,9 @@ final class TypeInfo: @unchecked Sendable {
     func listStorage(of object: Object, at index: Int) -> (any ListStorage)? {
         var own: (any ListStorage)? = object._unmanagedCollections?[index] as? any ListStorage
         if own == nil {
-            var m: Mirror? = Mirror(reflecting: object)
+            // A managed DynamicObject has no storage of its own: a new model instance gives the collection type.
+            let source: Object = object._accessor != nil && !(type(of: object) == objectClass) ? objectClass.init() : object
+            var m: Mirror? = Mirror(reflecting: source)
             while let mirror = m, own == nil {
                 for child in mirror.children {
                     if let label = child.label, labelIndex[label] == index, let p = child.value as? any PersistedProperty {

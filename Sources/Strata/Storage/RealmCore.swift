@@ -21,8 +21,13 @@ final class RealmCore: @unchecked Sendable {
     var autorefresh = true
     private(set) var isInvalidated = false
     private var bindings: [ObjectIdentifier: TypeBinding] = [:] {
-        didSet { lastBinding = nil }
+        didSet {
+            lastBinding = nil
+            dynamicBindings = [:]
+        }
     }
+    /// Bindings that make `DynamicObject`s, by type name (the dynamic API).
+    private var dynamicBindings: [String: TypeBinding] = [:]
     private var lastBinding: TypeBinding?
     private var write: WriteState?
 
@@ -410,6 +415,17 @@ final class RealmCore: @unchecked Sendable {
     /// The binding of a model class, registering it on first use when `objectTypes` did not list it.
     func binding<T: Object>(for type: T.Type) -> TypeBinding {
         binding(forClass: type)
+    }
+
+    /// A binding of the type named `name` that makes `DynamicObject`s (for the dynamic API).
+    func dynamicBinding(_ name: String) -> TypeBinding {
+        if let b = dynamicBindings[name] { return b }
+        guard let bound = boundType(named: name), let stored = shared.storedSchema.withLock({ $0?.type(named: name) }) else {
+            preconditionFailure("Object type '\(name)' is not in the schema of \(shared.displayName)")
+        }
+        let b = TypeBinding(info: bound.info, stored: stored, schemaVersion: bound.schemaVersion, migration: bound.migration, objectClass: DynamicObject.self)
+        dynamicBindings[name] = b
+        return b
     }
 
     /// The binding of the type named `name`, when one is bound here.

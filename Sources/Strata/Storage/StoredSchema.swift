@@ -134,7 +134,8 @@ final class TypeBinding: @unchecked Sendable {
     /// How records from before a pending online migration are read (nil when the type has none).
     let migration: TypeMigration?
 
-    init(info: TypeInfo, stored: StoredSchema.StoredType, schemaVersion: UInt64, migration: TypeMigration? = nil) {
+    /// `objectClass`: the class of the objects it makes, when not the model's (`DynamicObject` for the dynamic API).
+    init(info: TypeInfo, stored: StoredSchema.StoredType, schemaVersion: UInt64, migration: TypeMigration? = nil, objectClass: Object.Type? = nil) {
         self.info = info
         self.migration = migration
         self.schemaVersion = schemaVersion
@@ -171,7 +172,7 @@ final class TypeBinding: @unchecked Sendable {
             layout = RecordLayout(prefix: prefix, headerLength: position + 4 * fieldIds.count, tagPositions: tags, offsetTable: position)
         }
         self.layout = layout
-        objectClass = info.objectClass
+        self.objectClass = objectClass ?? info.objectClass
         isOptional = info.schema.properties.map(\.isOptional)
         if let layout, layout.prefix.count <= 8 {
             var word: UInt64 = 0
