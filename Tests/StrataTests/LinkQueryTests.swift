@@ -334,3 +334,34 @@ struct LinkCase {
         #expect(changes == ["initial [1]", "update [1, 2] -[] +[1]", "update [2] -[0] +[]"])
     }
 }
+
+@Suite struct LinkNotificationTests {
+    @Test func keyPathsThroughLinksFireForTheLinkedPropertyOnly() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: .init(
+            fileURL: URL(fileURLWithPath: dir.child("n.realm")), objectTypes: [QPerson.self, QDog.self, QVet.self]))
+        try realm.write {
+            realm.create(QPerson.self, value: ["id": 1, "name": "Ada", "best": ["id": 1, "name": "Rex"], "dogs": [["id": 2, "name": "Fido"]]])
+            realm.create(QPerson.self, value: ["id": 2, "name": "Bo", "best": ["id": 3, "name": "Max"]])
+        }
+        let people = realm.objects(QPerson.self)
+        var byName: [[Int]] = [], byDefault: [[Int]] = [], byOwn: [[Int]] = [], sortedByName: [[Int]] = []
+        let t1 = people.observe(keyPaths: ["best.name"]) { if case .update(_, _, _, let m) = $0 { byName.append(m) } }
+        let t2 = people.observe { if case .update(_, _, _, let m) = $0 { byDefault.append(m) } }
+        let t3 = people.observe(keyPaths: ["name"]) { if case .update(_, _, _, let m) = $0 { byOwn.append(m) } }
+        let t4 = people.sorted(byKeyPath: "name", ascending: false).observe(keyPaths: ["best.name"]) {
+            if case .update(_, _, _, let m) = $0 { sortedByName.append(m) }
+        }
+        defer { [t1, t2, t3, t4].forEach { $0.invalidate() } }
+        // Bo's best dog is renamed: the key path sees it (Bo is index 1, or 0 sorted descending by name).
+        try realm.write { realm.object(ofType: QDog.self, forPrimaryKey: 3)?.name = "Maximus" }
+        // Rex's age changes: only the default observer (every property of linked objects) sees it.
+        try realm.write { realm.object(ofType: QDog.self, forPrimaryKey: 1)?.age = 9 }
+        // A dog in Ada's list changes: the default observer sees it through the list.
+        try realm.write { realm.object(ofType: QDog.self, forPrimaryKey: 2)?.name = "Fidel" }
+        #expect(byName == [[1]])
+        #expect(sortedByName == [[0]])
+        #expect(byDefault == [[1], [0], [0]])
+        #expect(byOwn == [])
+    }
+}

@@ -157,21 +157,38 @@ extension RealmCore {
 
 // MARK: - Results
 
+/// A link or list property whose linked objects' changes count as modifications of the linking object:
+/// `observe(keyPaths: ["dog.name"])`, or every link when no key paths are given (one level deep).
+struct LinkWatch {
+    /// The link or list property of the observed type.
+    let property: Int
+    /// The linked type.
+    let target: TypeBinding
+    /// The properties of the linked type that count.
+    let targetProperties: [Int]
+}
+
 final class ResultsObserver<Element: Object>: ChangeObserver {
     let results: Results<Element>
     let queue: DispatchQueue?
     /// The properties whose changes count as modifications (all when no key paths were given).
     let watched: [Int]
+    /// Linked objects whose changes count as modifications of the objects linking to them.
+    let linkWatches: [LinkWatch]
     let block: (RealmCollectionChange<Results<Element>>) -> Void
     /// The contents as last delivered.
     var keys: [Int64]
     /// The partitions of other types the query reads through links.
     let linkedPartitions: Set<UInt32>
 
-    init(results: Results<Element>, queue: DispatchQueue?, watched: [Int], block: @escaping (RealmCollectionChange<Results<Element>>) -> Void) {
+    init(
+        results: Results<Element>, queue: DispatchQueue?, watched: [Int], linkWatches: [LinkWatch] = [],
+        block: @escaping (RealmCollectionChange<Results<Element>>) -> Void
+    ) {
         self.results = results
         self.queue = queue
         self.watched = watched
+        self.linkWatches = linkWatches
         self.block = block
         self.keys = results.evaluatedKeys()
         self.linkedPartitions = results.predicate?.linkedPartitions ?? []
@@ -183,7 +200,16 @@ final class ResultsObserver<Element: Object>: ChangeObserver {
         // A query through links: a change to an object it reaches can change which objects match.
         let linked = linkedPartitions
         let linkedChanged = linked.contains { !(summary.keys[$0]?.isEmpty ?? true) }
-        if !summary.everything && changed.isEmpty && !linkedChanged { return nil }
+        // Linked objects whose watched properties changed (or that went away).
+        var touchedTargets: [Int: Set<Int64>] = [:]
+        for (n, watch) in linkWatches.enumerated() {
+            for key in summary.keys[watch.target.partition] ?? [] {
+                if RealmCore.differs(watch.target, key: key, old: old, new: new, indices: watch.targetProperties) {
+                    touchedTargets[n, default: []].insert(key)
+                }
+            }
+        }
+        if !summary.everything && changed.isEmpty && !linkedChanged && touchedTargets.isEmpty { return nil }
         let oldKeys = keys
         var deletions: [Int] = []
         var insertions: [Int] = []
@@ -204,7 +230,7 @@ final class ResultsObserver<Element: Object>: ChangeObserver {
                 case (false, false): break
                 }
             }
-            if removed.isEmpty && added.isEmpty && modified.isEmpty { return nil }
+            if removed.isEmpty && added.isEmpty && modified.isEmpty && touchedTargets.isEmpty { return nil }
             // Binary searches for the touched keys only: a change costs O(changes x log n), plus a move of the
             // key array when objects come or go.
             var next = oldKeys
@@ -251,8 +277,26 @@ final class ResultsObserver<Element: Object>: ChangeObserver {
             insertions.sort()
             modifications.sort()
             keys = next
-            if deletions.isEmpty && insertions.isEmpty && modifications.isEmpty { return nil }
         }
+        if !touchedTargets.isEmpty {
+            // Objects (in the new contents) whose watched links lead to a linked object that changed.
+            var extra = Set(modifications)
+            let inserted = Set(insertions)
+            for (j, key) in keys.enumerated() where !extra.contains(j) && !inserted.contains(j) {
+                let hit: Bool = (try? new.withValue(forKey: ObjectKey.bytes(key), in: results.binding.partition) { raw -> Bool in
+                    guard let raw else { return false }
+                    for (n, watch) in linkWatches.enumerated() {
+                        guard let targets = touchedTargets[n] else { continue }
+                        let v = RealmCore.values(results.binding, raw, [watch.property])[0]
+                        if RealmCore.linkKeys(v).contains(where: targets.contains) { return true }
+                    }
+                    return false
+                }) ?? false
+                if hit { extra.insert(j) }
+            }
+            modifications = extra.sorted()
+        }
+        if deletions.isEmpty && insertions.isEmpty && modifications.isEmpty { return nil }
         return delivery(deletions, insertions, modifications)
     }
 
@@ -325,7 +369,8 @@ extension Results {
     ) -> NotificationToken {
         precondition(!core.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
         let watched = keyPaths.map { binding.info.indices(ofKeyPaths: $0) } ?? Array(binding.info.schema.properties.indices)
-        let observer = ResultsObserver(results: self, queue: queue ?? core.queue, watched: watched, block: block)
+        let observer = ResultsObserver(
+            results: self, queue: queue ?? core.queue, watched: watched, linkWatches: core.linkWatches(binding, keyPaths: keyPaths), block: block)
         let token = core.addObserver(observer)
         let results = self
         RealmCore.deliver(observer.queue) { block(.initial(results)) }
@@ -423,6 +468,34 @@ extension Realm {
     public func observe(_ block: @escaping (Notification, Realm) -> Void) -> NotificationToken {
         // The observer holds the core only weakly through the token; the Realm value it passes is rebuilt.
         core.addObserver(RealmObserver(realm: self, queue: core.queue, block: block))
+    }
+}
+
+extension RealmCore {
+    /// The links whose targets an observer of `binding`'s objects watches: those named by key paths through a
+    /// link (`dog.name`: the dog's name; `dog`: the link itself only), or, without key paths, every link and
+    /// list of objects with all of the linked type's properties (one level deep, as far as Strata follows).
+    func linkWatches(_ binding: TypeBinding, keyPaths: [String]?) -> [LinkWatch] {
+        let info = binding.info
+        func target(_ i: Int) -> TypeBinding? {
+            guard let cls = info.linkTargets[i] ?? info.listTargets[i] ?? nil else { return nil }
+            return self.binding(forClass: cls)
+        }
+        guard let keyPaths else {
+            return info.schema.properties.indices.compactMap { i in
+                target(i).map { LinkWatch(property: i, target: $0, targetProperties: Array($0.info.schema.properties.indices)) }
+            }
+        }
+        var byProperty: [Int: (TypeBinding, Set<Int>)] = [:]
+        for path in keyPaths {
+            let parts = path.split(separator: ".").map(String.init)
+            guard parts.count >= 2, let i = info.propertyIndex[parts[0]], let t = target(i) else { continue }
+            guard let j = t.info.propertyIndex[parts[1]] else {
+                preconditionFailure("Property '\(parts[1])' not found in object of type '\(t.info.schema.className)' (key path '\(path)')")
+            }
+            byProperty[i, default: (t, [])].1.insert(j)
+        }
+        return byProperty.sorted { $0.key < $1.key }.map { LinkWatch(property: $0.key, target: $0.value.0, targetProperties: $0.value.1.sorted()) }
     }
 }
 
