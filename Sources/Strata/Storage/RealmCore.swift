@@ -100,6 +100,8 @@ final class RealmCore: @unchecked Sendable {
     let observerList = ObserverList()
     /// The queue this Realm belongs to, if it was opened with one: notifications and autorefresh go there.
     let queue: DispatchQueue?
+    /// For a Realm that belongs to an actor: runs notifications and autorefresh there, in order.
+    let pump: ActorPump?
 
     /// A frozen Realm: pinned to one version; it never refreshes, writes or notifies.
     let isFrozen: Bool
@@ -114,6 +116,7 @@ final class RealmCore: @unchecked Sendable {
         precondition(!core.isInWriteTransaction, "Cannot freeze a Realm in a write transaction; commit or cancel it first")
         configuration = core.configuration
         queue = nil
+        pump = nil
         shared = core.shared
         snapshot = try core.snapshot.duplicate()
         versionToken = snapshot.sequence
@@ -135,10 +138,11 @@ final class RealmCore: @unchecked Sendable {
         }
     }
 
-    init(configuration: Realm.Configuration, queue: DispatchQueue? = nil) throws {
+    init(configuration: Realm.Configuration, queue: DispatchQueue? = nil, actor: (any Actor)? = nil) throws {
         isFrozen = false
         self.configuration = configuration
         self.queue = queue
+        self.pump = actor.map(ActorPump.init)
         let shared = try SharedFile.shared(for: configuration)
         self.shared = shared
         self.snapshot = try shared.database.snapshot()
@@ -146,7 +150,7 @@ final class RealmCore: @unchecked Sendable {
         try bindDeclaredTypes()
         // Only a Realm with a queue acts on other instances' commits (autorefresh there); the others are not
         // listed, so that they are never referred to weakly (see `observerList`).
-        if queue != nil { shared.attach(self) }
+        if queue != nil || pump != nil { shared.attach(self) }
     }
 
     var database: Database { shared.database }
@@ -474,21 +478,32 @@ final class RealmCore: @unchecked Sendable {
             if !skipping.contains(ObjectIdentifier(o)) { deliveries.append((o.queue, d)) }
         }
         old.close()
-        for (queue, d) in deliveries { Self.deliver(queue, d) }
+        for (queue, d) in deliveries {
+            if queue == nil, let pump { pump.send(d) } else { Self.deliver(queue, d) }
+        }
     }
 
     /// Another instance of this file committed: a Realm with a queue and autorefresh moves forward there.
     func otherInstanceCommitted() {
-        guard let queue else { return }
-        queue.async { [weak self] in
+        let step = { [weak self] in
             guard let self, self.write == nil, !self.currentObservers.isEmpty else { return }
             if self.autorefresh {
                 _ = self.refresh()
             } else {
                 for case let o as RealmObserver in self.currentObservers {
-                    Self.deliver(o.queue) { o.block(.refreshRequired, o.realm) }
+                    if o.queue == nil, let pump = self.pump {
+                        pump.send { o.block(.refreshRequired, o.realm) }
+                    } else {
+                        Self.deliver(o.queue) { o.block(.refreshRequired, o.realm) }
+                    }
                 }
             }
+        }
+        if let queue {
+            nonisolated(unsafe) let step = step
+            queue.async { step() }
+        } else if let pump {
+            pump.send(step)
         }
     }
 
