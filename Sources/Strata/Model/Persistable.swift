@@ -1,7 +1,15 @@
 import Foundation
 
 /// A type that can be the value of a `@Persisted` property.
-public protocol _Persistable {
+#if compiler(>=6.2)
+/// Persistable types' metatypes cross isolation freely (they carry no state), so that generic collections can
+/// be observed from `@Sendable` closures.
+public protocol _PersistableMetatype: SendableMetatype {}
+#else
+public protocol _PersistableMetatype {}
+#endif
+
+public protocol _Persistable: _PersistableMetatype {
     static var _propertyType: PropertyType { get }
     static var _isOptional: Bool { get }
     /// The value a property of this type has when the model declares none (Realm's zero value).
@@ -134,6 +142,8 @@ extension ObjectId: _Persistable {
     public var _storedValue: StoredValue { .objectId(self) }
     public static var _canBePrimaryKey: Bool { true }
 }
+
+extension Optional: _PersistableMetatype where Wrapped: _Persistable {}
 
 extension Optional: _Persistable where Wrapped: _Persistable {
     public static var _propertyType: PropertyType { Wrapped._propertyType }

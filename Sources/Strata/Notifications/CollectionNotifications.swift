@@ -179,3 +179,73 @@ extension MutableSet {
         return token
     }
 }
+
+// MARK: - Frozen collections and AsyncSequence forms
+
+extension List {
+    /// An immutable copy of this managed list at its Realm's current version, readable from any thread.
+    public func freeze() -> List<Element> {
+        guard let accessor else { preconditionFailure("Unmanaged lists cannot be frozen; add their object to a Realm first") }
+        if accessor.core.isFrozen { return self }
+        let frozen = accessor.core.frozen()
+        return List(accessor: ObjectAccessor(core: frozen, binding: accessor.binding, key: accessor.key, record: nil), property: property)
+    }
+
+    /// Whether this list belongs to a frozen Realm.
+    public var isFrozen: Bool { accessor?.core.isFrozen ?? false }
+
+    /// The changes of this list as an `AsyncSequence`: `.initial`, then each `.update`, each carrying a
+    /// frozen copy of the list. The observation ends when the iteration does.
+    public func changes(keyPaths: [String]? = nil) -> AsyncStream<RealmCollectionChange<List<Element>>> {
+        let (stream, continuation) = AsyncStream.makeStream(of: RealmCollectionChange<List<Element>>.self)
+        let token = observe(keyPaths: keyPaths) { change in
+            switch change {
+            case .initial(let l): handFrozen(continuation, .initial(l.freeze()))
+            case .update(let l, let d, let i, let m): handFrozen(continuation, .update(l.freeze(), deletions: d, insertions: i, modifications: m))
+            case .error(let e): handFrozen(continuation, .error(e))
+            }
+        }
+        continuation.onTermination = { _ in token.invalidate() }
+        return stream
+    }
+}
+
+extension MutableSet {
+    /// An immutable copy of this managed set at its Realm's current version, readable from any thread.
+    public func freeze() -> MutableSet<Element> { MutableSet(list: list.freeze()) }
+
+    /// Whether this set belongs to a frozen Realm.
+    public var isFrozen: Bool { list.isFrozen }
+
+    /// The changes of this set as an `AsyncSequence` of frozen copies, as `List.changes` gives them.
+    public func changes(keyPaths: [String]? = nil) -> AsyncStream<RealmCollectionChange<MutableSet<Element>>> {
+        let (stream, continuation) = AsyncStream.makeStream(of: RealmCollectionChange<MutableSet<Element>>.self)
+        let token = observe(keyPaths: keyPaths) { change in
+            switch change {
+            case .initial(let s): handFrozen(continuation, .initial(s.freeze()))
+            case .update(let s, let d, let i, let m): handFrozen(continuation, .update(s.freeze(), deletions: d, insertions: i, modifications: m))
+            case .error(let e): handFrozen(continuation, .error(e))
+            }
+        }
+        continuation.onTermination = { _ in token.invalidate() }
+        return stream
+    }
+}
+
+extension Realm {
+    /// Each move of this Realm to a newer version (`.didChange`), or `.refreshRequired`, as an `AsyncSequence`.
+    /// The observation ends when the iteration does.
+    public var changes: AsyncStream<Notification> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Notification.self)
+        let token = observe { notification, _ in continuation.yield(notification) }
+        continuation.onTermination = { _ in token.invalidate() }
+        return stream
+    }
+}
+
+/// Hands a change to a stream's consumer: what the streams carry is frozen (immutable, readable from any
+/// thread), which the compiler cannot know of collections in general.
+func handFrozen<V>(_ continuation: AsyncStream<V>.Continuation, _ value: V) {
+    nonisolated(unsafe) let frozen = value
+    continuation.yield(frozen)
+}
