@@ -1,0 +1,188 @@
+import Dispatch
+import Foundation
+
+/// A class projection: a view of some properties of an object, possibly through links and into
+/// collections, as live as the object (reads show its current values; writes in a write transaction go to it).
+///
+/// ```swift
+/// final class PersonView: Projection<Person> {
+///     @Projected(\Person.firstName) var firstName
+///     @Projected(\Person.address?.city) var homeCity
+///     @Projected(\Person.friends.projectTo.firstName) var friendNames: ProjectedCollection<String>
+/// }
+/// let views = realm.objects(PersonView.self)
+/// ```
+open class Projection<Root: Object>: _ProjectionType, CustomStringConvertible {
+    /// The projected object.
+    public let rootObject: Root
+
+    public required init(projecting object: Root) {
+        rootObject = object
+    }
+
+    /// The projected object's Realm (nil when it is unmanaged).
+    public var realm: Realm? { rootObject.realm }
+    public var isInvalidated: Bool { rootObject.isInvalidated }
+
+    open var description: String { "\(type(of: self))(projecting: \(rootObject))" }
+
+    /// Calls `block` after each change to the projected object (of the properties in `keyPaths`, named on
+    /// the root object, when given), and once with `.deleted`.
+    public func observe(
+        keyPaths: [String]? = nil, on queue: DispatchQueue? = nil, _ block: @escaping (ObjectChange<Projection<Root>>) -> Void
+    ) -> NotificationToken {
+        let projection = self
+        return rootObject.observe(keyPaths: keyPaths, on: queue) { (change: ObjectChange<Root>) in
+            switch change {
+            case .change(_, let properties): block(.change(projection, properties))
+            case .deleted: block(.deleted)
+            case .error(let e): block(.error(e))
+            }
+        }
+    }
+}
+
+/// What `Realm.objects(_:)` needs of a projection type.
+public protocol _ProjectionType: AnyObject {
+    associatedtype Root: Object
+    init(projecting object: Root)
+    var rootObject: Root { get }
+}
+
+/// A property of a projection: the value at a key path of the projected object.
+@propertyWrapper
+public struct Projected<T: Object, Value>: @unchecked Sendable {
+    // Key paths are immutable values.
+    let keyPath: KeyPath<T, Value>
+
+    public init(_ keyPath: KeyPath<T, Value>) {
+        self.keyPath = keyPath
+    }
+
+    @available(*, unavailable, message: "@Projected is only available on Projection subclasses")
+    public var wrappedValue: Value {
+        get { fatalError("@Projected is only available on Projection subclasses") }
+        // swiftlint:disable:next unused_setter_value
+        set { fatalError("@Projected is only available on Projection subclasses") }
+    }
+
+    public static subscript<EnclosingSelf: Projection<T>>(
+        _enclosingInstance projection: EnclosingSelf,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Projected<T, Value>>
+    ) -> Value {
+        get { projection.rootObject[keyPath: projection[keyPath: storageKeyPath].keyPath] }
+        set {
+            let keyPath = projection[keyPath: storageKeyPath].keyPath
+            guard let writable = keyPath as? ReferenceWritableKeyPath<T, Value> else {
+                preconditionFailure("\(type(of: projection)): the projected key path \(keyPath) cannot be written (it goes through a computed property or a collection)")
+            }
+            projection.rootObject[keyPath: writable] = newValue
+        }
+    }
+}
+
+/// The values of one property of each object in a collection, for projections:
+/// `@Projected(\Person.friends.projectTo.firstName) var friendNames: ProjectedCollection<String>`.
+public struct ProjectedCollection<Element>: RandomAccessCollection, CustomStringConvertible {
+    private let read: () -> [Element]
+
+    init(_ read: @escaping () -> [Element]) {
+        self.read = read
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { read().count }
+    public subscript(position: Int) -> Element { read()[position] }
+    public func makeIterator() -> IndexingIterator<[Element]> { read().makeIterator() }
+    public var description: String { "ProjectedCollection<\(Element.self)> (\(count) elements)" }
+}
+
+/// The elements of a collection of objects, as a projection's key path sees them: each property read
+/// through it gives a `ProjectedCollection` of that property's values.
+@dynamicMemberLookup
+public struct ProjectionElements<Element: Object>: Hashable {
+    private let elements: () -> [Element]
+    private let identity: ObjectIdentifier
+
+    init(owner: AnyObject, _ elements: @escaping () -> [Element]) {
+        self.elements = elements
+        identity = ObjectIdentifier(owner)
+    }
+
+    public subscript<V>(dynamicMember keyPath: KeyPath<Element, V>) -> ProjectedCollection<V> {
+        let elements = self.elements
+        return ProjectedCollection { elements().map { $0[keyPath: keyPath] } }
+    }
+
+    public static func == (a: Self, b: Self) -> Bool { a.identity == b.identity }
+    public func hash(into hasher: inout Hasher) { hasher.combine(identity) }
+}
+
+extension List where Element: Object {
+    /// For projections: `\Person.friends.projectTo.firstName` gives the first names of the friends.
+    public var projectTo: ProjectionElements<Element> { ProjectionElements(owner: self) { Array(self) } }
+}
+
+extension MutableSet where Element: Object {
+    /// For projections: `\Person.tags.projectTo.name` gives the names of the set's objects.
+    public var projectTo: ProjectionElements<Element> { ProjectionElements(owner: self) { Array(self) } }
+}
+
+extension LinkingObjects {
+    /// For projections: `\Dog.owners.projectTo.name` gives the names of the objects linking here.
+    public var projectTo: ProjectionElements<Element> { ProjectionElements(owner: target ?? NSNull()) { Array(self) } }
+}
+
+/// The projections of the objects of a `Results`: live, indexed, queried and observed like them.
+public struct ProjectedResults<P: _ProjectionType>: RandomAccessCollection, CustomStringConvertible {
+    public let results: Results<P.Root>
+
+    init(_ results: Results<P.Root>) {
+        self.results = results
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { results.count }
+    public subscript(position: Int) -> P { P(projecting: results[position]) }
+    public var description: String { "ProjectedResults<\(P.self)> (\(count) objects)" }
+    public var realm: Realm? { results.realm }
+
+    /// The projections of the objects matching a string predicate.
+    public func filter(_ predicateFormat: String, _ args: Any...) -> ProjectedResults<P> {
+        do {
+            return ProjectedResults(try results.filter(predicateFormat, arguments: args.map { Optional($0) }))
+        } catch {
+            preconditionFailure("Invalid predicate: \(error)")
+        }
+    }
+
+    /// The projections of the objects matching a type-safe query on the projected type.
+    public func `where`(_ isIncluded: (Query<P.Root>) -> Query<Bool>) -> ProjectedResults<P> {
+        ProjectedResults(results.where(isIncluded))
+    }
+
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> ProjectedResults<P> {
+        ProjectedResults(results.sorted(byKeyPath: keyPath, ascending: ascending))
+    }
+
+    /// Change notifications with the indices of the underlying results.
+    public func observe(
+        keyPaths: [String]? = nil, on queue: DispatchQueue? = nil, _ block: @escaping (RealmCollectionChange<ProjectedResults<P>>) -> Void
+    ) -> NotificationToken {
+        results.observe(keyPaths: keyPaths, on: queue) { change in
+            switch change {
+            case .initial(let r): block(.initial(ProjectedResults(r)))
+            case .update(let r, let d, let i, let m): block(.update(ProjectedResults(r), deletions: d, insertions: i, modifications: m))
+            case .error(let e): block(.error(e))
+            }
+        }
+    }
+}
+
+extension Realm {
+    /// The projections of every object of the projection's root type.
+    public func objects<P: _ProjectionType>(_ type: P.Type) -> ProjectedResults<P> {
+        ProjectedResults(objects(P.Root.self))
+    }
+}
