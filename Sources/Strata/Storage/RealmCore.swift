@@ -542,6 +542,15 @@ final class RealmCore: @unchecked Sendable {
     func beginWrite() throws {
         precondition(!isFrozen, "Can't perform transactions on a frozen Realm")
         precondition(write == nil, "The Realm is already in a write transaction")
+        // A commit needs a version of its own: refuse to start one that could not end in a readable state.
+        if let limit = configuration.maximumNumberOfActiveVersions, database.liveSnapshotCount >= Int(limit) {
+            throw Realm.Error(
+                .fail,
+                "Number of active versions (\(database.liveSnapshotCount)) in \(shared.displayName) exceeded the limit of \(limit) "
+                    + "(maximumNumberOfActiveVersions): every frozen Realm, object or results, and every Realm instance that has not "
+                    + "refreshed, keeps a version alive; release them or raise the limit",
+                fileURL: configuration.fileURL)
+        }
         let tx: WriteTransaction
         do {
             tx = try database.beginWrite()

@@ -117,7 +117,8 @@ final class SharedFile: @unchecked Sendable {
         var options = Database.Options()
         options.createIfMissing = !config.readOnly
         options.readOnly = config.readOnly
-        if let n = config.maximumNumberOfActiveVersions { options.maximumLiveSnapshots = Int(n) }
+        // `maximumNumberOfActiveVersions` is enforced when a write begins (`RealmCore.beginWrite`), not by the
+        // engine: a Realm that could not take the snapshot of its own commit would silently stay behind it.
         let database: Database
         do {
             database = try Database.open(at: path, options: options, fileSystem: fs)
