@@ -364,4 +364,27 @@ struct LinkCase {
         #expect(byDefault == [[1], [0], [0]])
         #expect(byOwn == [])
     }
+
+    @Test func keyPathsThroughSeveralLinksFollowEveryHop() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: .init(
+            fileURL: URL(fileURLWithPath: dir.child("n2.realm")), objectTypes: [QPerson.self, QDog.self, QVet.self]))
+        try realm.write {
+            realm.create(QPerson.self, value: ["id": 1, "best": ["id": 1, "vet": ["id": 1, "city": "Oslo"]]])
+            realm.create(QPerson.self, value: ["id": 2, "best": ["id": 2, "vet": ["id": 2, "city": "Lima"]]])
+            realm.create(QVet.self, value: ["id": 3, "city": "Pune"])
+        }
+        var seen: [[Int]] = []
+        let token = realm.objects(QPerson.self).observe(keyPaths: ["best.vet.city"]) {
+            if case .update(_, _, _, let m) = $0 { seen.append(m) }
+        }
+        defer { token.invalidate() }
+        try realm.write { realm.object(ofType: QVet.self, forPrimaryKey: 2)?.city = "Cusco" }  // person 2
+        try realm.write { realm.object(ofType: QVet.self, forPrimaryKey: 3)?.city = "Goa" }  // nobody's
+        try realm.write { realm.object(ofType: QDog.self, forPrimaryKey: 1)?.name = "Rex" }  // not watched
+        try realm.write {
+            realm.object(ofType: QDog.self, forPrimaryKey: 1)?.vet = realm.object(ofType: QVet.self, forPrimaryKey: 3)
+        }  // person 1: the path now leads elsewhere
+        #expect(seen == [[1], [0]])
+    }
 }

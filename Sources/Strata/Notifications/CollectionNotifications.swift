@@ -249,3 +249,97 @@ func handFrozen<V>(_ continuation: AsyncStream<V>.Continuation, _ value: V) {
     nonisolated(unsafe) let frozen = value
     continuation.yield(frozen)
 }
+
+// MARK: - Maps
+
+/// What changed in an observed `Map`: keys removed, added, and whose value changed.
+public enum RealmMapChange<Collection> {
+    case initial(Collection)
+    case update(Collection, deletions: [String], insertions: [String], modifications: [String])
+    case error(any Error)
+}
+
+final class MapObserver<M>: ChangeObserver {
+    let map: M
+    let binding: TypeBinding
+    let key: Int64
+    let property: Int
+    let queue: DispatchQueue?
+    let block: (RealmMapChange<M>) -> Void
+    var done = false
+
+    init(map: M, accessor: ObjectAccessor, property: Int, queue: DispatchQueue?, block: @escaping (RealmMapChange<M>) -> Void) {
+        self.map = map
+        self.binding = accessor.binding
+        self.key = accessor.key
+        self.property = property
+        self.queue = queue
+        self.block = block
+    }
+
+    /// The map's entries in `snapshot` by key (nil when the owning object is not there).
+    private func entries(_ snapshot: Snapshot) -> [String: StoredValue]? {
+        let found: [String: StoredValue]?? = try? snapshot.withValue(forKey: ObjectKey.bytes(key), in: binding.partition) { raw in
+            guard let raw else { return nil }
+            guard case .list(let items) = RealmCore.values(binding, raw, [property])[0] else { return [:] }
+            var out: [String: StoredValue] = [:]
+            var i = 0
+            while i + 1 < items.count {
+                if case .string(let k) = items[i] { out[k] = items[i + 1] }
+                i += 2
+            }
+            return out
+        }
+        return found ?? nil
+    }
+
+    func changes(core: RealmCore, old: Snapshot, new: Snapshot, summary: ChangeSummary) -> (() -> Void)? {
+        guard !done, summary.everything || summary.keys[binding.partition]?.contains(key) == true, let before = entries(old) else { return nil }
+        let block = self.block, map = self.map
+        guard let after = entries(new) else {
+            done = true
+            let all = before.keys.sorted()
+            return all.isEmpty ? nil : { block(.update(map, deletions: all, insertions: [], modifications: [])) }
+        }
+        let deletions = before.keys.filter { after[$0] == nil }.sorted()
+        let insertions = after.keys.filter { before[$0] == nil }.sorted()
+        let modifications = after.keys.filter { k in before[k].map { !RealmCore.same($0, after[k] ?? .null) } ?? false }.sorted()
+        if deletions.isEmpty && insertions.isEmpty && modifications.isEmpty { return nil }
+        return { block(.update(map, deletions: deletions, insertions: insertions, modifications: modifications)) }
+    }
+}
+
+extension Map {
+    /// Calls `block` with the map now (`.initial`), then after each change: the keys removed, added and
+    /// whose value changed. Deleting the owning object reports every key removed, once.
+    public func observe(on queue: DispatchQueue? = nil, _ block: @escaping (RealmMapChange<Map<Key, Value>>) -> Void) -> NotificationToken {
+        guard let accessor else { preconditionFailure("Only maps of managed objects support change notifications") }
+        precondition(!accessor.core.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
+        let observer = MapObserver(map: self, accessor: accessor, property: property, queue: queue ?? accessor.core.queue, block: block)
+        let token = accessor.core.addObserver(observer)
+        let map = self
+        RealmCore.deliver(observer.queue) { block(.initial(map)) }
+        return token
+    }
+
+    /// An immutable copy of this managed map at its Realm's current version, readable from any thread.
+    public func freeze() -> Map<Key, Value> {
+        guard let accessor else { preconditionFailure("Unmanaged maps cannot be frozen; add their object to a Realm first") }
+        if accessor.core.isFrozen { return self }
+        return Map(accessor: ObjectAccessor(core: accessor.core.frozen(), binding: accessor.binding, key: accessor.key, record: nil), property: property)
+    }
+
+    /// The changes of this map as an `AsyncSequence` of frozen copies.
+    public func changes() -> AsyncStream<RealmMapChange<Map<Key, Value>>> {
+        let (stream, continuation) = AsyncStream.makeStream(of: RealmMapChange<Map<Key, Value>>.self)
+        let token = observe { change in
+            switch change {
+            case .initial(let m): handFrozen(continuation, .initial(m.freeze()))
+            case .update(let m, let d, let i, let mods): handFrozen(continuation, .update(m.freeze(), deletions: d, insertions: i, modifications: mods))
+            case .error(let e): handFrozen(continuation, .error(e))
+            }
+        }
+        continuation.onTermination = { _ in token.invalidate() }
+        return stream
+    }
+}

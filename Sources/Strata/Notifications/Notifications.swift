@@ -164,8 +164,41 @@ struct LinkWatch {
     let property: Int
     /// The linked type.
     let target: TypeBinding
-    /// The properties of the linked type that count.
+    /// Further links, for key paths through several (`dog.owner.name`): each a link or list property of the
+    /// previous type, and the type it leads to.
+    var further: [(property: Int, target: TypeBinding)] = []
+    /// The properties of the last linked type that count.
     let targetProperties: [Int]
+
+    /// The objects of the first linked type whose path leads to a change: the last type's objects whose
+    /// watched properties changed, then, one level up at a time, the objects whose link leads to one of those
+    /// or whose link itself changed.
+    func touched(_ summary: ChangeSummary, old: Snapshot, new: Snapshot) -> Set<Int64> {
+        let chain = [(property, target)] + further
+        guard let last = chain.last else { return [] }
+        var touched = Set((summary.keys[last.1.partition] ?? []).filter {
+            RealmCore.differs(last.1, key: $0, old: old, new: new, indices: targetProperties)
+        })
+        var level = chain.count - 1
+        while level > 0 {
+            let (link, _) = chain[level]
+            let holder = chain[level - 1].1
+            var up = Set((summary.keys[holder.partition] ?? []).filter {
+                RealmCore.differs(holder, key: $0, old: old, new: new, indices: [link])
+            })
+            if !touched.isEmpty {
+                try? new.scan(holder.partition) { k, raw in
+                    guard let key = ObjectKey.decode(k) else { return true }
+                    let v = RealmCore.values(holder, raw, [link])[0]
+                    if RealmCore.linkKeys(v).contains(where: touched.contains) { up.insert(key) }
+                    return true
+                }
+            }
+            touched = up
+            level -= 1
+        }
+        return touched
+    }
 }
 
 final class ResultsObserver<Element: Object>: ChangeObserver {
@@ -203,11 +236,8 @@ final class ResultsObserver<Element: Object>: ChangeObserver {
         // Linked objects whose watched properties changed (or that went away).
         var touchedTargets: [Int: Set<Int64>] = [:]
         for (n, watch) in linkWatches.enumerated() {
-            for key in summary.keys[watch.target.partition] ?? [] {
-                if RealmCore.differs(watch.target, key: key, old: old, new: new, indices: watch.targetProperties) {
-                    touchedTargets[n, default: []].insert(key)
-                }
-            }
+            let touched = watch.touched(summary, old: old, new: new)
+            if !touched.isEmpty { touchedTargets[n] = touched }
         }
         if !summary.everything && changed.isEmpty && !linkedChanged && touchedTargets.isEmpty { return nil }
         let oldKeys = keys
@@ -486,16 +516,26 @@ extension RealmCore {
                 target(i).map { LinkWatch(property: i, target: $0, targetProperties: Array($0.info.schema.properties.indices)) }
             }
         }
-        var byProperty: [Int: (TypeBinding, Set<Int>)] = [:]
+        var out: [LinkWatch] = []
         for path in keyPaths {
             let parts = path.split(separator: ".").map(String.init)
-            guard parts.count >= 2, let i = info.propertyIndex[parts[0]], let t = target(i) else { continue }
-            guard let j = t.info.propertyIndex[parts[1]] else {
-                preconditionFailure("Property '\(parts[1])' not found in object of type '\(t.info.schema.className)' (key path '\(path)')")
+            guard parts.count >= 2, let i = info.propertyIndex[parts[0]], let first = target(i) else { continue }
+            var further: [(property: Int, target: TypeBinding)] = []
+            var current = first
+            for part in parts.dropFirst().dropLast() {
+                guard let j = current.info.propertyIndex[part], let cls = current.info.linkTargets[j] ?? current.info.listTargets[j] ?? nil else {
+                    preconditionFailure("'\(part)' in key path '\(path)' is not a link of '\(current.info.schema.className)'")
+                }
+                let next = self.binding(forClass: cls)
+                further.append((j, next))
+                current = next
             }
-            byProperty[i, default: (t, [])].1.insert(j)
+            guard let last = parts.last, let j = current.info.propertyIndex[last] else {
+                preconditionFailure("Property '\(parts.last ?? "")' not found in object of type '\(current.info.schema.className)' (key path '\(path)')")
+            }
+            out.append(LinkWatch(property: i, target: first, further: further, targetProperties: [j]))
         }
-        return byProperty.sorted { $0.key < $1.key }.map { LinkWatch(property: $0.key, target: $0.value.0, targetProperties: $0.value.1.sorted()) }
+        return out
     }
 }
 
