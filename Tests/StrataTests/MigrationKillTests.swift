@@ -62,7 +62,8 @@ enum S1Check {
         #expect(calibration.terminationStatus == 0)
         #expect(try schemaVersionAtURL(url) == 1)
         try populate(url)
-        for round in 0..<(10 * Seeds.scale) {
+        // Killed at 20 random moments.
+        for round in 0..<(20 * Seeds.scale) {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: child)
             process.arguments = ["migrate", url.path]
