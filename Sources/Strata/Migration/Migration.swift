@@ -5,6 +5,9 @@ import Foundation
 /// object it hands out (a closure per object would cost an allocation each).
 final class MigrationReporter {
     var messages: [String] = []
+    /// The migration the objects belong to (links read through them give its objects). Held here, once, not
+    /// by each object: a weak reference per object would move every retain of the migration to the slow path.
+    weak var migration: Migration?
 }
 
 /// The values of an object handed to a migration block, under one stored schema.
@@ -21,7 +24,7 @@ final class DynamicState: CustomStringConvertible {
     /// The object's key, when it is one the migration handed out (links to it store the key).
     var key: Int64?
     /// The migration that handed it out: links read through it give objects (`MigrationObject`s).
-    weak var migration: Migration?
+    var migration: Migration? { report?.migration }
 
     init(type: StoredSchema.StoredType, values: FieldValues, writable: Bool, defaults: [String: StoredValue]) {
         self.type = type
@@ -292,7 +295,7 @@ public final class Migration {
 
     private func dynamic(_ state: DynamicState) -> MigrationObject {
         state.report = reporter
-        state.migration = self
+        if reporter.migration == nil { reporter.migration = self }
         let o = DynamicObject()
         o._dynamic = state
         return o
