@@ -221,6 +221,7 @@ public final class Migration {
         self.declared = Dictionary(declared.map { ($0.schema.className, $0) }, uniquingKeysWith: { a, _ in a })
         self.mode = mode
         self.prior = prior
+        reporter.migration = self
     }
 
     private var isOnline: Bool { mode == .open(online: true) }
@@ -295,7 +296,6 @@ public final class Migration {
 
     private func dynamic(_ state: DynamicState) -> MigrationObject {
         state.report = reporter
-        if reporter.migration == nil { reporter.migration = self }
         let o = DynamicObject()
         o._dynamic = state
         return o
@@ -780,7 +780,10 @@ public final class Migration {
                 continue
             }
             var writer = RecordWriter(t, defaults: defaults(for: t.name))
-            for (key, state) in (written[t.partition] ?? [:]).sorted(by: { $0.key < $1.key }) where state.modified {
+            // In key order: sorting the keys alone is much cheaper than sorting (key, state) pairs.
+            let states = written[t.partition] ?? [:]
+            for key in states.keys.sorted() {
+                guard let state = states[key], state.modified else { continue }
                 try put(state, key: key, type: t, with: &writer)
                 if let pkPartition = t.primaryKeyPartition, let pk = t.properties.first(where: \.isPrimaryKey) {
                     try tx.put(PrimaryKeyIndex.entry(state.values[pk.fieldId] ?? .null), ObjectKey.bytes(key), in: pkPartition)
