@@ -562,6 +562,9 @@ final class RealmCore: @unchecked Sendable {
         try? moveToLatest()
     }
 
+    /// Commits touching more objects than this log no key set for observers (see `commitWrite`).
+    static let largeCommit = 65_536
+
     func commitWrite(skipping: Set<ObjectIdentifier> = []) throws {
         guard let w = write else { preconditionFailure("Can't commit a non-existing write transaction") }
         var summary = ChangeSummary()
@@ -578,7 +581,13 @@ final class RealmCore: @unchecked Sendable {
                 }
             }
             try nullifyLinks(w, &summary)
-            for (partition, keys) in w.pendingKeysByPartition() { summary.keys[partition, default: []].formUnion(keys) }
+            if w.order.count > Self.largeCommit {
+                // A very large commit is logged as unknown changes: observers re-evaluate from scratch, which
+                // costs about what checking this many keys one by one would, and the key set is not built.
+                summary.everything = true
+            } else {
+                for (partition, keys) in w.pendingKeysByPartition() { summary.keys[partition, default: []].formUnion(keys) }
+            }
             // In key order, so the engine receives sorted operations and skips sorting them. Keys first seen in
             // increasing order (a bulk insert) are in order already.
             var ordered = w.order
