@@ -269,6 +269,37 @@ struct LinkCase {
         #expect(Set(dogs.where { $0.owners.count > 0 }.map(\.id)) == Set(dogs.filter("owners.@count > 0").map(\.id)))
     }
 
+    @Test func sortingThroughLinksAndComparingTwoKeyPaths() throws {
+        let dir = try TemporaryDirectory()
+        let model = LinkModel(seed: 11)
+        let realm = try open(dir)
+        try model.fill(realm)
+        let people = realm.objects(QPerson.self)
+        // Sorted by the best dog's name (nil first), then by id to make ties deterministic.
+        let sorted = people.sorted(by: [SortDescriptor(keyPath: "best.name"), SortDescriptor(keyPath: "id")]).map(\.id)
+        let expected = model.people.values.sorted { a, b in
+            let x = model.bestDog(a)?.name, y = model.bestDog(b)?.name
+            if x != y {
+                guard let x else { return true }
+                guard let y else { return false }
+                return x < y
+            }
+            return a.id < b.id
+        }.map(\.id)
+        #expect(Array(sorted) == expected)
+        let byVetCity = people.sorted(byKeyPath: "best.vet.city", ascending: false).map { model.bestDog(model.people[$0.id]!)?.vet.flatMap { model.vets[$0] } }
+        #expect(Array(byVetCity) == byVetCity.sorted { ($0 ?? "") > ($1 ?? "") })
+        // Two key paths compared with each other.
+        #expect(Set(people.filter("name == best.name").map(\.id)) == Set(model.people.values.filter { $0.name == model.bestDog($0)?.name }.map(\.id)))
+        #expect(Set(people.filter("ANY dogs.age > best.age").map(\.id)) == Set(model.people.values.filter { p in
+            guard let b = model.bestDog(p) else { return false }
+            return model.dogList(p).contains { $0.age > b.age }
+        }.map(\.id)))
+        let dogs = realm.objects(QDog.self)
+        #expect(Set(dogs.filter("weight > age").map(\.id)) == Set(model.dogs.values.filter { $0.weight > Double($0.age) }.map(\.id)))
+        #expect(Set(dogs.filter("age == age").map(\.id)).count == model.dogs.count)
+    }
+
     @Test func quantifiersOverEmptyCollectionsFollowRealm() throws {
         let dir = try TemporaryDirectory()
         let realm = try open(dir)
@@ -309,6 +340,7 @@ struct LinkCase {
         #expect(message("dogs.@avg > 1").contains("needs one property of 'QDog' after it"))
         #expect(message("dogs.@median.age > 1").contains("unknown collection operator '@median'"))
         #expect(message("scores.value > 1").contains("collection of values"))
+        #expect(message("name > best.age").contains("cannot compare 'name' (String) with 'best.age' (Int)"))
         #expect(message("best.name == 'Rex'") == "")
     }
 

@@ -224,7 +224,7 @@ final class ResultsObserver<Element: Object>: ChangeObserver {
         self.linkWatches = linkWatches
         self.block = block
         self.keys = results.evaluatedKeys()
-        self.linkedPartitions = results.predicate?.linkedPartitions ?? []
+        self.linkedPartitions = results.linkedPartitions
     }
 
     func changes(core: RealmCore, old: Snapshot, new: Snapshot, summary: ChangeSummary) -> (() -> Void)? {

@@ -30,6 +30,9 @@ indirect enum Predicate: Sendable {
 
     /// A condition on a key path through links or into a collection.
     case path(KeyPathOperand, Quantifier, ValueTest)
+    /// Two properties (or key paths) compared with each other: true when some value of the left and some
+    /// value of the right satisfy the comparison (one value each for plain properties).
+    case compareOperands(ResolvedOperand, Quantifier, CompareOp, ResolvedOperand, StringOptions)
 
     /// Whether the object `key`, read through `r`, matches. `context` reads the objects links lead to; without
     /// one (no Realm), links lead nowhere.
@@ -50,6 +53,14 @@ indirect enum Predicate: Sendable {
         case .or(let a, let b): return a.evaluate(r, key: key, in: context) || b.evaluate(r, key: key, in: context)
         case .not(let a): return !a.evaluate(r, key: key, in: context)
         case .path(let operand, let quantifier, let test): return operand.evaluate(r, key: key, context, quantifier, test)
+        case .compareOperands(let a, let quantifier, let op, let b, let options):
+            let left = a.values(r, key: key, context), right = b.values(r, key: key, context)
+            let holds = { (x: StoredValue) in right.contains { y in Self.compare(x, op, y, options) } }
+            switch quantifier {
+            case .any: return left.contains(where: holds)
+            case .all: return left.allSatisfy(holds)
+            case .none: return !left.contains(where: holds)
+            }
         }
     }
 
@@ -60,6 +71,12 @@ indirect enum Predicate: Sendable {
         case .constant, .compare, .string, .isIn, .between: return []
         case .and(let a, let b), .or(let a, let b): return a.linkedPartitions.union(b.linkedPartitions)
         case .not(let a): return a.linkedPartitions
+        case .compareOperands(let a, _, _, let b, _):
+            var out = Set<UInt32>()
+            for side in [a, b] {
+                if case .path(let p) = side { out.formUnion(Predicate.path(p, .any, .compare(.equal, .null, [])).linkedPartitions) }
+            }
+            return out
         case .path(let operand, _, _):
             var out = Set<UInt32>()
             for step in operand.steps {
@@ -89,6 +106,10 @@ indirect enum Predicate: Sendable {
         case .and(let a, let b), .or(let a, let b): return a.readsOtherObjects || b.readsOtherObjects
         case .not(let a): return a.readsOtherObjects
         case .path: return true
+        case .compareOperands(let a, _, _, let b, _):
+            if case .path = a { return true }
+            if case .path = b { return true }
+            return false
         }
     }
 
@@ -232,7 +253,17 @@ indirect enum QueryExpr: Sendable {
             if case .value(let v) = l, case let (n, q)? = operand(r) {
                 return try condition(n, q) { .compare(flip(op), coerce(v, for: $0), options) }
             }
-            if operand(l) != nil, operand(r) != nil { throw QueryError("comparing two properties is not supported yet") }
+            if case let (ln, lq)? = operand(l), case let (rn, rq)? = operand(r) {
+                // Two key paths compared with each other (`age > score`, `owner.city == city`).
+                guard rq == nil else { throw QueryError("ANY, ALL and NONE go before the left key path of a comparison of two key paths") }
+                let (left, leftType) = try info.resolveKeyPath(ln, bindings: bindings)
+                let (right, rightType) = try info.resolveKeyPath(rn, bindings: bindings)
+                let numeric: Set<PropertyType> = [.int, .float, .double, .decimal128]
+                guard leftType == rightType || (numeric.contains(leftType) && numeric.contains(rightType)) else {
+                    throw QueryError("cannot compare '\(ln)' (\(leftType)) with '\(rn)' (\(rightType)) in '\(info.schema.className)'")
+                }
+                return .compareOperands(left, lq ?? .any, op, right, options)
+            }
             throw QueryError("a comparison needs a property on one side and a value on the other")
         case .stringOp(let l, let op, let r, let options):
             guard case let (n, q)? = operand(l), case .value(.string(let s)) = r else {

@@ -11,6 +11,12 @@ public struct SortDescriptor: Sendable, Hashable {
     }
 }
 
+/// What a `Results` sorts on: a property of its type, or a key path through to-one links (`owner.name`).
+enum SortKey: @unchecked Sendable {
+    case property(Int)
+    case path(KeyPathOperand)
+}
+
 /// The objects of one type matching a query, in a sort order: a live view of the Realm's current version.
 ///
 /// Evaluation is lazy and cached per version: `count`, subscripts and iteration evaluate once, and again
@@ -19,12 +25,12 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     let core: RealmCore
     let binding: TypeBinding
     let predicate: Predicate?
-    let sort: [(index: Int, ascending: Bool)]
+    let sort: [(key: SortKey, ascending: Bool)]
     /// Properties whose values must be distinct: the first object in sort order of each combination stays.
     let distinct: [Int]
     private let cache = ResultsCache()
 
-    init(core: RealmCore, binding: TypeBinding, predicate: Predicate?, sort: [(index: Int, ascending: Bool)], distinct: [Int] = []) {
+    init(core: RealmCore, binding: TypeBinding, predicate: Predicate?, sort: [(key: SortKey, ascending: Bool)], distinct: [Int] = []) {
         self.core = core
         self.binding = binding
         self.predicate = predicate
@@ -48,7 +54,19 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
             if let predicate, !predicate.evaluate(ref, key: key, in: context) { return true }
             let record: [UInt8]?
             if case .bytes(let raw, _) = ref { record = [UInt8](raw) } else { record = nil }
-            rows.append((key, record, sort.map { ref.value($0.index) }, distinct.map { ref.value($0) }))
+            let sortValues = sort.map { s -> StoredValue in
+                switch s.key {
+                case .property(let i): return ref.value(i)
+                case .path(let path):
+                    var first = StoredValue.null
+                    _ = path.forEachValue(ref, key: key, context) { v in
+                        first = v
+                        return false
+                    }
+                    return first
+                }
+            }
+            rows.append((key, record, sortValues, distinct.map { ref.value($0) }))
             return true
         }
         if let keys = primaryKeyCandidates() {
@@ -77,10 +95,22 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         return cache
     }
 
-    /// What the predicate needs to follow links, when it does.
+    /// What the predicate (or a sort through links) needs to follow links, when it does.
     private func queryContext() -> QueryContext? {
-        guard let predicate, predicate.readsOtherObjects else { return nil }
+        let sortsThroughLinks = sort.contains { if case .path = $0.key { return true } else { return false } }
+        guard predicate?.readsOtherObjects == true || sortsThroughLinks else { return nil }
         return QueryContext(core: core)
+    }
+
+    /// The partitions of other types the query or the sort reads through links.
+    var linkedPartitions: Set<UInt32> {
+        var out = predicate?.linkedPartitions ?? []
+        for s in sort {
+            if case .path(let path) = s.key {
+                for step in path.steps { if case .link(_, let t) = step { out.insert(t.partition) } }
+            }
+        }
+        return out
     }
 
     /// Finds the bindings of the types a query's key paths lead to.
@@ -323,11 +353,24 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     }
 
     public func sorted<S: Sequence>(by descriptors: S) -> Results<Element> where S.Element == SortDescriptor {
-        let keys = descriptors.map { d -> (index: Int, ascending: Bool) in
-            guard let i = binding.info.propertyIndex[d.keyPath] else {
-                preconditionFailure("Cannot sort on key path '\(d.keyPath)': property '\(binding.info.schema.className).\(d.keyPath)' does not exist")
+        let keys = descriptors.map { d -> (key: SortKey, ascending: Bool) in
+            if let i = binding.info.propertyIndex[d.keyPath] { return (.property(i), d.ascending) }
+            // A key path through to-one links: `owner.name`.
+            let resolved: ResolvedOperand
+            do {
+                resolved = try binding.info.resolveKeyPath(d.keyPath, bindings: bindingResolver).0
+            } catch {
+                preconditionFailure("Cannot sort on key path '\(d.keyPath)' of '\(binding.info.schema.className)': \(error)")
             }
-            return (i, d.ascending)
+            switch resolved {
+            case .property(let i): return (.property(i), d.ascending)
+            case .path(let path):
+                guard !path.isToMany, case .value = path.leaf else {
+                    preconditionFailure(
+                        "Cannot sort on key path '\(d.keyPath)' of '\(binding.info.schema.className)': sorting goes through to-one links only, to a property")
+                }
+                return (.path(path), d.ascending)
+            }
         }
         return Results(core: core, binding: binding, predicate: predicate, sort: keys + sort, distinct: distinct)
     }
