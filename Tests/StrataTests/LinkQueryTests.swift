@@ -167,6 +167,10 @@ struct LinkCase {
             LinkCase(format: "ANY tags ==[c] %@", args: [tag], person: { _, p in p.tags.contains { $0.lowercased() == tag.lowercased() } }, dog: nil),
             LinkCase(format: "NONE tags == %@", args: [tag], person: { _, p in !p.tags.contains(tag) }, dog: nil),
             LinkCase(format: "tags.@count >= 2", args: [], person: { _, p in p.tags.count >= 2 }, dog: nil),
+            LinkCase(format: "SUBQUERY(dogs, $d, $d.age > %@ AND $d.name BEGINSWITH[c] %@).@count >= 1", args: [n, String(name.prefix(1))], person: { m, p in
+                m.dogList(p).filter { $0.age > n && $0.name.lowercased().hasPrefix(name.prefix(1).lowercased()) }.count >= 1 }, dog: nil),
+            LinkCase(format: "SUBQUERY(dogs, $dog, $dog.vet.city == %@).@count == %@", args: [city, n % 3], person: { m, p in
+                m.dogList(p).filter { $0.vet.flatMap { m.vets[$0] } == city }.count == n % 3 }, dog: nil),
         ]
         let dogs: [LinkCase] = [
             LinkCase(format: "vet.city == %@", args: [city], person: nil, dog: { m, d in d.vet.flatMap { m.vets[$0] } == city }),
@@ -177,6 +181,8 @@ struct LinkCase {
                 m.owners(d).contains { $0.name.hasPrefix(name.prefix(1)) } }),
             LinkCase(format: "ALL owners.scores.@count > 1", args: [], person: nil, dog: { m, d in m.owners(d).allSatisfy { $0.scores.count > 1 } }),
             LinkCase(format: "owners.@sum.id < %@", args: [n * 10], person: nil, dog: { m, d in m.owners(d).reduce(0) { $0 + $1.id } < n * 10 }),
+            LinkCase(format: "SUBQUERY(owners, $o, $o.scores.@count > 2).@count > 0", args: [], person: nil, dog: { m, d in
+                m.owners(d).contains { $0.scores.count > 2 } }),
         ]
         let pool = Bool.random(using: &rng) ? people : dogs
         let a = pool.randomElement(using: &rng)!
@@ -341,6 +347,9 @@ struct LinkCase {
         #expect(message("dogs.@median.age > 1").contains("unknown collection operator '@median'"))
         #expect(message("scores.value > 1").contains("collection of values"))
         #expect(message("name > best.age").contains("cannot compare 'name' (String) with 'best.age' (Int)"))
+        #expect(message("SUBQUERY(dogs, $d, age > 1).@count > 0").contains("key paths start with $d."))
+        #expect(message("SUBQUERY(name, $d, $d.age > 1).@count > 0").contains("SUBQUERY needs a List, MutableSet or LinkingObjects"))
+        #expect(message("SUBQUERY(dogs, $d, $d.age > 1) > 0").contains("expected .@count after SUBQUERY"))
         #expect(message("best.name == 'Rex'") == "")
     }
 

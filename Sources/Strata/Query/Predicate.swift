@@ -30,6 +30,8 @@ indirect enum Predicate: Sendable {
 
     /// A condition on a key path through links or into a collection.
     case path(KeyPathOperand, Quantifier, ValueTest)
+    /// The number of elements of a collection that match a predicate (`SUBQUERY(...).@count`), compared.
+    case subquery(Subquery, CompareOp, StoredValue)
     /// Two properties (or key paths) compared with each other: true when some value of the left and some
     /// value of the right satisfy the comparison (one value each for plain properties).
     case compareOperands(ResolvedOperand, Quantifier, CompareOp, ResolvedOperand, StringOptions)
@@ -53,6 +55,8 @@ indirect enum Predicate: Sendable {
         case .or(let a, let b): return a.evaluate(r, key: key, in: context) || b.evaluate(r, key: key, in: context)
         case .not(let a): return !a.evaluate(r, key: key, in: context)
         case .path(let operand, let quantifier, let test): return operand.evaluate(r, key: key, context, quantifier, test)
+        case .subquery(let sub, let op, let v):
+            return Self.compare(.int(Int64(sub.count(r, key: key, context))), op, v, [])
         case .compareOperands(let a, let quantifier, let op, let b, let options):
             let left = a.values(r, key: key, context), right = b.values(r, key: key, context)
             let holds = { (x: StoredValue) in right.contains { y in Self.compare(x, op, y, options) } }
@@ -71,6 +75,11 @@ indirect enum Predicate: Sendable {
         case .constant, .compare, .string, .isIn, .between: return []
         case .and(let a, let b), .or(let a, let b): return a.linkedPartitions.union(b.linkedPartitions)
         case .not(let a): return a.linkedPartitions
+        case .subquery(let sub, _, _):
+            var out = sub.predicate.linkedPartitions
+            out.insert(sub.element.partition)
+            if case .inverse(let origin, _) = sub.collection { out.insert(origin.partition) }
+            return out
         case .compareOperands(let a, _, _, let b, _):
             var out = Set<UInt32>()
             for side in [a, b] {
@@ -105,7 +114,7 @@ indirect enum Predicate: Sendable {
         case .constant, .compare, .string, .isIn, .between: return false
         case .and(let a, let b), .or(let a, let b): return a.readsOtherObjects || b.readsOtherObjects
         case .not(let a): return a.readsOtherObjects
-        case .path: return true
+        case .path, .subquery: return true
         case .compareOperands(let a, _, _, let b, _):
             if case .path = a { return true }
             if case .path = b { return true }
@@ -173,6 +182,8 @@ indirect enum QueryExpr: Sendable {
     case property(String)
     /// `ANY`, `ALL` or `NONE` before a key path.
     case quantified(Quantifier, String)
+    /// `SUBQUERY(collection, $variable, predicate).@count`: how many elements of a collection match.
+    case subquery(collection: String, variable: String, predicate: QueryExpr)
     case value(StoredValue)
     case list([StoredValue])
     case comparison(QueryExpr, CompareOp, QueryExpr, StringOptions)
@@ -246,6 +257,12 @@ indirect enum QueryExpr: Sendable {
             }
         case .value(.bool(let b)): return .constant(b)
         case .value, .list: throw QueryError("a value alone is not a condition")
+        case .comparison(.subquery(let collection, let variable, let inner), let op, .value(let v), _):
+            return .subquery(try Subquery.resolve(collection, variable, inner, in: info, bindings: bindings), op, v)
+        case .comparison(.value(let v), let op, .subquery(let collection, let variable, let inner), _):
+            return .subquery(try Subquery.resolve(collection, variable, inner, in: info, bindings: bindings), flip(op), v)
+        case .subquery:
+            throw QueryError("SUBQUERY(...).@count must be compared with a number")
         case .comparison(let l, let op, let r, let options):
             if case let (n, q)? = operand(l), case .value(let v) = r {
                 return try condition(n, q) { .compare(op, coerce(v, for: $0), options) }

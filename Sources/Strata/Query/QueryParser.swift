@@ -2,7 +2,7 @@ import Foundation
 
 /// Parses Realm's predicate syntax: `age > 18 AND name BEGINSWITH[c] 'a'`, `%@` and `%K` arguments, `IN`,
 /// `BETWEEN`, `NOT`, parentheses, `TRUEPREDICATE`, key paths through links, `ANY`/`ALL`/`NONE`, `@count`,
-/// `@sum`, `@avg`, `@min`, `@max`. Errors give the position and what was expected.
+/// `@sum`, `@avg`, `@min`, `@max`, `SUBQUERY(collection, $x, predicate).@count`. Errors give the position and what was expected.
 struct QueryParser {
     enum Token: Equatable {
         case identifier(String)
@@ -53,7 +53,7 @@ struct QueryParser {
             let c = chars[i]
             if c.isWhitespace { i += 1; continue }
             let start = i
-            if c.isLetter || c == "_" || c == "@" || c == "$" {
+            if c.isLetter || c == "_" || c == "@" || c == "$" || (c == "." && i + 1 < chars.count && chars[i + 1] == "@") {
                 var j = i + 1
                 while j < chars.count && (chars[j].isLetter || chars[j].isNumber || chars[j] == "_" || chars[j] == "." || chars[j] == "@") { j += 1 }
                 out.append((.identifier(String(chars[i..<j])), start))
@@ -242,6 +242,26 @@ struct QueryParser {
         case .identifier(let s):
             advance()
             switch s.uppercased() {
+            case "SUBQUERY":
+                // SUBQUERY(collection, $variable, predicate).@count
+                guard isSymbol("(") else { throw error("expected '(' after SUBQUERY") }
+                advance()
+                guard case .identifier(let collection) = peek else { throw error("expected the collection's key path in SUBQUERY") }
+                advance()
+                guard isSymbol(",") else { throw error("expected ',' after the collection of SUBQUERY") }
+                advance()
+                guard case .identifier(let variable) = peek, variable.hasPrefix("$") else { throw error("expected a $variable in SUBQUERY") }
+                advance()
+                guard isSymbol(",") else { throw error("expected ',' after the variable of SUBQUERY") }
+                advance()
+                let predicate = try parseOr()
+                guard isSymbol(")") else { throw error("expected ')' to close SUBQUERY") }
+                advance()
+                guard case .identifier(let count) = peek, count.lowercased() == ".@count" else {
+                    throw error("expected .@count after SUBQUERY(...)")
+                }
+                advance()
+                return .subquery(collection: collection, variable: variable, predicate: predicate)
             case "ANY", "SOME", "ALL", "NONE":
                 // A quantifier before a key path: `ANY dogs.age > 3`.
                 guard case .identifier(let path) = peek else { throw error("expected a key path after \(s.uppercased())") }
