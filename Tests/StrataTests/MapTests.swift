@@ -10,9 +10,14 @@ final class MStudent: Object {
     @Persisted var notes: Map<String, String?>
 }
 
-/// A Map of objects, which Strata refuses for now (with a message).
+/// A Map of required objects, which Realm refuses (a deleted object leaves its value nil).
 final class MBadMap: Object {
-    @Persisted var students: Map<String, MStudent?>
+    @Persisted var students: Map<String, MStudent>
+}
+
+final class MClass: Object {
+    @Persisted(primaryKey: true) var id: Int
+    @Persisted var byRole: Map<String, MStudent?>
 }
 
 enum MapV0 {
@@ -93,6 +98,40 @@ enum MapV1 {
         #expect(Set(students.where { $0.grades.avg > 3 }.map(\.id)) == [1])
     }
 
+    @Test func aMapOfObjectsLinksThemAndADeletedOneLeavesItsKeyWithNil() throws {
+        let dir = try TemporaryDirectory()
+        var c = config(dir)
+        c.objectTypes = [MClass.self, MStudent.self]
+        do {
+            let realm = try Realm(configuration: c)
+            try realm.write {
+                let ada = realm.create(MStudent.self, value: ["id": 1, "name": "Ada"])
+                let cls = MClass()
+                cls.id = 1
+                cls.byRole["lead"] = ada
+                // An unmanaged object is added with its map.
+                let bo = MStudent()
+                bo.id = 2
+                bo.name = "Bo"
+                cls.byRole["second"] = bo
+                realm.add(cls)
+                realm.create(MClass.self, value: ["id": 2, "byRole": ["lead": ["id": 3, "name": "Cy"]]])
+            }
+        }
+        let realm = try Realm(configuration: c)
+        let cls = try #require(realm.object(ofType: MClass.self, forPrimaryKey: 1))
+        #expect(cls.byRole["lead"]??.name == "Ada")
+        #expect(cls.byRole["second"]??.name == "Bo")
+        #expect(realm.object(ofType: MClass.self, forPrimaryKey: 2)?.byRole["lead"]??.name == "Cy")
+        let bo = try #require(realm.object(ofType: MStudent.self, forPrimaryKey: 2))
+        #expect(realm.objects(MClass.self).filter("ANY byRole == %@", bo).map(\.id) == [1])
+        try realm.write { realm.delete(bo) }
+        #expect(cls.byRole.keys == ["lead", "second"])
+        #expect(cls.byRole["second"].map { $0 == nil } == true)
+        try realm.write { cls.byRole["second"] = realm.object(ofType: MStudent.self, forPrimaryKey: 3) }
+        #expect(cls.byRole["second"]??.name == "Cy")
+    }
+
     @Test func aMapOfObjectsIsRefusedWithAMessage() throws {
         let dir = try TemporaryDirectory()
         var c = config(dir)
@@ -101,7 +140,7 @@ enum MapV1 {
             _ = try Realm(configuration: c)
             Issue.record("a Map of objects was accepted")
         } catch {
-            #expect("\(error)".contains("MBadMap.students is a Map of objects"))
+            #expect("\(error)".contains("MBadMap.students is a Map of objects, whose values must be optional"))
         }
     }
 

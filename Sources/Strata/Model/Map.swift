@@ -11,7 +11,8 @@ public protocol _MapKey: _Persistable, Hashable, Comparable {}
 extension String: _MapKey {}
 
 /// A dictionary property: `@Persisted var scores: Map<String, Int>`. Keys are strings; values are any
-/// persistable value type, optional or not (maps of objects are not supported yet).
+/// persistable value type, optional or not, or optional objects (`Map<String, Dog?>`: a value becomes nil
+/// when its object is deleted).
 ///
 /// Unmanaged, it holds its entries; once its object is added to a Realm it is a live view of the stored map,
 /// and changing it needs a write transaction.
@@ -40,26 +41,36 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStrin
     private var current: [(key: Key, value: Value)] {
         guard let accessor else { return entries }
         guard case .list(let items) = accessor.get(property) else { return [] }
-        return Self.decode(items)
+        return Self.decode(items, accessor)
     }
 
-    static func decode(_ items: [StoredValue]) -> [(key: Key, value: Value)] {
+    /// The entries of a stored map; objects are found through `accessor` (a value naming a deleted object
+    /// reads as nil).
+    static func decode(_ items: [StoredValue], _ accessor: ObjectAccessor? = nil) -> [(key: Key, value: Value)] {
         var out: [(key: Key, value: Value)] = []
         out.reserveCapacity(items.count / 2)
         var i = 0
         while i + 1 < items.count {
-            if let k = Key._fromStored(items[i]), let v = Value._fromStored(items[i + 1]) { out.append((k, v)) }
+            if let k = Key._fromStored(items[i]) {
+                if let target = Value._objectType {
+                    let object = accessor.flatMap { $0.linkedObject(items[i + 1], target: target) }
+                    if let v = Value._fromLinked(object) { out.append((k, v)) }
+                } else if let v = Value._fromStored(items[i + 1]) {
+                    out.append((k, v))
+                }
+            }
             i += 2
         }
         return out
     }
 
-    static func encode(_ entries: [(key: Key, value: Value)]) -> StoredValue {
+    /// The stored form of entries; objects are added to `core` when they are unmanaged.
+    static func encode(_ entries: [(key: Key, value: Value)], in core: RealmCore? = nil, update: Realm.UpdatePolicy = .error) -> StoredValue {
         var items: [StoredValue] = []
         items.reserveCapacity(entries.count * 2)
         for (k, v) in entries {
             items.append(k._storedValue)
-            items.append(v._storedValue)
+            items.append(core.map { $0.stored(element: v, update: update) } ?? v._storedValue)
         }
         return .list(items)
     }
@@ -105,7 +116,7 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStrin
         }
         var all = current
         body(&all)
-        accessor.set(property, Self.encode(all))
+        accessor.set(property, Self.encode(all, in: accessor.core))
     }
 
     /// Sets the value for `key`, adding the key when it is new.
@@ -149,6 +160,7 @@ extension Map: _Persistable {
     public static var _objectType: Object.Type? { Value._objectType }
     public static var _isList: Bool { true }
     public static var _isMap: Bool { true }
+    public static var _isOptionalMapValue: Bool { Value._isOptional }
     public static func _managedCollection(_ owner: AnyObject, _ index: Int) -> Map<Key, Value>? {
         (owner as? ObjectAccessor).map { Map(accessor: $0, property: index) }
     }
@@ -160,16 +172,28 @@ extension Map: _Persistable {
 }
 
 extension Map: ListStorage {
-    func storedElements(in core: RealmCore, update: Realm.UpdatePolicy) -> StoredValue { Self.encode(current) }
+    func storedElements(in core: RealmCore, update: Realm.UpdatePolicy) -> StoredValue { Self.encode(current, in: core, update: update) }
 
     /// `values`: keys and values alternating (as `anyElements` gives them, and as a dictionary is passed on).
     func replace(withAny values: [Any?], target: Object.Type?, className: String, property: String) {
         var out: [(key: Key, value: Value)] = []
         var i = 0
         while i + 1 < values.count {
-            guard let k = StoredValue.from(any: values[i], as: Key._propertyType).flatMap(Key._fromStored),
-                let v = StoredValue.from(any: values[i + 1], as: Value._propertyType).flatMap(Value._fromStored)
-            else {
+            let v: Value?
+            if let target {
+                // An object, a dictionary or array for a new one, or nil.
+                switch values[i + 1] {
+                case nil, is NSNull: v = Value._fromLinked(nil)
+                case let o as Object: v = Value._fromLinked(o)
+                case let some?:
+                    let o = target.init()
+                    TypeRegistry.info(for: target).assign(some, to: o)
+                    v = Value._fromLinked(o)
+                }
+            } else {
+                v = StoredValue.from(any: values[i + 1], as: Value._propertyType).flatMap(Value._fromStored)
+            }
+            guard let k = StoredValue.from(any: values[i], as: Key._propertyType).flatMap(Key._fromStored), let v else {
                 preconditionFailure("Invalid entry '\(String(describing: values[i])): \(String(describing: values[i + 1]))' for \(className).\(property), a Map<\(Key.self), \(Value.self)>")
             }
             let p = Self.position(of: k, in: out)

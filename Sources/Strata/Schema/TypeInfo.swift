@@ -97,10 +97,10 @@ final class TypeInfo: @unchecked Sendable {
                         .schemaMismatch,
                         "\(className).\(name) is a to-one link and must be optional: declare it `\(type._objectType.map { String(describing: $0) } ?? "Object")?`")
                 }
-                if type._isMap, type._objectType != nil {
+                if type._isMap, type._objectType != nil, !type._isOptionalMapValue {
                     throw Realm.Error(
                         .schemaMismatch,
-                        "\(className).\(name) is a Map of objects, which Strata does not support yet: store the objects in a List and their keys beside them")
+                        "\(className).\(name) is a Map of objects, whose values must be optional (a value becomes nil when its object is deleted): declare it Map<String, \(type._objectType.map { String(describing: $0) } ?? "Object")?>")
                 }
                 if type._isList {
                     listTargets[properties.count] = .some(type._objectType)

@@ -831,6 +831,17 @@ final class RealmCore: @unchecked Sendable {
                 let deleted = w.deletedKeys[p.objectClassName ?? ""] ?? []
                 switch v {
                 case .link(let k)? where deleted.contains(k): return .null
+                case .list(let items)? where p.isMap ?? false:
+                    // A map keeps its keys: a value naming a deleted object becomes nil.
+                    var changed = false
+                    let kept = items.map { item -> StoredValue in
+                        if case .link(let k) = item, deleted.contains(k) {
+                            changed = true
+                            return .null
+                        }
+                        return item
+                    }
+                    return changed ? .list(kept) : nil
                 case .list(let items)?:
                     let kept = items.filter { if case .link(let k) = $0 { return !deleted.contains(k) } else { return true } }
                     return kept.count == items.count ? nil : .list(kept)
