@@ -197,16 +197,7 @@ extension List {
     /// The changes of this list as an `AsyncSequence`: `.initial`, then each `.update`, each carrying a
     /// frozen copy of the list. The observation ends when the iteration does.
     public func changes(keyPaths: [String]? = nil) -> AsyncStream<RealmCollectionChange<List<Element>>> {
-        let (stream, continuation) = AsyncStream.makeStream(of: RealmCollectionChange<List<Element>>.self)
-        let token = observe(keyPaths: keyPaths) { change in
-            switch change {
-            case .initial(let l): handFrozen(continuation, .initial(l.freeze()))
-            case .update(let l, let d, let i, let m): handFrozen(continuation, .update(l.freeze(), deletions: d, insertions: i, modifications: m))
-            case .error(let e): handFrozen(continuation, .error(e))
-            }
-        }
-        continuation.onTermination = { _ in token.invalidate() }
-        return stream
+        collectionChanges({ observe(keyPaths: keyPaths, $0) }, freeze: { $0.freeze() })
     }
 }
 
@@ -219,16 +210,7 @@ extension MutableSet {
 
     /// The changes of this set as an `AsyncSequence` of frozen copies, as `List.changes` gives them.
     public func changes(keyPaths: [String]? = nil) -> AsyncStream<RealmCollectionChange<MutableSet<Element>>> {
-        let (stream, continuation) = AsyncStream.makeStream(of: RealmCollectionChange<MutableSet<Element>>.self)
-        let token = observe(keyPaths: keyPaths) { change in
-            switch change {
-            case .initial(let s): handFrozen(continuation, .initial(s.freeze()))
-            case .update(let s, let d, let i, let m): handFrozen(continuation, .update(s.freeze(), deletions: d, insertions: i, modifications: m))
-            case .error(let e): handFrozen(continuation, .error(e))
-            }
-        }
-        continuation.onTermination = { _ in token.invalidate() }
-        return stream
+        collectionChanges({ observe(keyPaths: keyPaths, $0) }, freeze: { $0.freeze() })
     }
 }
 
@@ -243,12 +225,6 @@ extension Realm {
     }
 }
 
-/// Hands a change to a stream's consumer: what the streams carry is frozen (immutable, readable from any
-/// thread), which the compiler cannot know of collections in general.
-func handFrozen<V>(_ continuation: AsyncStream<V>.Continuation, _ value: V) {
-    nonisolated(unsafe) let frozen = value
-    continuation.yield(frozen)
-}
 
 // MARK: - Maps
 
@@ -334,9 +310,9 @@ extension Map {
         let (stream, continuation) = AsyncStream.makeStream(of: RealmMapChange<Map<Key, Value>>.self)
         let token = observe { change in
             switch change {
-            case .initial(let m): handFrozen(continuation, .initial(m.freeze()))
-            case .update(let m, let d, let i, let mods): handFrozen(continuation, .update(m.freeze(), deletions: d, insertions: i, modifications: mods))
-            case .error(let e): handFrozen(continuation, .error(e))
+            case .initial(let m): hand(continuation, .initial(m.freeze()))
+            case .update(let m, let d, let i, let mods): hand(continuation, .update(m.freeze(), deletions: d, insertions: i, modifications: mods))
+            case .error(let e): hand(continuation, .error(e))
             }
         }
         continuation.onTermination = { _ in token.invalidate() }

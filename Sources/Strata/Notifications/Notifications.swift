@@ -556,7 +556,7 @@ extension TypeInfo {
 
 /// Hands a change to a stream's consumer. What the streams carry is frozen (immutable, readable from any
 /// thread), which the compiler cannot know of `Results` and objects in general.
-private func hand<V>(_ continuation: AsyncStream<V>.Continuation, _ value: V) {
+func hand<V>(_ continuation: AsyncStream<V>.Continuation, _ value: V) {
     nonisolated(unsafe) let frozen = value
     continuation.yield(frozen)
 }
@@ -566,18 +566,25 @@ extension Results {
     /// frozen copy of the results (immutable, readable on whatever thread or actor iterates). The observation
     /// ends when the iteration does.
     public func changes(keyPaths: [String]? = nil) -> AsyncStream<RealmCollectionChange<Results<Element>>> {
-        let (stream, continuation) = AsyncStream.makeStream(of: RealmCollectionChange<Results<Element>>.self)
-        let yield = continuation
-        let token = observe(keyPaths: keyPaths) { change in
-            switch change {
-            case .initial(let r): hand(yield, .initial(r.freeze()))
-            case .update(let r, let d, let i, let m): hand(yield, .update(r.freeze(), deletions: d, insertions: i, modifications: m))
-            case .error(let e): hand(yield, .error(e))
-            }
-        }
-        continuation.onTermination = { _ in token.invalidate() }
-        return stream
+        collectionChanges({ observe(keyPaths: keyPaths, $0) }, freeze: { $0.freeze() })
     }
+}
+
+/// The change notifications of a collection as an `AsyncStream` of frozen copies: `observe` registers the
+/// callback, `freeze` copies the collection; the observation ends when the iteration does.
+func collectionChanges<C>(
+    _ observe: (@escaping (RealmCollectionChange<C>) -> Void) -> NotificationToken, freeze: @escaping (C) -> C
+) -> AsyncStream<RealmCollectionChange<C>> {
+    let (stream, continuation) = AsyncStream.makeStream(of: RealmCollectionChange<C>.self)
+    let token = observe { change in
+        switch change {
+        case .initial(let c): hand(continuation, .initial(freeze(c)))
+        case .update(let c, let d, let i, let m): hand(continuation, .update(freeze(c), deletions: d, insertions: i, modifications: m))
+        case .error(let e): hand(continuation, .error(e))
+        }
+    }
+    continuation.onTermination = { _ in token.invalidate() }
+    return stream
 }
 
 extension Object {
