@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${1:?usage: Fuzz/minimize.sh TARGET}
-swift build --scratch-path .build-fuzz --sanitize=fuzzer --sanitize=address -Xswiftc -DFUZZING --product Fuzz >&2
+swift build --scratch-path .build-fuzz --sanitize=fuzzer -Xswiftc -DFUZZING --product Fuzz >&2
 corpus="Fuzz/Corpus/$target"
 fresh=$(mktemp -d)
 FUZZ_TARGET="$target" .build-fuzz/debug/Fuzz -merge=1 "$fresh" "$corpus" >&2
