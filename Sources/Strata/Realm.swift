@@ -155,6 +155,13 @@ public struct Realm: @unchecked Sendable {
         try schemaVersionAtURL(fileURL)
     }
 
+    /// Migrates the file `configuration` describes to its schema version now, online work included (every
+    /// pending type rewritten), without keeping it open.
+    public static func performMigration(for configuration: Configuration = .defaultConfiguration) throws {
+        let realm = try Realm(configuration: configuration)
+        try realm.finishMigrations()
+    }
+
     // MARK: Files
 
     /// Deletes the files of the Realm `config` describes. Returns whether there was anything to delete.

@@ -235,6 +235,17 @@ func randomWord(_ rng: inout SplitMix64, _ length: Int) -> String {
         #expect(rows(realm, version: 2) == after)
     }
 
+    @Test func performMigrationLeavesNothingPending() throws {
+        let dir = try TemporaryDirectory()
+        let url = URL(fileURLWithPath: dir.child("people.realm"))
+        try populate(url, count: 300, seed: 4)
+        try Realm.performMigration(for: onlineConfig(url, version: 2, mode: .online))
+        #expect(try schemaVersionAtURL(url) == 2)
+        let realm = try Realm(configuration: onlineConfig(url, version: 2, mode: .online))
+        #expect(storedPending(realm).isEmpty)
+        #expect(realm.objects(O2.Person.self).count == 300)
+    }
+
     @Test func theBackgroundMigratorFinishesAndReportsProgress() async throws {
         let dir = try TemporaryDirectory()
         let url = URL(fileURLWithPath: dir.child("people.realm"))
