@@ -768,7 +768,8 @@ final class RealmCore: @unchecked Sendable {
     /// from `old` to `new`: objects it gains must be new (added in this write, without a parent), objects it
     /// loses are deleted with what they embed. Nothing for other properties.
     private func adopt(_ binding: TypeBinding, _ i: Int, old: StoredValue, new: StoredValue, _ w: WriteState) {
-        guard let target = binding.info.embeddedTargets[i] else { return }
+        // Every property write comes here: most types embed nothing, and answer without hashing.
+        guard !binding.info.embeddedTargets.isEmpty, let target = binding.info.embeddedTargets[i] else { return }
         let childBinding = self.binding(forClass: target)
         let name = "\(binding.info.schema.className).\(binding.info.schema.properties[i].name)"
         let oldKeys = Self.linkKeys(old), newKeys = Self.linkKeys(new)
