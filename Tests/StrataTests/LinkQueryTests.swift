@@ -293,6 +293,8 @@ struct LinkCase {
             return a.id < b.id
         }.map(\.id)
         #expect(Array(sorted) == expected)
+        // The typed form names the same key path.
+        #expect(Array(people.sorted(by: \.best?.name).map { $0.best?.name }) == Array(people.sorted(byKeyPath: "best.name").map { $0.best?.name }))
         let byVetCity = people.sorted(byKeyPath: "best.vet.city", ascending: false).map { model.bestDog(model.people[$0.id]!)?.vet.flatMap { model.vets[$0] } }
         #expect(Array(byVetCity) == byVetCity.sorted { ($0 ?? "") > ($1 ?? "") })
         // Two key paths compared with each other.

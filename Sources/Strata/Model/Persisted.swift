@@ -117,8 +117,9 @@ public struct Persisted<Value: _Persistable> {
                 return value
             }
             if let recorder = object._recorder {
-                let info = TypeRegistry.info(for: EnclosingSelf.self)
-                recorder.record(info.propertyIndex(for: storageKeyPath, in: object))
+                recorder.record(storageKeyPath, in: object)
+                // Through a to-one link, a probe of the linked type records the rest of the key path.
+                if let target = Value._objectType, !Value._isList, let next = Value._fromLinked(recorder.probe(target)) { return next }
                 return Value._zeroValue
             }
             if Value._isList {
@@ -235,11 +236,20 @@ extension Persisted: PersistedProperty {
 /// Records the properties a key path reads, on a probe instance (for `sorted(by:)`, `where`, aggregates).
 @usableFromInline
 final class KeyPathRecorder {
-    var indices: [Int] = []
-    /// LinkingObjects properties read (they have no index: they are not stored).
+    /// The property names read, in order: one per link followed, then the property (`owner.name`).
     var names: [String] = []
-    @usableFromInline func record(_ index: Int) { indices.append(index) }
+    @usableFromInline func record<O: Object, V>(_ keyPath: ReferenceWritableKeyPath<O, Persisted<V>>, in object: O) {
+        let info = TypeRegistry.info(for: O.self)
+        names.append(info.schema.properties[info.propertyIndex(for: keyPath, in: object)].name)
+    }
+    /// LinkingObjects properties read (they are not stored: found by name).
     @usableFromInline func recordInverse<O: Object, V>(_ keyPath: ReferenceWritableKeyPath<O, Persisted<V>>) {
         names.append(TypeRegistry.info(for: O.self).inverseName(of: keyPath))
+    }
+    /// A probe instance of `type` recording into this recorder (the next step of a key path through a link).
+    @usableFromInline func probe(_ type: Object.Type) -> Object {
+        let next = type.init()
+        next._recorder = self
+        return next
     }
 }

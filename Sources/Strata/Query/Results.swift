@@ -466,10 +466,9 @@ extension TypeInfo {
         probe._recorder = recorder
         guard let typed = probe as? O else { preconditionFailure("key path \(keyPath) does not belong to \(schema.className)") }
         _ = typed[keyPath: keyPath]
-        if let first = recorder.indices.first { return schema.properties[first].name }
-        guard let inverse = recorder.names.first else {
+        guard !recorder.names.isEmpty else {
             preconditionFailure("key path \(keyPath) of \(schema.className) does not read a @Persisted property")
         }
-        return inverse
+        return recorder.names.joined(separator: ".")
     }
 }
