@@ -293,6 +293,11 @@ struct LinkCase {
             return a.id < b.id
         }.map(\.id)
         #expect(Array(sorted) == expected)
+        // Distinct through a link: one person per best dog's name (nil counts as one value).
+        let distinctNames = people.sorted(byKeyPath: "id").distinct(by: ["best.name"]).map { model.bestDog(model.people[$0.id]!)?.name }
+        #expect(distinctNames.count == Set(model.people.values.map { model.bestDog($0)?.name }).count)
+        #expect(Set(distinctNames).count == distinctNames.count)
+        #expect(people.distinct(by: [\QPerson.best?.name]).count == distinctNames.count)
         // The typed form names the same key path.
         #expect(Array(people.sorted(by: \.best?.name).map { $0.best?.name }) == Array(people.sorted(byKeyPath: "best.name").map { $0.best?.name }))
         let byVetCity = people.sorted(byKeyPath: "best.vet.city", ascending: false).map { model.bestDog(model.people[$0.id]!)?.vet.flatMap { model.vets[$0] } }

@@ -11,10 +11,25 @@ public struct SortDescriptor: Sendable, Hashable {
     }
 }
 
-/// What a `Results` sorts on: a property of its type, or a key path through to-one links (`owner.name`).
+/// What a `Results` sorts or distincts on: a property of its type, or a key path through to-one links
+/// (`owner.name`).
 enum SortKey: @unchecked Sendable {
     case property(Int)
     case path(KeyPathOperand)
+
+    /// The value for the object `key` read through `r` (nil through a nil link).
+    func value(_ r: RecordRef, key: Int64, _ context: QueryContext?) -> StoredValue {
+        switch self {
+        case .property(let i): return r.value(i)
+        case .path(let path):
+            var first = StoredValue.null
+            _ = path.forEachValue(r, key: key, context) { v in
+                first = v
+                return false
+            }
+            return first
+        }
+    }
 }
 
 /// The objects of one type matching a query, in a sort order: a live view of the Realm's current version.
@@ -26,11 +41,12 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     let binding: TypeBinding
     let predicate: Predicate?
     let sort: [(key: SortKey, ascending: Bool)]
-    /// Properties whose values must be distinct: the first object in sort order of each combination stays.
-    let distinct: [Int]
+    /// Properties (or key paths through to-one links) whose values must be distinct: the first object in sort
+    /// order of each combination stays.
+    let distinct: [SortKey]
     private let cache = ResultsCache()
 
-    init(core: RealmCore, binding: TypeBinding, predicate: Predicate?, sort: [(key: SortKey, ascending: Bool)], distinct: [Int] = []) {
+    init(core: RealmCore, binding: TypeBinding, predicate: Predicate?, sort: [(key: SortKey, ascending: Bool)], distinct: [SortKey] = []) {
         self.core = core
         self.binding = binding
         self.predicate = predicate
@@ -54,19 +70,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
             if let predicate, !predicate.evaluate(ref, key: key, in: context) { return true }
             let record: [UInt8]?
             if case .bytes(let raw, _) = ref { record = [UInt8](raw) } else { record = nil }
-            let sortValues = sort.map { s -> StoredValue in
-                switch s.key {
-                case .property(let i): return ref.value(i)
-                case .path(let path):
-                    var first = StoredValue.null
-                    _ = path.forEachValue(ref, key: key, context) { v in
-                        first = v
-                        return false
-                    }
-                    return first
-                }
-            }
-            rows.append((key, record, sortValues, distinct.map { ref.value($0) }))
+            rows.append((key, record, sort.map { $0.key.value(ref, key: key, context) }, distinct.map { $0.value(ref, key: key, context) }))
             return true
         }
         if let keys = primaryKeyCandidates() {
@@ -95,18 +99,18 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         return cache
     }
 
-    /// What the predicate (or a sort through links) needs to follow links, when it does.
+    /// What the predicate (or a sort or distinct through links) needs to follow links, when it does.
     private func queryContext() -> QueryContext? {
-        let sortsThroughLinks = sort.contains { if case .path = $0.key { return true } else { return false } }
-        guard predicate?.readsOtherObjects == true || sortsThroughLinks else { return nil }
+        let throughLinks = (sort.map(\.key) + distinct).contains { if case .path = $0 { return true } else { return false } }
+        guard predicate?.readsOtherObjects == true || throughLinks else { return nil }
         return QueryContext(core: core)
     }
 
     /// The partitions of other types the query or the sort reads through links.
     var linkedPartitions: Set<UInt32> {
         var out = predicate?.linkedPartitions ?? []
-        for s in sort {
-            if case .path(let path) = s.key {
+        for key in sort.map(\.key) + distinct {
+            if case .path(let path) = key {
                 for step in path.steps { if case .link(_, let t) = step { out.insert(t.partition) } }
             }
         }
@@ -353,37 +357,39 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     }
 
     public func sorted<S: Sequence>(by descriptors: S) -> Results<Element> where S.Element == SortDescriptor {
-        let keys = descriptors.map { d -> (key: SortKey, ascending: Bool) in
-            if let i = binding.info.propertyIndex[d.keyPath] { return (.property(i), d.ascending) }
-            // A key path through to-one links: `owner.name`.
-            let resolved: ResolvedOperand
-            do {
-                resolved = try binding.info.resolveKeyPath(d.keyPath, bindings: bindingResolver).0
-            } catch {
-                preconditionFailure("Cannot sort on key path '\(d.keyPath)' of '\(binding.info.schema.className)': \(error)")
-            }
-            switch resolved {
-            case .property(let i): return (.property(i), d.ascending)
-            case .path(let path):
-                guard !path.isToMany, case .value = path.leaf else {
-                    preconditionFailure(
-                        "Cannot sort on key path '\(d.keyPath)' of '\(binding.info.schema.className)': sorting goes through to-one links only, to a property")
-                }
-                return (.path(path), d.ascending)
-            }
-        }
+        let keys = descriptors.map { d -> (key: SortKey, ascending: Bool) in (sortKey(d.keyPath, "sort"), d.ascending) }
         return Results(core: core, binding: binding, predicate: predicate, sort: keys + sort, distinct: distinct)
     }
 
-    /// One object per distinct combination of the values of `keyPaths` (the first in sort order).
+    /// One object per distinct combination of the values of `keyPaths` (the first in sort order); key paths
+    /// may go through to-one links (`owner.name`).
     public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
-        let indices = keyPaths.map { name -> Int in
-            guard let i = binding.info.propertyIndex[name] else {
-                preconditionFailure("Cannot distinct on key path '\(name)': property '\(binding.info.schema.className).\(name)' does not exist")
-            }
-            return i
+        Results(core: core, binding: binding, predicate: predicate, sort: sort, distinct: distinct + keyPaths.map { sortKey($0, "distinct") })
+    }
+
+    /// `distinct(by:)` with key paths: `distinct(by: [\.firstName, \.owner?.name])`.
+    public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == PartialKeyPath<Element> {
+        distinct(by: keyPaths.map { binding.info.name(of: $0) })
+    }
+
+    /// A property or a key path through to-one links to a property, for sorting or distinct.
+    private func sortKey(_ keyPath: String, _ verb: String) -> SortKey {
+        if let i = binding.info.propertyIndex[keyPath] { return .property(i) }
+        let resolved: ResolvedOperand
+        do {
+            resolved = try binding.info.resolveKeyPath(keyPath, bindings: bindingResolver).0
+        } catch {
+            preconditionFailure("Cannot \(verb) on key path '\(keyPath)' of '\(binding.info.schema.className)': \(error)")
         }
-        return Results(core: core, binding: binding, predicate: predicate, sort: sort, distinct: distinct + indices)
+        switch resolved {
+        case .property(let i): return .property(i)
+        case .path(let path):
+            guard !path.isToMany, case .value = path.leaf else {
+                preconditionFailure(
+                    "Cannot \(verb) on key path '\(keyPath)' of '\(binding.info.schema.className)': it must go through to-one links only, to a property")
+            }
+            return .path(path)
+        }
     }
 
     // MARK: Aggregates
@@ -456,6 +462,20 @@ extension TypeInfo {
         // Queries name their properties through key paths each time they are built: probe each once.
         if let known = keyPathNames.withLock({ $0[KeyPathKey(keyPath: keyPath)] }) { return known }
         let name = probeName(of: keyPath)
+        keyPathNames.withLock { $0[KeyPathKey(keyPath: keyPath)] = name }
+        return name
+    }
+
+    /// The key path a partial key path of the model reads (`distinct(by:)`).
+    func name<O>(of keyPath: PartialKeyPath<O>) -> String {
+        if let known = keyPathNames.withLock({ $0[KeyPathKey(keyPath: keyPath)] }) { return known }
+        let probe = objectClass.init()
+        let recorder = KeyPathRecorder()
+        probe._recorder = recorder
+        guard let typed = probe as? O else { preconditionFailure("key path \(keyPath) does not belong to \(schema.className)") }
+        _ = typed[keyPath: keyPath]
+        guard !recorder.names.isEmpty else { preconditionFailure("key path \(keyPath) of \(schema.className) does not read a @Persisted property") }
+        let name = recorder.names.joined(separator: ".")
         keyPathNames.withLock { $0[KeyPathKey(keyPath: keyPath)] = name }
         return name
     }
