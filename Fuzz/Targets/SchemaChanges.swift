@@ -15,23 +15,23 @@ enum SchemaV0 {
     }
 }
 
-/// `name` renamed `fullName`; `email` added with a declared default.
+/// `name` renamed `fullName`; `email` added with a declared default, and indexed.
 enum SchemaV1 {
     final class Item: Object {
         @Persisted(primaryKey: true) var id: Int
         @Persisted var fullName = ""
         @Persisted var age = 0
-        @Persisted var email = "none"
+        @Persisted(indexed: true) var email = "none"
     }
 }
 
-/// `age` (Int) becomes `ageText` (String) through a transform.
+/// `age` (Int) becomes `ageText` (String) through a transform; `fullName` gets an index too.
 enum SchemaV2 {
     final class Item: Object {
         @Persisted(primaryKey: true) var id: Int
-        @Persisted var fullName = ""
+        @Persisted(indexed: true) var fullName = ""
         @Persisted var ageText = ""
-        @Persisted var email = "none"
+        @Persisted(indexed: true) var email = "none"
     }
 }
 
@@ -39,9 +39,9 @@ enum SchemaV2 {
 enum SchemaV3 {
     final class Item: Object {
         @Persisted(primaryKey: true) var id: Int
-        @Persisted var fullName = ""
+        @Persisted(indexed: true) var fullName = ""
         @Persisted var ageText = ""
-        @Persisted var email = "none"
+        @Persisted(indexed: true) var email = "none"
         @Persisted var score: Int?
     }
 }
@@ -83,13 +83,24 @@ enum SchemaChangeFuzzing {
         return c
     }
 
-    /// Every object's values, by id, as text.
+    /// Every object's values, by id, as text; and, under negative ids, the answers of equality queries on
+    /// the indexed properties (an index or a scan must give the same objects).
     static func contents(_ realm: Realm, version: Int) -> [Int: String] {
         func read<T: Object>(_ type: T.Type, _ names: [String]) -> [Int: String] {
             var out: [Int: String] = [:]
-            for o in realm.objects(type) {
+            let all = realm.objects(type)
+            for o in all {
                 let id = o.value(forKey: "id") as? Int ?? -1
                 out[id] = names.map { "\($0)=\(String(describing: o.value(forKey: $0) ?? "nil"))" }.joined(separator: " ")
+            }
+            var q = -1
+            for (property, values) in [("email", ["none", "none!", "e0", "e1!", "v2", "v3!"]), ("fullName", ["n1", "n3", "v0"])]
+            where names.contains(property) {
+                for v in values {
+                    let ids = all.filter("%K == %@", property, v).map { $0.value(forKey: "id") as? Int ?? -1 }.sorted()
+                    out[q] = "\(property) == \(v): \(ids)"
+                    q -= 1
+                }
             }
             return out
         }
@@ -224,7 +235,8 @@ enum SchemaChangeFuzzing {
                 return "step \(steps), version \(version): the online file differs from the blocking one at id \(differing ?? -1): "
                     + "\(differing.flatMap { right[$0] } ?? "absent") instead of \(differing.flatMap { left[$0] } ?? "absent")"
             }
-            if left.count != ids.count { return "step \(steps): \(left.count) objects instead of \(ids.count)" }
+            let objects = left.keys.filter { $0 >= 0 }.count
+            if objects != ids.count { return "step \(steps): \(objects) objects instead of \(ids.count)" }
         }
         return nil
     }
