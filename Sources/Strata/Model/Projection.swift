@@ -61,9 +61,9 @@ public struct Projected<T: Object, Value>: @unchecked Sendable {
 
     @available(*, unavailable, message: "@Projected is only available on Projection subclasses")
     public var wrappedValue: Value {
-        get { fatalError("@Projected is only available on Projection subclasses") }
+        get { preconditionFailure("@Projected is only available on Projection subclasses") }
         // swiftlint:disable:next unused_setter_value
-        set { fatalError("@Projected is only available on Projection subclasses") }
+        set { preconditionFailure("@Projected is only available on Projection subclasses") }
     }
 
     public static subscript<EnclosingSelf: Projection<T>>(

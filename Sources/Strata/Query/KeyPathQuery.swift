@@ -394,7 +394,9 @@ extension TypeInfo {
             guard c + 2 == parts.count else { throw QueryError("'\(op)' must end key path '\(text)'") }
             return result(.count(collection), .int)
         case "@sum", "@avg", "@min", "@max":
-            let aggregate = AggregateOp(rawValue: op.lowercased())!
+            guard let aggregate = AggregateOp(rawValue: op.lowercased()) else {
+                throw QueryError("unknown collection operator '\(op)' in key path '\(text)'")
+            }
             if let target {
                 // A collection of objects: the aggregated property follows.
                 guard c + 3 == parts.count else {
