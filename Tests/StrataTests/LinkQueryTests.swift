@@ -167,6 +167,8 @@ struct LinkCase {
             LinkCase(format: "ANY tags ==[c] %@", args: [tag], person: { _, p in p.tags.contains { $0.lowercased() == tag.lowercased() } }, dog: nil),
             LinkCase(format: "NONE tags == %@", args: [tag], person: { _, p in !p.tags.contains(tag) }, dog: nil),
             LinkCase(format: "tags.@count >= 2", args: [], person: { _, p in p.tags.count >= 2 }, dog: nil),
+            LinkCase(format: "SUBQUERY(best.owners, $o, $o.scores.@count > 1).@count >= 1", args: [], person: { m, p in
+                m.bestDog(p).map { d in m.owners(d).contains { $0.scores.count > 1 } } ?? false }, dog: nil),
             LinkCase(format: "SUBQUERY(dogs, $d, $d.age > %@ AND $d.name BEGINSWITH[c] %@).@count >= 1", args: [n, String(name.prefix(1))], person: { m, p in
                 m.dogList(p).filter { $0.age > n && $0.name.lowercased().hasPrefix(name.prefix(1).lowercased()) }.count >= 1 }, dog: nil),
             LinkCase(format: "SUBQUERY(dogs, $dog, $dog.vet.city == %@).@count == %@", args: [city, n % 3], person: { m, p in

@@ -78,6 +78,7 @@ indirect enum Predicate: Sendable {
         case .subquery(let sub, _, _):
             var out = sub.predicate.linkedPartitions
             out.insert(sub.element.partition)
+            for link in sub.links { out.insert(link.target.partition) }
             if case .inverse(let origin, _) = sub.collection { out.insert(origin.partition) }
             return out
         case .compareOperands(let a, _, _, let b, _):
