@@ -81,7 +81,7 @@ final class SegmentReader: Sendable {
     private let indexSum: UInt64
     /// The block index, read and checked on first use: open reads only headers and footers, so that its cost
     /// does not grow with the data (an index has one entry per 32 KiB block).
-    private let lazyIndex = AtomicLazyReference<SegmentIndex>()
+    private let lazyIndex = LazyReference<SegmentIndex>()
     private let cache: BlockCache?
     var fileBytes: Int { region.count }
     var info: SegmentInfo {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A value guarded by a lock, with `Synchronization.Mutex`'s `withLock` shape.
 ///
@@ -18,4 +19,34 @@ package final class Locked<Value>: @unchecked Sendable {
         defer { lock.unlock() }
         return try body(&value)
     }
+}
+
+/// A reference set at most once, read without a lock: `Synchronization.AtomicLazyReference`'s contract.
+///
+/// That type's `load()` is not inlinable, so every call goes through its unspecialized generic code and looks
+/// its metadata up at run time: a twentieth of a point read, which loads a segment's block index this way.
+/// This one's operations are inlinable and specialize where they are used.
+package final class LazyReference<Instance: AnyObject>: @unchecked Sendable {
+    // An owned (+1) reference once set; released with this object.
+    private let storage = Atomic<Unmanaged<Instance>?>(nil)
+
+    package init() {}
+
+    /// The reference, or nil when none was stored yet.
+    @inlinable @inline(__always)
+    package func load() -> Instance? {
+        storage.load(ordering: .acquiring)?.takeUnretainedValue()
+    }
+
+    /// Stores `desired` unless a reference is stored already; returns the one stored.
+    @inlinable
+    package func storeIfNil(_ desired: Instance) -> Instance {
+        let new = Unmanaged.passRetained(desired)
+        let (exchanged, current) = storage.compareExchange(expected: nil, desired: new, ordering: .acquiringAndReleasing)
+        if exchanged { return desired }
+        new.release()
+        return current?.takeUnretainedValue() ?? desired
+    }
+
+    deinit { storage.load(ordering: .acquiring)?.release() }
 }

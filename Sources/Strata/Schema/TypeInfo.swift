@@ -473,7 +473,7 @@ final class ClassSlots: Sendable {
         }
     }
     private final class Slot: Sendable {
-        let entry = AtomicLazyReference<Entry>()
+        let entry = LazyReference<Entry>()
     }
     private static let slotCount = 64
     private let slots: [Slot] = (0..<ClassSlots.slotCount).map { _ in Slot() }
