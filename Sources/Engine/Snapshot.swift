@@ -101,6 +101,17 @@ package final class Snapshot: @unchecked Sendable {
         try withValue(forKey: key, in: partition) { $0.map { [UInt8]($0) } }
     }
 
+    /// Whether `key` has a live value in `partition` (not generic, as `get(_:in:)` for `[UInt8]`).
+    package func contains(_ key: UnsafeRawBufferPointer, in partition: UInt32) throws -> Bool {
+        try withValue(forKey: key, in: partition) { $0 != nil }
+    }
+
+    /// `get` for the usual key type, not generic: callers in other modules (every object lookup) run code
+    /// specialized here instead of generic code that looks its types' metadata up at run time.
+    package func get(_ key: [UInt8], in partition: UInt32) throws -> [UInt8]? {
+        try withValue(forKey: key, in: partition) { $0.map { [UInt8]($0) } }
+    }
+
     /// Calls `body` with each live entry of `partition` in key order, from `start` (inclusive) on, until it
     /// returns false. The views are valid only during each call.
     package func scan(

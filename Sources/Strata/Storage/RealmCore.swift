@@ -980,7 +980,7 @@ final class RealmCore: @unchecked Sendable {
     func exists(binding: TypeBinding, key: Int64) -> Bool {
         if let r = write?.pending[PendingKey(partition: binding.partition, key: key)] { return !r.deleted }
         let snapshot = readSnapshot
-        return (try? ObjectKey.withBytes(key) { k in try snapshot.withValue(forKey: k, in: binding.partition) { $0 != nil } }) ?? false
+        return (try? ObjectKey.withBytes(key) { k in try snapshot.contains(k, in: binding.partition) }) ?? false
     }
 
     func objectExists(_ accessor: ObjectAccessor) -> Bool {
@@ -1125,7 +1125,7 @@ final class RealmCore: @unchecked Sendable {
     }
 
     private func exists(inSnapshot key: Int64, partition: UInt32) -> Bool {
-        ((try? readSnapshot.withValue(forKey: ObjectKey.bytes(key), in: partition) { $0 != nil }) ?? false)
+        ((try? ObjectKey.withBytes(key) { k in try readSnapshot.contains(k, in: partition) }) ?? false)
     }
 }
 
