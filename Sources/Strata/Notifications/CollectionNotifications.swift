@@ -32,12 +32,7 @@ final class CollectionObserver<C>: ChangeObserver {
 
     /// The collection's stored elements in `snapshot` (nil when the owning object is not there).
     private func items(_ snapshot: Snapshot) -> [StoredValue]? {
-        let found: [StoredValue]?? = try? snapshot.withValue(forKey: ObjectKey.bytes(key), in: binding.partition) { raw in
-            guard let raw else { return nil }
-            guard case .list(let items) = RealmCore.values(binding, raw, [property])[0] else { return [] }
-            return items
-        }
-        return found ?? nil
+        RealmCore.storedList(binding, key: key, property: property, in: snapshot)
     }
 
     func changes(core: RealmCore, old: Snapshot, new: Snapshot, summary: ChangeSummary) -> (() -> Void)? {
@@ -133,6 +128,17 @@ final class CollectionObserver<C>: ChangeObserver {
 }
 
 extension RealmCore {
+    /// The stored elements of list, set or map property `property` of the object `key` in `snapshot` (nil when
+    /// the object is not there).
+    static func storedList(_ binding: TypeBinding, key: Int64, property: Int, in snapshot: Snapshot) -> [StoredValue]? {
+        let found: [StoredValue]?? = try? snapshot.withValue(forKey: ObjectKey.bytes(key), in: binding.partition) { raw in
+            guard let raw else { return nil }
+            guard case .list(let items) = values(binding, raw, [property])[0] else { return [] }
+            return items
+        }
+        return found ?? nil
+    }
+
     /// The element type and watched properties of a collection of objects (nil for collections of values).
     func elementWatch(_ binding: TypeBinding, property: Int, keyPaths: [String]?) -> (binding: TypeBinding, properties: [Int])? {
         guard let cls = binding.info.listTargets[property] ?? nil else { return nil }
@@ -255,18 +261,14 @@ final class MapObserver<M>: ChangeObserver {
 
     /// The map's entries in `snapshot` by key (nil when the owning object is not there).
     private func entries(_ snapshot: Snapshot) -> [String: StoredValue]? {
-        let found: [String: StoredValue]?? = try? snapshot.withValue(forKey: ObjectKey.bytes(key), in: binding.partition) { raw in
-            guard let raw else { return nil }
-            guard case .list(let items) = RealmCore.values(binding, raw, [property])[0] else { return [:] }
-            var out: [String: StoredValue] = [:]
-            var i = 0
-            while i + 1 < items.count {
-                if case .string(let k) = items[i] { out[k] = items[i + 1] }
-                i += 2
-            }
-            return out
+        guard let items = RealmCore.storedList(binding, key: key, property: property, in: snapshot) else { return nil }
+        var out: [String: StoredValue] = [:]
+        var i = 0
+        while i + 1 < items.count {
+            if case .string(let k) = items[i] { out[k] = items[i + 1] }
+            i += 2
         }
-        return found ?? nil
+        return out
     }
 
     func changes(core: RealmCore, old: Snapshot, new: Snapshot, summary: ChangeSummary) -> (() -> Void)? {
