@@ -14,16 +14,23 @@ import Foundation
 public final class List<Element: _Persistable>: RandomAccessCollection, CustomStringConvertible {
     private var elements: [Element] = []
     let accessor: ObjectAccessor?
-    let property: Int
+    /// Where the list lives in its object: a List property, or a list nested in an AnyRealmValue.
+    let location: NestedLocation
+    var property: Int { location.property }
 
     public init() {
         accessor = nil
-        property = -1
+        location = .property(-1)
     }
 
     init(accessor: ObjectAccessor, property: Int) {
         self.accessor = accessor
-        self.property = property
+        self.location = .property(property)
+    }
+
+    init(accessor: ObjectAccessor, location: NestedLocation) {
+        self.accessor = accessor
+        self.location = location
     }
 
     /// The Realm of the list's object, nil when unmanaged.
@@ -34,12 +41,21 @@ public final class List<Element: _Persistable>: RandomAccessCollection, CustomSt
 
     private var storedElements: [StoredValue] {
         guard let accessor else { return [] }
-        if case .list(let values) = accessor.get(property) { return values }
-        return []
+        if location.isPlain {
+            if case .list(let values) = accessor.get(property) { return values }
+            return []
+        }
+        return accessor.nestedItems(location, list: true) ?? []
     }
 
     private var current: [Element] {
         guard let accessor else { return elements }
+        if Element.self == AnyRealmValue.self {
+            // Objects and nested collections need their place and their Realm.
+            return storedElements.enumerated().compactMap { i, value in
+                accessor.anyValue(value, at: location.appending(.index(i))) as? Element
+            }
+        }
         return storedElements.compactMap { value in
             if let target = Element._objectType {
                 return accessor.linkedObject(value, target: target).flatMap { Element._fromLinked($0) }
@@ -73,7 +89,12 @@ public final class List<Element: _Persistable>: RandomAccessCollection, CustomSt
         }
         var all = current
         body(&all)
-        accessor.set(property, .list(all.map { accessor.core.stored(element: $0) }))
+        let items = all.map { accessor.core.stored(element: $0) }
+        if location.isPlain {
+            accessor.set(property, .list(items))
+        } else {
+            accessor.setNestedItems(location, list: true, items)
+        }
     }
 
     private func check(_ index: Int, _ limit: Int, _ what: String) {
@@ -160,10 +181,14 @@ extension List: _Persistable {
     }
 }
 
-/// What the object layer needs from a List without knowing its element type.
-protocol ListStorage: AnyObject {
-    /// The stored form of the elements, adding unmanaged objects to `core`.
+/// A value of an unmanaged object that is stored when the object is added, adding the objects it holds.
+protocol StoredOnAdd: AnyObject {
+    /// The stored form of the value, adding unmanaged objects to `core`.
     func storedElements(in core: RealmCore, update: Realm.UpdatePolicy) -> StoredValue
+}
+
+/// What the object layer needs from a List without knowing its element type.
+protocol ListStorage: StoredOnAdd {
     /// Replaces the elements with values given by name (objects, dictionaries or arrays for new objects of
     /// `target`, or plain values).
     func replace(withAny values: [Any?], target: Object.Type?, className: String, property: String)
@@ -210,6 +235,7 @@ extension RealmCore {
     /// The stored form of a collection element: a link for objects (adding unmanaged ones), else its value.
     func stored<E: _Persistable>(element: E, update: Realm.UpdatePolicy = .error) -> StoredValue {
         if E._objectType != nil { return link(to: element._linkedObject, update: update) }
+        if E.self == AnyRealmValue.self, let any = element as? AnyRealmValue { return storedAny(any, update: update) }
         return element._storedValue
     }
 }

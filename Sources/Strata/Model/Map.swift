@@ -19,16 +19,23 @@ extension String: _MapKey {}
 public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStringConvertible {
     private var entries: [(key: Key, value: Value)] = []
     let accessor: ObjectAccessor?
-    let property: Int
+    /// Where the map lives in its object: a Map property, or a dictionary nested in an AnyRealmValue.
+    let location: NestedLocation
+    var property: Int { location.property }
 
     public init() {
         accessor = nil
-        property = -1
+        location = .property(-1)
     }
 
     init(accessor: ObjectAccessor, property: Int) {
         self.accessor = accessor
-        self.property = property
+        self.location = .property(property)
+    }
+
+    init(accessor: ObjectAccessor, location: NestedLocation) {
+        self.accessor = accessor
+        self.location = location
     }
 
     /// The Realm of the map's object, nil when unmanaged.
@@ -40,19 +47,25 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStrin
     /// The entries in key order.
     private var current: [(key: Key, value: Value)] {
         guard let accessor else { return entries }
-        guard case .list(let items) = accessor.get(property) else { return [] }
-        return Self.decode(items, accessor)
+        if location.isPlain {
+            guard case .list(let items) = accessor.get(property) else { return [] }
+            return Self.decode(items, accessor, location)
+        }
+        return Self.decode(accessor.nestedItems(location, list: false) ?? [], accessor, location)
     }
 
     /// The entries of a stored map; objects are found through `accessor` (a value naming a deleted object
     /// reads as nil).
-    static func decode(_ items: [StoredValue], _ accessor: ObjectAccessor? = nil) -> [(key: Key, value: Value)] {
+    static func decode(_ items: [StoredValue], _ accessor: ObjectAccessor? = nil, _ location: NestedLocation? = nil) -> [(key: Key, value: Value)] {
         var out: [(key: Key, value: Value)] = []
         out.reserveCapacity(items.count / 2)
         var i = 0
         while i + 1 < items.count {
             if let k = Key._fromStored(items[i]) {
-                if let target = Value._objectType {
+                if Value.self == AnyRealmValue.self, let accessor, let location, case .string(let name) = items[i] {
+                    // Objects and nested collections need their place and their Realm.
+                    if let v = accessor.anyValue(items[i + 1], at: location.appending(.key(name))) as? Value { out.append((k, v)) }
+                } else if let target = Value._objectType {
                     let object = accessor.flatMap { $0.linkedObject(items[i + 1], target: target) }
                     if let v = Value._fromLinked(object) { out.append((k, v)) }
                 } else if let v = Value._fromStored(items[i + 1]) {
@@ -116,7 +129,12 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStrin
         }
         var all = current
         body(&all)
-        accessor.set(property, Self.encode(all, in: accessor.core))
+        let encoded = Self.encode(all, in: accessor.core)
+        if location.isPlain {
+            accessor.set(property, encoded)
+        } else if case .list(let items) = encoded {
+            accessor.setNestedItems(location, list: false, items)
+        }
     }
 
     /// Sets the value for `key`, adding the key when it is new.

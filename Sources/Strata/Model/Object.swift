@@ -227,13 +227,10 @@ final class ObjectAccessor {
     }
     @usableFromInline func set(_ index: Int, _ value: StoredValue) { core.write(self, index, value) }
     @usableFromInline func linkedObject(_ stored: StoredValue, target: Object.Type) -> Object? { core.linkedObject(stored, target: target) }
-    /// Sets an AnyRealmValue property to an object, adding it when it is unmanaged.
-    @usableFromInline func setAnyObject(_ index: Int, _ object: Object) {
-        guard case .link(let k) = core.link(to: object) else { return }
-        core.write(self, index, AnyRealmValue.objectForm(type(of: object).className(), k))
-    }
     /// An AnyRealmValue property's value (objects resolved in this Realm).
-    @usableFromInline func anyValue(at index: Int) -> AnyRealmValue { anyValue(get(index)) }
+    @usableFromInline func anyValue(at index: Int) -> AnyRealmValue { anyValue(get(index), property: index) }
+    /// Sets an AnyRealmValue property, adding the unmanaged objects it holds.
+    @usableFromInline func setAny(_ index: Int, _ value: AnyRealmValue) { core.write(self, index, core.storedAny(value)) }
     /// Sets a link, adding the linked object when it is unmanaged.
     @usableFromInline func setLink(_ index: Int, _ object: Object?) { core.write(self, index, core.link(to: object)) }
 }

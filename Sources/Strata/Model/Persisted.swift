@@ -129,6 +129,7 @@ public struct Persisted<Value: _Persistable> {
             } else if object._unmanagedValues != nil || object._setValues != nil || object._unmanagedLinks != nil {
                 // Values set on an unmanaged object live there, not in the storage (see the setter).
                 let index = TypeRegistry.info(for: type(of: object)).propertyIndex(for: storageKeyPath, in: object)
+                if Value._propertyType == .any, let v = object._unmanagedNested(index) as? Value { return v }
                 if Value._objectType != nil || Value._propertyType == .any, let links = object._unmanagedLinks, let linked = links[index] {
                     if let v = Value._fromLinked(linked) { return v }
                 }
@@ -156,8 +157,8 @@ public struct Persisted<Value: _Persistable> {
                     accessor.setLink(index, newValue._linkedObject)
                     return
                 }
-                if Value._propertyType == .any, let o = newValue._linkedObject {
-                    accessor.setAnyObject(index, o)
+                if Value._propertyType == .any, let any = newValue as? AnyRealmValue {
+                    accessor.setAny(index, any)
                     return
                 }
                 accessor.set(index, newValue._storedValue)
@@ -191,6 +192,8 @@ public struct Persisted<Value: _Persistable> {
                 } else {
                     object._unmanagedLinks?[index] = nil
                 }
+                // A nested collection: kept whole, so that the objects in it are added with this one.
+                object._setUnmanagedNested(index, newValue as? AnyRealmValue)
             }
         }
     }

@@ -14,10 +14,13 @@ import Foundation
 /// walks the small field table and decodes only that payload.
 enum ObjectRecord {
     static let format: UInt8 = 1
+    /// How deep lists may nest (an `AnyRealmValue` holding lists of lists); deeper input is refused as damaged.
+    static let maxListDepth = 64
 
     enum Tag: UInt8 {
         case null = 0, falseValue, trueValue, int, float, double, string, data, date, uuid, objectId, link
-        /// varint count, then per element: u8 tag · payload (elements are never lists)
+        /// varint count, then per element: u8 tag · payload. Elements are lists only inside `AnyRealmValue`'s
+        /// nested collections, at most `maxListDepth` deep.
         case list
         /// varint length · the decimal's text (UTF-8, POSIX format)
         case decimal
@@ -62,22 +65,20 @@ enum ObjectRecord {
         }
         for i in 0..<count {
             let v = value(i)
-            guard case .list(let elements) = v else {
-                appendPayload(v, to: &out)
-                continue
-            }
+            appendPayload(v, to: &out)
+        }
+    }
+
+    /// The payload of a value: a field, or a list element.
+    static func appendPayload(_ value: StoredValue, to out: inout [UInt8]) {
+        switch value {
+        case .null, .bool: break
+        case .list(let elements):
             out.appendVarint(UInt64(elements.count))
             for e in elements {
                 out.append(tag(e).rawValue)
                 appendPayload(e, to: &out)
             }
-        }
-    }
-
-    /// The payload of a scalar value (a field, or a list element: lists do not nest).
-    static func appendPayload(_ value: StoredValue, to out: inout [UInt8]) {
-        switch value {
-        case .null, .bool, .list: break
         case .int(let v): out.appendUInt64LE(UInt64(bitPattern: v))
         case .float(let v): out.appendUInt32LE(v.bitPattern)
         case .double(let v): out.appendUInt64LE(v.bitPattern)
@@ -144,11 +145,7 @@ enum ObjectRecord {
         case .objectId: 12
         case .decimal(let d): varintSize(UInt64(text(d).utf8.count)) + text(d).utf8.count
         case .list(let elements):
-            // Nested lists are not stored (their payload is empty), as the reader refuses them.
-            elements.reduce(varintSize(UInt64(elements.count))) { n, e in
-                if case .list = e { return n + 1 }
-                return n + 1 + payloadSize(e)
-            }
+            elements.reduce(varintSize(UInt64(elements.count))) { n, e in n + 1 + payloadSize(e) }
         }
     }
 
@@ -219,7 +216,7 @@ enum ObjectRecord {
         return (version, fields)
     }
 
-    static func decodePayload(tag: UInt8, _ d: inout ByteReader) throws -> StoredValue {
+    static func decodePayload(tag: UInt8, _ d: inout ByteReader, depth: Int = 0) throws -> StoredValue {
         guard let t = Tag(rawValue: tag) else { throw StorageError(.corrupted, "unknown field tag \(tag)") }
         switch t {
         case .null: return .null
@@ -247,8 +244,10 @@ enum ObjectRecord {
             elements.reserveCapacity(min(n, 4096))
             for _ in 0..<n {
                 let tag = try d.readUInt8("list element tag")
-                guard tag != Tag.list.rawValue else { throw StorageError(.corrupted, "a list element is itself a list") }
-                elements.append(try decodePayload(tag: tag, &d))
+                guard tag != Tag.list.rawValue || depth < maxListDepth else {
+                    throw StorageError(.corrupted, "lists nest more than \(maxListDepth) deep")
+                }
+                elements.append(try decodePayload(tag: tag, &d, depth: depth + 1))
             }
             return .list(elements)
         case .decimal:

@@ -702,7 +702,12 @@ final class RealmCore: @unchecked Sendable {
         for i in info.requiredIndices where values[i].isNull { values[i] = info.defaults[i] }
         // Linked objects are resolved once this one has its key, so that a cycle of links ends here.
         let links = object._unmanagedLinks ?? [:]
-        let lists = info.listIndices.isEmpty ? [] : info.listIndices.compactMap { i in info.listStorage(of: object, at: i).map { (i, $0) } }
+        var lists: [(Int, any StoredOnAdd)] =
+            info.listIndices.isEmpty ? [] : info.listIndices.compactMap { i in info.listStorage(of: object, at: i).map { (i, $0) } }
+        // AnyRealmValue properties holding nested collections (with the objects in them).
+        if let collections = object._unmanagedCollections {
+            for (i, c) in collections { if let any = c as? UnmanagedAnyValue { lists.append((i, any)) } }
+        }
         var key: Int64
         var pkEntry: [UInt8]? = nil
         if let pkIndex = info.primaryKeyIndex {
@@ -743,7 +748,7 @@ final class RealmCore: @unchecked Sendable {
     }
 
     /// Stores the links and lists of an object being added, adding the linked objects that are not managed yet.
-    private func resolve(_ links: [Int: Object?], _ lists: [(Int, any ListStorage)], into record: PendingRecord, update: Realm.UpdatePolicy, _ w: WriteState) {
+    private func resolve(_ links: [Int: Object?], _ lists: [(Int, any StoredOnAdd)], into record: PendingRecord, update: Realm.UpdatePolicy, _ w: WriteState) {
         for (i, linked) in links {
             var v = link(to: linked, update: update)
             // An AnyRealmValue holding an object stores the object's type with its key.
