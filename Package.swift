@@ -12,6 +12,8 @@ let package = Package(
         .library(name: "Strata", targets: ["Strata"]),
         .library(name: "Engine", targets: ["Engine"]),
         .executable(name: "Bench", targets: ["Bench"]),
+        .executable(name: "strata", targets: ["strata"]),
+        .library(name: "StrataTool", targets: ["StrataTool"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -39,6 +41,16 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(
+            name: "StrataTool",
+            dependencies: ["Strata", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "strata",
+            dependencies: ["StrataTool"],
+            swiftSettings: strictSettings
+        ),
+        .target(
             name: "TestSupport",
             dependencies: ["Engine"],
             path: "Tests/TestSupport",
@@ -50,9 +62,15 @@ let package = Package(
             path: "Tests/StrataCrashChild",
             swiftSettings: strictSettings
         ),
+        .executableTarget(
+            name: "StrataToolHost",
+            dependencies: ["Strata", "StrataTool"],
+            path: "Tests/StrataToolHost",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "StrataTests",
-            dependencies: ["Strata", "TestSupport", "StrataCrashChild"],
+            dependencies: ["Strata", "TestSupport", "StrataCrashChild", "StrataToolHost", "strata"],
             swiftSettings: strictSettings
         ),
         .executableTarget(

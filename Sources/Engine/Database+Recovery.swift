@@ -33,7 +33,12 @@ extension Database {
             }
             try fs.createDirectory(atPath: directory)
         }
-        let lock = try fs.lock(atPath: directory + "/" + FileName.lock.name)
+        let lock: any FileLock
+        do {
+            lock = try fs.lock(atPath: directory + "/" + FileName.lock.name)
+        } catch let e as StorageError where e.code == .locked && options.readOnly && options.readBesideWriter {
+            lock = NoFileLock()
+        }
         func path(_ n: FileName) -> String { directory + "/" + n.name }
         let names = try fs.listDirectory(atPath: directory)
         var parsed: [FileName] = names.compactMap { FileName(parsing: $0) }

@@ -62,6 +62,26 @@ extension Database {
             flushes: flushes, compactions: compactions, backgroundError: backgroundError)
     }
 
+    /// Per partition: its live segments, their bytes on disk, and the memtable bytes not yet flushed.
+    package func partitionStatistics() -> [UInt32: (segments: Int, segmentBytes: Int, memtableBytes: Int)] {
+        var out: [UInt32: (segments: Int, segmentBytes: Int, memtableBytes: Int)] = [:]
+        for (id, ps) in currentVersion.partitions {
+            out[id] = (ps.segments.count, ps.segments.reduce(0) { $0 + $1.fileBytes }, (ps.active + ps.frozen).reduce(0) { $0 + $1.byteCount })
+        }
+        return out
+    }
+
+    /// The bytes of the write-ahead log files in the directory.
+    package func logBytes() -> Int {
+        let names = (try? fileSystem.listDirectory(atPath: directory)) ?? []
+        var total = 0
+        for n in names {
+            guard case .log? = FileName(parsing: n) else { continue }
+            total += (try? fileSystem.map(atPath: directory + "/" + n).count) ?? 0
+        }
+        return total
+    }
+
     /// Reads every block of every live segment and checks the manifest on disk against the live state.
     /// Returns one line per problem, each naming the file (empty when all is well).
     package func checkConsistency() -> [String] {

@@ -47,6 +47,10 @@ package final class Database: @unchecked Sendable {
         /// Open without writing anything: no log is created or cut, nothing is flushed, writes throw. The
         /// commits in the log are replayed into memory.
         package var readOnly = false
+        /// With `readOnly`: when another process holds the database, open it anyway, without the lock, and read
+        /// what its files hold at that moment (the `strata` tool's read-only commands). The other process may
+        /// remove a file meanwhile; the open then fails with the file's name and can be retried.
+        package var readBesideWriter = false
         package init() {}
     }
 
@@ -274,6 +278,9 @@ package final class Database: @unchecked Sendable {
         abandonFiles()
         if let failure { throw failure }
     }
+
+    /// Whether this read-only open is beside another process that holds the database (`readBesideWriter`).
+    package var isBesideWriter: Bool { fileLock is NoFileLock }
 
     /// Closes the log and releases the lock.
     func abandonFiles() {

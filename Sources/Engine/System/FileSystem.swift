@@ -130,6 +130,11 @@ final class PosixWritableFile: WritableFile, @unchecked Sendable {
     }
 }
 
+/// No lock: a read-only open beside the process that holds the real one (`Options.readBesideWriter`).
+final class NoFileLock: FileLock {
+    func unlock() {}
+}
+
 final class PosixFileLock: FileLock, @unchecked Sendable {
     private var fd: Int32
     init(fd: Int32) { self.fd = fd }

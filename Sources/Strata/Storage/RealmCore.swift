@@ -274,6 +274,7 @@ final class RealmCore: @unchecked Sendable {
                             try tx.delete(StoredSchema.nextKeyKey(t.partition), in: StoredSchema.metadataPartition)
                         }
                         schema = StoredSchema(schemaVersion: configuration.schemaVersion, nextPartition: base.nextPartition, types: [])
+                        schema.history = base.historyIncludingSelf
                         replaceMigrations = true
                     } else if !differences.isEmpty && !bump {
                         throw Realm.Error(
@@ -284,6 +285,7 @@ final class RealmCore: @unchecked Sendable {
                                 + "\nRaise schemaVersion to \(base.schemaVersion + 1) to migrate.",
                             fileURL: configuration.fileURL)
                     } else if bump {
+                        schema.history = base.historyIncludingSelf
                         for info in infos { _ = SchemaDiff.apply(info, to: &schema) }
                         schema.schemaVersion = configuration.schemaVersion
                         let prior = priorTransforms(base, new: schema, infos: infos)

@@ -61,6 +61,18 @@ struct StoredSchema: Codable, Equatable, Sendable {
     var types: [StoredType]
     /// Online migrations still under way (absent in files that never had one).
     var pending: [PendingMigration]? = nil
+    /// The schemas of earlier versions, oldest first, as they were when a higher version replaced them
+    /// (absent in files written before the history was kept). For `strata schema`.
+    var history: [Version]? = nil
+
+    /// One earlier schema version.
+    struct Version: Codable, Equatable, Sendable {
+        var schemaVersion: UInt64
+        var types: [StoredType]
+    }
+
+    /// This schema's history with this schema itself appended, for the version that replaces it.
+    var historyIncludingSelf: [Version] { (history ?? []) + [Version(schemaVersion: schemaVersion, types: types)] }
 
     init(schemaVersion: UInt64, nextPartition: UInt32, types: [StoredType], pending: [PendingMigration]? = nil) {
         self.schemaVersion = schemaVersion
