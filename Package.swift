@@ -62,6 +62,19 @@ let package = Package(
             path: "Tests/StrataCrashChild",
             swiftSettings: strictSettings
         ),
+        // Examples/: small programs, built and run by the tests so that they never rot.
+        .executableTarget(
+            name: "TodoList",
+            dependencies: ["Strata"],
+            path: "Examples/TodoList",
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "MigrationWalkthrough",
+            dependencies: ["Strata"],
+            path: "Examples/MigrationWalkthrough",
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "StrataToolHost",
             dependencies: ["Strata", "StrataTool"],
@@ -70,7 +83,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataTests",
-            dependencies: ["Strata", "TestSupport", "StrataCrashChild", "StrataToolHost", "strata"],
+            dependencies: ["Strata", "TestSupport", "StrataCrashChild", "StrataToolHost", "strata", "TodoList", "MigrationWalkthrough"],
             swiftSettings: strictSettings
         ),
         .executableTarget(
