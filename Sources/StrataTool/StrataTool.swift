@@ -3,12 +3,6 @@ import Foundation
 import Strata
 import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// The `strata` command-line tool: `info`, `schema`, `dump`, `verify`, `compact` and `migrate`.
 ///
 /// The `strata` executable runs it without models. An app that wants `strata migrate` to finish its online
