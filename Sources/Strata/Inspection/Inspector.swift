@@ -233,16 +233,19 @@ package final class DatabaseInspector {
     }
 
     private func render(_ v: StoredValue, _ p: StoredSchema.StoredProperty, _ snapshot: Snapshot) -> DumpValue {
-        if p.isMap ?? false, case .list(let items) = v {
-            var pairs: [(String, DumpValue)] = []
-            var i = 0
-            while i + 1 < items.count {
-                if case .string(let k) = items[i] { pairs.append((k, render(items[i + 1], p, snapshot, element: true))) }
-                i += 2
-            }
-            return .map(pairs)
-        }
+        if p.isMap ?? false, case .list(let items) = v { return renderMap(items, p, snapshot) }
         return render(v, p, snapshot, element: false)
+    }
+
+    /// Keys and values alternating (a Map property, or a dictionary nested in an AnyRealmValue).
+    private func renderMap(_ items: [StoredValue], _ p: StoredSchema.StoredProperty, _ snapshot: Snapshot) -> DumpValue {
+        var pairs: [(String, DumpValue)] = []
+        var i = 0
+        while i + 1 < items.count {
+            if case .string(let k) = items[i] { pairs.append((k, render(items[i + 1], p, snapshot, element: true))) }
+            i += 2
+        }
+        return .map(pairs)
     }
 
     private func render(_ v: StoredValue, _ p: StoredSchema.StoredProperty, _ snapshot: Snapshot, element: Bool) -> DumpValue {
@@ -263,15 +266,7 @@ package final class DatabaseInspector {
             if p.type == .any {
                 if let (className, key) = AnyRealmValue.objectReference(v) { return .link(linkName(className, key, snapshot)) }
                 if let elements = NestedForm.items(v, list: true) { return .list(elements.map { render($0, p, snapshot, element: true) }) }
-                if let kv = NestedForm.items(v, list: false) {
-                    var pairs: [(String, DumpValue)] = []
-                    var i = 0
-                    while i + 1 < kv.count {
-                        if case .string(let k) = kv[i] { pairs.append((k, render(kv[i + 1], p, snapshot, element: true))) }
-                        i += 2
-                    }
-                    return .map(pairs)
-                }
+                if let kv = NestedForm.items(v, list: false) { return renderMap(kv, p, snapshot) }
             }
             return .list(items.map { render($0, p, snapshot, element: true) })
         }
