@@ -216,7 +216,8 @@ import Synchronization
             _ = try Realm(configuration: .init(fileURL: url, schemaVersion: 2, objectTypes: [V0.Item.self]))
         } throws: { error in
             guard let e = error as? Realm.Error else { return false }
-            return e.code == .schemaMismatch && e.message.contains("2") && e.message.contains("3")
+            return e.code == .fail && e.message == "Provided schema version 2 is less than last set version 3."
+                && "\(e)".contains("open it with schemaVersion 3 or higher")
         }
     }
 
@@ -238,7 +239,7 @@ import Synchronization
         } throws: { error in
             guard let e = error as? Realm.Error else { return false }
             return e.message.contains("'Item.email' has been added") && e.message.contains("'Item.score' has been added")
-                && e.message.contains("Raise schemaVersion to 1")
+                && "\(e)".contains("raise schemaVersion to 1")
         }
         // Nothing was written: the old schema still opens.
         let realm = try Realm(configuration: .init(fileURL: url, objectTypes: [V0.Item.self]))

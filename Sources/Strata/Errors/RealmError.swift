@@ -5,17 +5,24 @@ extension Realm {
     /// Errors thrown by the object layer, shaped like RealmSwift's `Realm.Error` so that ported `catch`
     /// clauses keep working (`catch Realm.Error.schemaMismatch`).
     public struct Error: Swift.Error, Sendable, CustomStringConvertible, LocalizedError, Equatable {
+        /// RealmSwift's codes (`RLMError`), with their numbers.
         public enum Code: Int, Sendable, Equatable {
             case fail = 1
             case fileAccess = 2
             case filePermissionDenied = 3
             case fileExists = 4
             case fileNotFound = 5
-            case incompatibleLockFile = 8
             case fileFormatUpgradeRequired = 6
+            case incompatibleLockFile = 8
+            case addressSpaceExhausted = 9
             case schemaMismatch = 10
-            case alreadyOpen = 11
-            case invalidDatabase = 12
+            case alreadyOpen = 12
+            case invalidInput = 13
+            case outOfDiskSpace = 14
+            case incompatibleSession = 15
+            case unsupportedFileFormatVersion = 16
+            case fileOperationFailed = 19
+            case invalidDatabase = 20
         }
 
         public let code: Code
@@ -25,27 +32,43 @@ extension Realm {
         /// The storage error behind this one, when the cause is in the engine.
         public var underlying: (any Swift.Error & Sendable)?
 
-        public init(_ code: Code, _ message: String, fileURL: URL? = nil, underlying: (any Swift.Error & Sendable)? = nil) {
+        /// What to do next, and which file, where `message` is RealmSwift's exact text and says neither.
+        public var recoverySuggestion: String?
+
+        public init(
+            _ code: Code, _ message: String, fileURL: URL? = nil, underlying: (any Swift.Error & Sendable)? = nil,
+            suggestion: String? = nil
+        ) {
             self.code = code
             self.message = message
             self.fileURL = fileURL
             self.underlying = underlying
+            self.recoverySuggestion = suggestion
         }
 
         public var localizedDescription: String { message }
         public var errorDescription: String? { message }
-        public var description: String { "Realm.Error.\(code): \(message)" }
+        public var description: String { "Realm.Error.\(code): \(message)" + (recoverySuggestion.map { "\n" + $0 } ?? "") }
         public var userInfo: [String: Any] { [NSLocalizedDescriptionKey: message] }
 
         public static func == (a: Error, b: Error) -> Bool { a.code == b.code && a.message == b.message }
 
         public static let fail = Code.fail
         public static let fileAccess = Code.fileAccess
+        public static let filePermissionDenied = Code.filePermissionDenied
+        public static let fileExists = Code.fileExists
+        public static let fileNotFound = Code.fileNotFound
+        public static let fileFormatUpgradeRequired = Code.fileFormatUpgradeRequired
+        public static let incompatibleLockFile = Code.incompatibleLockFile
+        public static let addressSpaceExhausted = Code.addressSpaceExhausted
         public static let schemaMismatch = Code.schemaMismatch
         public static let alreadyOpen = Code.alreadyOpen
+        public static let invalidInput = Code.invalidInput
+        public static let outOfDiskSpace = Code.outOfDiskSpace
+        public static let incompatibleSession = Code.incompatibleSession
+        public static let unsupportedFileFormatVersion = Code.unsupportedFileFormatVersion
+        public static let fileOperationFailed = Code.fileOperationFailed
         public static let invalidDatabase = Code.invalidDatabase
-        public static let fileNotFound = Code.fileNotFound
-
     }
 }
 

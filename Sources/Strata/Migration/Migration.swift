@@ -522,11 +522,23 @@ public final class Migration {
     }
 
     /// Renames a property, keeping its values: the new property takes the old one's field id. Cheap: no
-    /// record is rewritten.
+    /// record is rewritten. Renames may chain through names in neither model (`a → tmp`, `tmp → b`); a name
+    /// left outside the new model when the block returns fails the migration, as in Realm.
     public func renameProperty(onType typeName: String, from oldName: String, to newName: String) {
         guard mode != .transformsOnly else { return }
+        let newIndex = new.types.firstIndex { $0.name == typeName && declared[typeName] != nil }
         guard let oldType = old.type(named: typeName) else {
-            errors.append("Cannot rename properties of '\(typeName)': the type is not in the old schema")
+            errors.append(newIndex == nil
+                ? "Cannot rename properties for type '\(typeName)' because it does not exist."
+                : "Cannot rename property '\(typeName).\(oldName)' because it does not exist.")
+            return
+        }
+        guard let ti = newIndex else {
+            errors.append("Cannot rename properties for type '\(typeName)' because it has been removed from the Realm.")
+            return
+        }
+        if new.types[ti].properties.contains(where: { $0.name == oldName }) {
+            errors.append("Cannot rename property '\(typeName).\(oldName)' to '\(newName)' because the source property still exists.")
             return
         }
         var names = renamed[typeName] ?? Dictionary(oldType.properties.map { ($0.name, $0.fieldId) }, uniquingKeysWith: { a, _ in a })
@@ -534,38 +546,46 @@ public final class Migration {
             errors.append("Cannot rename property '\(typeName).\(oldName)' because it does not exist.")
             return
         }
-        guard names[newName] == nil else {
-            errors.append("Cannot rename property '\(typeName).\(oldName)' to '\(newName)' because it would change from type '\(typeName)' a property that already exists in the old schema.")
-            return
-        }
-        guard let ti = new.types.firstIndex(where: { $0.name == typeName }),
-            let pi = new.types[ti].properties.firstIndex(where: { $0.name == newName })
-        else {
-            errors.append("Renamed property '\(typeName).\(newName)' does not exist in the new schema.")
-            return
-        }
-        let oldProperty = oldType.properties.first { $0.fieldId == fieldId }
-        if let oldProperty, oldProperty.type != new.types[ti].properties[pi].type {
-            errors.append(
-                "Cannot rename property '\(typeName).\(oldName)' to '\(newName)': it changes type from \(oldProperty.type) to \(new.types[ti].properties[pi].type).")
-            return
-        }
-        new.types[ti].properties[pi].fieldId = fieldId
-        names[newName] = fieldId
         names[oldName] = nil
+        if let pi = new.types[ti].properties.firstIndex(where: { $0.name == newName }),
+            let oldProperty = oldType.properties.first(where: { $0.fieldId == fieldId })
+        {
+            let target = new.types[ti].properties[pi]
+            let from = SchemaDiff.typeName(oldProperty), to = SchemaDiff.typeName(target)
+            if from != to {
+                errors.append("Cannot rename property '\(typeName).\(oldName)' to '\(newName)' because it would change from type '\(from)' to '\(to)'.")
+                return
+            }
+            if oldProperty.isOptional && !target.isOptional {
+                errors.append("Cannot rename property '\(typeName).\(oldName)' to '\(newName)' because it would change from optional to required.")
+                return
+            }
+            new.types[ti].properties[pi].fieldId = fieldId
+            intermediateNames[typeName]?.remove(newName)
+        } else {
+            // An intermediate name of a chain: it must be renamed again before the block returns.
+            intermediateNames[typeName, default: []].insert(newName)
+        }
+        intermediateNames[typeName]?.remove(oldName)
+        names[newName] = fieldId
         renamed[typeName] = names
     }
+
+    /// Names that renames left outside the new model, per type (an error unless renamed again).
+    private var intermediateNames: [String: Set<String>] = [:]
 
     /// Encodes records of one type at the new version: the field list and defaults worked out once per type,
     /// one buffer for every record.
     private struct RecordWriter {
         let fieldIds: [UInt32]
+        let order: [Int]
         let defaults: [StoredValue]
         var values: [StoredValue] = []
         var bytes: [UInt8] = []
 
         init(_ t: StoredSchema.StoredType, defaults byName: [String: StoredValue]) {
             fieldIds = t.properties.map(\.fieldId)
+            order = ObjectRecord.ascendingOrder(of: fieldIds)
             defaults = t.properties.map { byName[$0.name] ?? .null }
         }
     }
@@ -573,7 +593,7 @@ public final class Migration {
     private func put(_ state: DynamicState, key: Int64, type t: StoredSchema.StoredType, with w: inout RecordWriter) throws {
         w.values.removeAll(keepingCapacity: true)
         for (i, id) in w.fieldIds.enumerated() { w.values.append(state.values[id] ?? w.defaults[i]) }
-        ObjectRecord.encode(schemaVersion: new.schemaVersion, fieldIds: w.fieldIds, values: w.values, into: &w.bytes)
+        ObjectRecord.encode(schemaVersion: new.schemaVersion, fieldIds: w.fieldIds, values: w.values, order: w.order, into: &w.bytes)
         let bytes = w.bytes
         try ObjectKey.withBytes(key) { try openTx.put($0, bytes, in: t.partition) }
     }
@@ -624,10 +644,11 @@ public final class Migration {
         if !duplicates.isEmpty {
             let shown = duplicates.prefix(3).map { Object.describe($0) }.joined(separator: ", ")
             throw Realm.Error(
-                .schemaMismatch,
-                "The migration from schema version \(old.schemaVersion) to \(new.schemaVersion) of \(core.shared.displayName) failed; "
-                    + "nothing was written: primary key property '\(t.name).\(pk.name)' has duplicate values after migration "
-                    + "(\(duplicates.count) duplicates, e.g. \(shown)).", fileURL: core.configuration.fileURL)
+                .fail,
+                "Primary key property '\(t.name).\(pk.name)' has duplicate values after migration.",
+                fileURL: core.configuration.fileURL,
+                suggestion: "The migration from schema version \(old.schemaVersion) to \(new.schemaVersion) of \(core.shared.displayName) "
+                    + "failed; nothing was written: \(duplicates.count) duplicate values (e.g. \(shown)); give each object its own key in the block.")
         }
         if let p = oldType?.primaryKeyPartition { try tx.dropPartition(p) }
         // An Int primary key is the object key: such objects move. All moves delete first, then write, so that
@@ -723,8 +744,19 @@ public final class Migration {
     /// The types whose records this migration writes, deletes or drops inside the open.
     private(set) var rewrittenTypes = Set<String>()
 
+    /// The error a failed migration throws: Realm's code and, for one mistake, Realm's exact text.
+    private func failure() -> Realm.Error {
+        Realm.Error(
+            .fail, errors.joined(separator: "\n"), fileURL: core.configuration.fileURL,
+            suggestion: "The migration from schema version \(old.schemaVersion) to \(new.schemaVersion) of \(core.shared.displayName) "
+                + "failed; nothing was written.")
+    }
+
     func finish() throws -> StoredSchema {
         let tx = openTx
+        for (typeName, names) in intermediateNames.sorted(by: { $0.key < $1.key }) {
+            for name in names.sorted() { errors.append("Renamed property '\(typeName).\(name)' does not exist.") }
+        }
         // Objects still pending from an older online migration need their transforms from this code's block.
         for entry in old.pending ?? [] where !dataDeleted.contains(entry.typeName) && new.type(named: entry.typeName) != nil {
             if prior[entry.fromVersion]?[entry.typeName]?.isEmpty ?? true {
@@ -756,20 +788,12 @@ public final class Migration {
             }
         }
         guard errors.isEmpty else {
-            throw Realm.Error(
-                .schemaMismatch,
-                "The migration from schema version \(old.schemaVersion) to \(new.schemaVersion) of \(core.shared.displayName) failed; nothing was written:\n"
-                    + errors.map { "- " + $0 }.joined(separator: "\n"),
-                fileURL: core.configuration.fileURL)
+            throw failure()
         }
         for (t, gens) in wholeType { try Self.$runningTransform.withValue(t.name) { try materialize(t, gens) } }
         if errors.isEmpty { try checkEmbeddedConversions() }
         guard errors.isEmpty else {
-            throw Realm.Error(
-                .schemaMismatch,
-                "The migration from schema version \(old.schemaVersion) to \(new.schemaVersion) of \(core.shared.displayName) failed; nothing was written:\n"
-                    + errors.map { "- " + $0 }.joined(separator: "\n"),
-                fileURL: core.configuration.fileURL)
+            throw failure()
         }
         for (partition, keys) in deleted {
             for key in keys { try tx.delete(ObjectKey.bytes(key), in: partition) }

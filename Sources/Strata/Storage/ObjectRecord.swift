@@ -26,16 +26,25 @@ enum ObjectRecord {
         case decimal
     }
 
+    /// A record of `fields`, written in ascending field-id order (the order every writer uses, so that records
+    /// of one type and schema version share one layout whatever order a model declares its properties in).
     static func encode(schemaVersion: UInt64, fields: [(id: UInt32, value: StoredValue)]) -> [UInt8] {
         var out: [UInt8] = []
-        encode(schemaVersion: schemaVersion, count: fields.count, id: { fields[$0].id }, value: { fields[$0].value }, into: &out)
+        let sorted = fields.sorted { $0.id < $1.id }
+        encode(schemaVersion: schemaVersion, count: sorted.count, id: { sorted[$0].id }, value: { sorted[$0].value }, into: &out)
         return out
     }
 
-    /// Encodes the record with field `fieldIds[i]` = `values[i]` into `out` (replacing its contents, keeping
-    /// its capacity: a commit encodes every record into one buffer).
-    static func encode(schemaVersion: UInt64, fieldIds: [UInt32], values: [StoredValue], into out: inout [UInt8]) {
-        encode(schemaVersion: schemaVersion, count: fieldIds.count, id: { fieldIds[$0] }, value: { values[$0] }, into: &out)
+    /// Encodes the record with field `fieldIds[order[i]]` = `values[order[i]]` at position `i` into `out`
+    /// (replacing its contents, keeping its capacity: a commit encodes every record into one buffer). `order`
+    /// lists the indices of `fieldIds` by ascending field id (`ascendingOrder(of:)`).
+    static func encode(schemaVersion: UInt64, fieldIds: [UInt32], values: [StoredValue], order: [Int], into out: inout [UInt8]) {
+        encode(schemaVersion: schemaVersion, count: order.count, id: { fieldIds[order[$0]] }, value: { values[order[$0]] }, into: &out)
+    }
+
+    /// The indices of `fieldIds` by ascending field id: the order in which a record holds them.
+    static func ascendingOrder(of fieldIds: [UInt32]) -> [Int] {
+        fieldIds.indices.sorted { fieldIds[$0] < fieldIds[$1] }
     }
 
     @inline(__always)

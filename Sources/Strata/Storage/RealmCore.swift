@@ -147,6 +147,7 @@ final class RealmCore: @unchecked Sendable {
 
     init(configuration: Realm.Configuration, queue: DispatchQueue? = nil, actor: (any Actor)? = nil) throws {
         isFrozen = false
+        Self.validate(configuration)
         self.configuration = configuration
         self.queue = queue
         self.pump = actor.map(ActorPump.init)
@@ -194,11 +195,26 @@ final class RealmCore: @unchecked Sendable {
 
     // MARK: - Schema binding
 
+    /// Programmer errors of a configuration, trapped with RealmSwift's texts when it is used to open.
+    static func validate(_ configuration: Realm.Configuration) {
+        if configuration.schemaVersion == UInt64.max {
+            fatalError("Cannot set schema version to \(UInt64.max) (RLMNotVersioned)")
+        }
+        if configuration.readOnly && configuration.deleteRealmIfMigrationNeeded {
+            fatalError("Cannot set `deleteRealmIfMigrationNeeded` when `readOnly` is set.")
+        }
+    }
+
     private func bindDeclaredTypes() throws {
         guard let types = configuration.objectTypes else {
             // Types are bound as they are used; only the version rules apply now.
-            if let stored = shared.storedSchema.withLock({ $0 }), stored.schemaVersion > configuration.schemaVersion {
-                throw versionTooLow(stored: stored.schemaVersion)
+            if let stored = shared.storedSchema.withLock({ $0 }), stored.schemaVersion != configuration.schemaVersion {
+                if configuration.readOnly { throw versionNotEqual(stored: stored.schemaVersion) }
+                if configuration.deleteRealmIfMigrationNeeded {
+                    try register([], checkVersion: true)
+                } else if stored.schemaVersion > configuration.schemaVersion {
+                    throw versionTooLow(stored: stored.schemaVersion)
+                }
             }
             return
         }
@@ -235,11 +251,20 @@ final class RealmCore: @unchecked Sendable {
         try register(infos, checkVersion: true)
     }
 
+    /// A read-only open needs the file's own version.
+    func versionNotEqual(stored: UInt64) -> Realm.Error {
+        Realm.Error(
+            .fail, "Provided schema version \(configuration.schemaVersion) does not equal last set version \(stored).",
+            fileURL: configuration.fileURL,
+            suggestion: "\(shared.displayName) is at schema version \(stored) and is opened read-only, which cannot migrate: open it "
+                + "with schemaVersion \(stored), or writable once to migrate it.")
+    }
+
     func versionTooLow(stored: UInt64) -> Realm.Error {
         Realm.Error(
-            .schemaMismatch,
-            "Provided schema version \(configuration.schemaVersion) is less than last set version \(stored) in \(shared.displayName). "
-                + "Open it with schemaVersion \(stored) or higher.", fileURL: configuration.fileURL)
+            .fail, "Provided schema version \(configuration.schemaVersion) is less than last set version \(stored).",
+            fileURL: configuration.fileURL,
+            suggestion: "\(shared.displayName) is at schema version \(stored): open it with schemaVersion \(stored) or higher.")
     }
 
     /// Binds model classes to the stored schema, adding what is new. Writes the schema when it changes.
@@ -260,13 +285,14 @@ final class RealmCore: @unchecked Sendable {
                     .map { try StoredSchema.decode($0, file: shared.displayName) } ?? stored
                 var schema = base ?? StoredSchema(schemaVersion: configuration.schemaVersion, nextPartition: 1, types: [])
                 if checkVersion, let base {
-                    if base.schemaVersion > configuration.schemaVersion { throw versionTooLow(stored: base.schemaVersion) }
                     let differences = SchemaDiff.differences(stored: base, declared: infos)
                     let bump = configuration.schemaVersion > base.schemaVersion
-                    if !differences.isEmpty && configuration.deleteRealmIfMigrationNeeded {
+                    let reset = configuration.deleteRealmIfMigrationNeeded && (!differences.isEmpty || base.schemaVersion != configuration.schemaVersion)
+                    if !reset && base.schemaVersion > configuration.schemaVersion { throw versionTooLow(stored: base.schemaVersion) }
+                    if reset {
                         // Delete and recreate: every stored type's data goes (dropping a partition is O(1)). Never silently.
                         Self.logger.warning(
-                            "deleteRealmIfMigrationNeeded: deleting every object of \(shared.displayName) (schema version \(base.schemaVersion) -> \(configuration.schemaVersion)) because a migration is needed: \(differences.map(\.description).joined(separator: " "))")
+                            "deleteRealmIfMigrationNeeded: deleting every object of \(shared.displayName) (schema version \(base.schemaVersion) -> \(configuration.schemaVersion)) because a migration is needed: \(differences.isEmpty ? "the schema version changed" : differences.map(\.description).joined(separator: " "))")
                         for t in base.types {
                             try tx.dropPartition(t.partition)
                             if let p = t.primaryKeyPartition { try tx.dropPartition(p) }
@@ -279,11 +305,11 @@ final class RealmCore: @unchecked Sendable {
                     } else if !differences.isEmpty && !bump {
                         throw Realm.Error(
                             .schemaMismatch,
-                            "Migration is required due to the following errors in \(shared.displayName) (schema version "
-                                + "\(base.schemaVersion) in the file and in the code):\n"
-                                + differences.map { "- " + $0.description }.joined(separator: "\n")
-                                + "\nRaise schemaVersion to \(base.schemaVersion + 1) to migrate.",
-                            fileURL: configuration.fileURL)
+                            "Migration is required due to the following errors:\n"
+                                + differences.map { "- " + $0.description }.joined(separator: "\n"),
+                            fileURL: configuration.fileURL,
+                            suggestion: "\(shared.displayName) is at schema version \(base.schemaVersion), as is the code: raise "
+                                + "schemaVersion to \(base.schemaVersion + 1) and migrate in the migration block.")
                     } else if bump {
                         schema.history = base.historyIncludingSelf
                         for info in infos { _ = SchemaDiff.apply(info, to: &schema) }
@@ -399,29 +425,45 @@ final class RealmCore: @unchecked Sendable {
         }
     }
 
-    /// A read-only Realm binds to the stored schema as it is: any difference, or a newer version in the code,
-    /// is an error, since nothing may be written.
+    /// A read-only Realm binds to the stored schema as it is, as RealmSwift's read-only mode does: index
+    /// settings, stored types and properties the model lacks, and embeddedness may differ, and a model type
+    /// missing from the file reads as empty; a version other than the file's, or a declared property the file
+    /// does not hold as declared, is an error, since nothing may be written.
     private func bindReadOnly(_ infos: [TypeInfo]) throws {
         guard let stored = shared.storedSchema.withLock({ $0 }) else {
             throw Realm.Error(.fail, "\(shared.displayName) has no schema yet and is opened read-only", fileURL: configuration.fileURL)
         }
-        if stored.schemaVersion > configuration.schemaVersion { throw versionTooLow(stored: stored.schemaVersion) }
-        let differences = SchemaDiff.differences(stored: stored, declared: infos)
-        let missing = infos.filter { stored.type(named: $0.schema.className) == nil }.map(\.schema.className)
-        guard differences.isEmpty, missing.isEmpty, stored.schemaVersion == configuration.schemaVersion else {
+        if stored.schemaVersion != configuration.schemaVersion { throw versionNotEqual(stored: stored.schemaVersion) }
+        let differences = SchemaDiff.differences(stored: stored, declared: infos).filter { d in
+            switch d.kind {
+            case .propertyRemoved, .embeddingChanged: false
+            default: true
+            }
+        }
+        guard differences.isEmpty else {
             throw Realm.Error(
-                .schemaMismatch,
-                "\(shared.displayName) is opened read-only but its schema (version \(stored.schemaVersion)) differs from the code's "
-                    + "(version \(configuration.schemaVersion)): "
-                    + (differences.map(\.description) + missing.map { "type '\($0)' is not in the file." }).joined(separator: " ")
-                    + " Open it writable once to migrate.", fileURL: configuration.fileURL)
+                .fail,
+                "The following changes cannot be made in read-only schema mode:\n"
+                    + differences.map { "- " + $0.description }.joined(separator: "\n"),
+                fileURL: configuration.fileURL,
+                suggestion: "\(shared.displayName) is opened read-only and its schema (version \(stored.schemaVersion)) differs from the "
+                    + "code's: open it writable once to migrate it.")
         }
         install(try missingMigrations(stored, infos: infos), replacing: false)
+        // A type the file lacks gets a partition no file holds: it reads as empty, and nothing writes it.
+        var nextPartition = max(stored.nextPartition, 1)
         for info in infos {
-            if let t = stored.type(named: info.schema.className) {
-                bindings[ObjectIdentifier(info.objectClass)] = TypeBinding(
-                    info: info, stored: t, schemaVersion: stored.schemaVersion, migration: shared.migration(for: t.name))
+            let t: StoredSchema.StoredType
+            if let existing = stored.type(named: info.schema.className) {
+                t = existing
+            } else {
+                var schema = StoredSchema(schemaVersion: stored.schemaVersion, nextPartition: nextPartition, types: [])
+                _ = SchemaDiff.apply(info, to: &schema)
+                nextPartition = schema.nextPartition
+                t = schema.types[0]
             }
+            bindings[ObjectIdentifier(info.objectClass)] = TypeBinding(
+                info: info, stored: t, schemaVersion: stored.schemaVersion, migration: shared.migration(for: t.name))
         }
     }
 
@@ -622,7 +664,7 @@ final class RealmCore: @unchecked Sendable {
                     if record.deleted {
                         try w.tx.delete(key, in: pk.partition)
                     } else {
-                        ObjectRecord.encode(schemaVersion: version, fieldIds: record.binding.fieldIds, values: record.values, into: &encoded)
+                        record.binding.encode(record.values, schemaVersion: version, into: &encoded)
                         try w.tx.put(key, encoded, in: pk.partition)
                         if let entry = record.primaryKeyIndexEntry, let pkPartition = record.binding.primaryKeyPartition {
                             try w.tx.put(entry, key, in: pkPartition)

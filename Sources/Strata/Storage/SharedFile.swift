@@ -181,16 +181,23 @@ final class SharedFile: @unchecked Sendable {
     static func storedSchemaVersion(at url: URL) throws -> UInt64 {
         var config = Realm.Configuration()
         config.fileURL = url
+        let notInitialized = Realm.Error(
+            .invalidDatabase, "Realm at path '\(url.path)' has not been initialized.", fileURL: url,
+            suggestion: "No Realm has been opened at this path yet: open it with Realm(configuration:) first.")
         if let f = open.withLock({ $0[config.identity]?.file }) {
             if let s = f.storedSchema.withLock({ $0 }) { return s.schemaVersion }
-            throw Realm.Error(.fail, "\(url.lastPathComponent) has no schema yet")
+            throw notInitialized
         }
-        guard FileManager.default.fileExists(atPath: url.path + "/CURRENT") else {
-            throw Realm.Error(.fileNotFound, "no Realm at \(url.path)", fileURL: url)
+        // A Strata database is a directory: a plain file (or a device) there cannot be one.
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+            throw Realm.Error(
+                .fileAccess, "Unable to open a Realm at path '\(url.path)': it is a file, not a Strata database directory.", fileURL: url)
         }
+        guard FileManager.default.fileExists(atPath: url.path + "/CURRENT") else { throw notInitialized }
         config.readOnly = true
         let file = try shared(for: config)
         if let s = file.storedSchema.withLock({ $0 }) { return s.schemaVersion }
-        throw Realm.Error(.fail, "\(url.lastPathComponent) has no schema yet", fileURL: url)
+        throw notInitialized
     }
 }

@@ -16,6 +16,9 @@ struct StoredSchema: Codable, Equatable, Sendable {
         var isList: Bool? = nil
         /// A `Map` property (stored as a list of keys and values; absent: no).
         var isMap: Bool? = nil
+        /// For a `List` or `MutableSet` property, whether it is a set (absent in files written before the two
+        /// were told apart, where either kind matches).
+        var isSet: Bool? = nil
     }
 
     struct StoredType: Codable, Equatable, Sendable {
@@ -121,8 +124,10 @@ final class TypeBinding: @unchecked Sendable {
     /// Whether the primary key is an Int, used as the object key itself.
     let intPrimaryKey: Bool
 
-    /// Where each field sits in records written by this binding (all share one field list), so reading a
-    /// property skips parsing the header.
+    /// Where each field sits in records written by this binding. Records hold their fields in ascending
+    /// field-id order (`ObjectRecord.ascendingOrder`), so every writer of one type at one schema version gives
+    /// the same layout, whatever order the model declares its properties in; `slots` maps a property index to
+    /// its position in the record.
     struct RecordLayout {
         var prefix: [UInt8]
         var headerLength: Int
@@ -130,14 +135,23 @@ final class TypeBinding: @unchecked Sendable {
         var offsetTable: Int
     }
     let layout: RecordLayout?
+    /// Property index -> position of its field in a record (ascending field id).
+    let slots: [Int]
+    /// Record position -> property index: the order `encode` writes values in.
+    let recordOrder: [Int]
     // The layout again, flattened for the read path (no optional struct of arrays to copy per read):
-    // the prefix as one little-endian word when it fits in 8 bytes (`fastPrefixCount` 0 otherwise).
+    // the prefix as one little-endian word when it fits in 8 bytes and every field id is one byte long
+    // (`fastPrefixCount` 0 otherwise).
     private let fastPrefix: UInt64
     private let fastPrefixMask: UInt64
     private let fastPrefixCount: Int
     private let fastHeaderLength: Int
     private let fastOffsetTable: Int
+    /// Per property index: where its tag byte sits, and its field id (one byte), checked against the byte
+    /// before the tag: a record of the same version written in another field order (by a release that
+    /// followed the declaration order) is read by id, never by position.
     private let fastTagPositions: [Int]
+    private let fastFieldIds: [UInt8]
     /// Per property: whether it is optional (a nil stored in a required property reads as its default).
     private let isOptional: [Bool]
     /// The model class, for making objects.
@@ -153,8 +167,14 @@ final class TypeBinding: @unchecked Sendable {
         self.schemaVersion = schemaVersion
         self.partition = stored.partition
         self.primaryKeyPartition = stored.primaryKeyPartition
+        // Bound by name (the stored name, `propertiesMapping`), never by position.
         let fieldIds = info.schema.properties.map { p in stored.properties.first { $0.name == p.columnName }?.fieldId ?? UInt32.max }
         self.fieldIds = fieldIds
+        let order = ObjectRecord.ascendingOrder(of: fieldIds)
+        recordOrder = order
+        var slots = [Int](repeating: 0, count: fieldIds.count)
+        for (position, index) in order.enumerated() { slots[index] = position }
+        self.slots = slots
         var indexPartitions: [Int: UInt32] = [:]
         for index in stored.indexes ?? [] {
             if let i = fieldIds.firstIndex(of: index.fieldId), SecondaryIndex.matches(index, info: info, property: i) {
@@ -174,10 +194,8 @@ final class TypeBinding: @unchecked Sendable {
             prefix.appendVarint(UInt64(fieldIds.count))
             var position = prefix.count
             var tags: [Int] = []
-            for id in fieldIds {
-                var v: [UInt8] = []
-                v.appendVarint(UInt64(id))
-                position += v.count
+            for index in order {
+                position += ObjectRecord.varintSize(UInt64(fieldIds[index]))
                 tags.append(position)
                 position += 1
             }
@@ -186,7 +204,7 @@ final class TypeBinding: @unchecked Sendable {
         self.layout = layout
         self.objectClass = objectClass ?? info.objectClass
         isOptional = info.schema.properties.map(\.isOptional)
-        if let layout, layout.prefix.count <= 8 {
+        if let layout, layout.prefix.count <= 8, fieldIds.allSatisfy({ $0 < 0x80 }) {
             var word: UInt64 = 0
             for (i, b) in layout.prefix.enumerated() { word |= UInt64(b) << (8 * UInt64(i)) }
             fastPrefix = word
@@ -194,7 +212,8 @@ final class TypeBinding: @unchecked Sendable {
             fastPrefixCount = layout.prefix.count
             fastHeaderLength = layout.headerLength
             fastOffsetTable = layout.offsetTable
-            fastTagPositions = layout.tagPositions
+            fastTagPositions = slots.map { layout.tagPositions[$0] }
+            fastFieldIds = fieldIds.map { UInt8($0) }
         } else {
             fastPrefix = 0
             fastPrefixMask = 0
@@ -202,6 +221,7 @@ final class TypeBinding: @unchecked Sendable {
             fastHeaderLength = 0
             fastOffsetTable = 0
             fastTagPositions = []
+            fastFieldIds = []
         }
     }
 
@@ -250,18 +270,26 @@ final class TypeBinding: @unchecked Sendable {
         return encode(values)
     }
 
-    /// A record of this binding's values at its schema version.
+    /// A record of this binding's values (by property index) at its schema version.
     func encode(_ values: [StoredValue]) -> [UInt8] {
         var out: [UInt8] = []
-        ObjectRecord.encode(schemaVersion: schemaVersion, fieldIds: fieldIds, values: values, into: &out)
+        encode(values, schemaVersion: schemaVersion, into: &out)
         return out
+    }
+
+    /// Encodes a record of this binding's values (by property index) into `out`, in the layout's field order.
+    func encode(_ values: [StoredValue], schemaVersion: UInt64, into out: inout [UInt8]) {
+        ObjectRecord.encode(schemaVersion: schemaVersion, fieldIds: fieldIds, values: values, order: recordOrder, into: &out)
     }
 
     /// The value of property `index` in a record.
     @inline(__always)
     func value(_ index: Int, in record: UnsafeRawBufferPointer) -> StoredValue {
-        // The usual case: a record written with this binding's field list; one offset and one payload read.
-        if hasCurrentLayout(record), let offset = Bytes.loadUInt32LE(record, at: fastOffsetTable + 4 * index) {
+        // The usual case: a record written with this binding's layout; one offset and one payload read. The
+        // prefix fixes the version and field count, hence the field set; the id before the tag fixes the order.
+        if hasCurrentLayout(record), record[fastTagPositions[index] - 1] == fastFieldIds[index],
+            let offset = Bytes.loadUInt32LE(record, at: fastOffsetTable + 4 * slots[index])
+        {
             var d = ByteReader(record, position: fastHeaderLength)
             if (try? d.skip(Int(offset))) != nil, let v = try? ObjectRecord.decodePayload(tag: record[fastTagPositions[index]], &d) {
                 if v.isNull && !isOptional[index] { return info.defaults[index] }
@@ -273,15 +301,6 @@ final class TypeBinding: @unchecked Sendable {
 
     @inline(never)
     private func slowValue(_ index: Int, in record: UnsafeRawBufferPointer) -> StoredValue {
-        if let layout, record.count >= layout.headerLength, Self.startsWith(record, layout.prefix),
-            let offset = Bytes.loadUInt32LE(record, at: layout.offsetTable + 4 * index)
-        {
-            var d = ByteReader(record, position: layout.headerLength)
-            if (try? d.skip(Int(offset))) != nil, let v = try? ObjectRecord.decodePayload(tag: record[layout.tagPositions[index]], &d) {
-                if v.isNull && !info.schema.properties[index].isOptional { return info.defaults[index] }
-                return v
-            }
-        }
         if let migration, let values = slowMigratedValues(record, migration) { return values[index] }
         do {
             let v = try ObjectRecord.value(of: fieldIds[index], in: record) ?? info.defaults[index]
