@@ -125,7 +125,7 @@ import TestSupport
             ("old objects are read-only", { m, _ in m.enumerateObjects(ofType: "Person") { old, _ in old!["age"] = 5 } }),
             ("Invalid value", { m, _ in m.enumerateObjects(ofType: "Person") { _, new in new!["fullName"] = 42 } }),
             ("Invalid property name 'nope'", { m, _ in m.enumerateObjects(ofType: "Person") { _, new in new!["nope"] = 1 } }),
-            ("'Dog'", { m, _ in m.enumerateObjects(ofType: "Dog") { _, _ in } }),
+            // (Enumerating a type in neither schema is no mistake: it does nothing, M052.)
         ]
         for (expected, block) in cases {
             #expect {

@@ -270,18 +270,28 @@ public final class Migration {
     /// The schema of the file before this migration.
     public var oldSchema: Schema { Self.schema(of: old) }
     /// The schema the code declares.
-    public var newSchema: Schema { Self.schema(of: new) }
+    /// The schema the code declares: exactly the model's types (those of `objectTypes` when it is set).
+    public var newSchema: Schema {
+        var model = new
+        model.types = new.types.filter { newModelType($0.name) != nil }
+        return Self.schema(of: model)
+    }
 
     static func schema(of s: StoredSchema) -> Schema {
-        Schema(objectSchema: s.types.map { t in
-            ObjectSchema(
-                className: t.name,
-                properties: t.properties.map {
-                    Property(name: $0.name, columnName: $0.name, type: $0.type, isOptional: $0.isOptional, isIndexed: $0.isIndexed,
-                             isPrimaryKey: $0.isPrimaryKey, objectClassName: $0.objectClassName, isArray: ($0.isList ?? false) && !($0.isMap ?? false), isMap: $0.isMap ?? false)
-                },
-                isEmbedded: t.isEmbedded ?? false, objectClass: nil)
-        })
+        Schema(objectSchema: s.types.map(objectSchema(of:)))
+    }
+
+    /// A stored type as an `ObjectSchema` (stored names and kinds).
+    static func objectSchema(of t: StoredSchema.StoredType) -> ObjectSchema {
+        ObjectSchema(
+            className: t.name,
+            properties: t.properties.map {
+                Property(name: $0.name, columnName: $0.name, type: $0.type, isOptional: $0.isOptional, isIndexed: $0.isIndexed,
+                         isPrimaryKey: $0.isPrimaryKey, objectClassName: $0.objectClassName,
+                         isArray: ($0.isList ?? false) && !($0.isMap ?? false) && !($0.isSet ?? false),
+                         isSet: ($0.isSet ?? false) && !($0.isMap ?? false), isMap: $0.isMap ?? false)
+            },
+            isEmbedded: t.isEmbedded ?? false, objectClass: nil)
     }
 
     /// Declared defaults by column name, per type (asked for once per migrated object).
@@ -306,9 +316,14 @@ public final class Migration {
     public func enumerateObjects(ofType typeName: String, _ block: (_ oldObject: MigrationObject?, _ newObject: MigrationObject?) -> Void) {
         refuseInsideTransform("enumerateObjects")
         guard mode != .transformsOnly else { return }
+        // After deleteData nothing is enumerated, not even objects created since (Realm does the same).
+        guard !dataDeleted.contains(typeName) else { return }
         guard old.type(named: typeName) != nil else {
-            if new.type(named: typeName) == nil {
-                errors.append("Cannot enumerate objects of type '\(typeName)': it is in neither the old nor the new schema")
+            // A type new in this version: the objects this block created, as (nil, new). An unknown type: nothing.
+            guard let t = newModelType(typeName) else { return }
+            let created = written[t.partition] ?? [:]
+            for key in created.keys.sorted() where !(deleted[t.partition]?.contains(key) ?? false) {
+                if let state = created[key] { block(nil, dynamic(state)) }
             }
             return
         }
@@ -316,11 +331,18 @@ public final class Migration {
         forEachOldObject(typeName) { oldObject, newObject, _ in block(oldObject, newObject) }
     }
 
+    /// A type of the new model: one the configuration declares (with no `objectTypes`, types are bound as they
+    /// are used, and every stored type counts).
+    private func newModelType(_ typeName: String) -> StoredSchema.StoredType? {
+        guard declared[typeName] != nil || core.configuration.objectTypes == nil else { return nil }
+        return new.type(named: typeName)
+    }
+
     /// Every object of `typeName` in the old partition, old and new, with the generation of an older pending
     /// migration that already brought it to the new schema (if any).
     private func forEachOldObject(_ typeName: String, _ body: (MigrationObject, MigrationObject?, TypeMigration.Generation?) -> Void) {
         guard let oldType = old.type(named: typeName) else { return }
-        let newType = new.type(named: typeName)
+        let newType = newModelType(typeName)
         let migration = priorMigration(typeName)
         var rows: [(Int64, UInt64, FieldValues)] = []
         do {
@@ -388,8 +410,14 @@ public final class Migration {
     public func create(_ typeName: String, value: Any = [Any]()) -> MigrationObject {
         refuseInsideTransform("create")
         guard mode != .transformsOnly else { return DynamicObject() }
-        guard let t = new.type(named: typeName) else {
-            errors.append("Cannot create an object of type '\(typeName)': it is not in the new schema")
+        guard let t = newModelType(typeName) else {
+            errors.append("Object type '\(typeName)' not managed by the Realm")
+            return DynamicObject()
+        }
+        if t.isEmbedded ?? false {
+            errors.append(
+                "Embedded objects cannot be created directly: '\(typeName)' is embedded; assign a dictionary or an object to its "
+                    + "parent's property instead")
             return DynamicObject()
         }
         let state = DynamicState(type: t, values: FieldValues(), writable: true, defaults: defaults(for: typeName))
@@ -399,12 +427,24 @@ public final class Migration {
             for (i, v) in array.enumerated() where i < t.properties.count { state.setValue(v, forKey: t.properties[i].name) }
         }
         state.modified = true
-        let key: Int64
-        if let pk = t.properties.first(where: \.isPrimaryKey), pk.type == .int, case .int(let v) = state.stored(forKey: pk.name) {
-            key = v
+        // A key of its own, whatever its primary key: keys may repeat until the block returns (an Int key moves
+        // the object to it then, and duplicates fail the migration), so a create never replaces another object.
+        var key: Int64
+        if let pk = t.properties.first(where: \.isPrimaryKey), pk.type == .int {
+            // An Int primary key is the object key: taken at once when free, so links to the new object hold.
+            // When another object has it, a placeholder from the bottom of the key space stands in until the
+            // block returns; then the object moves to its key, or the duplicate fails the migration.
+            if case .int(let v) = state.stored(forKey: pk.name), !keyIsTaken(v, in: t) {
+                key = v
+            } else {
+                key = placeholderKeys[t.partition] ?? Int64.min
+                while keyIsTaken(key, in: t) { key += 1 }
+                placeholderKeys[t.partition] = key + 1
+            }
         } else {
             key = RealmCore.allocateKey(partition: t.partition, in: openTx, cache: &nextKeys)
         }
+        if t.properties.contains(where: \.isPrimaryKey) { state.wrotePrimaryKey = true }
         state.key = key
         written[t.partition, default: [:]][key] = state
         return dynamic(state)
@@ -571,6 +611,21 @@ public final class Migration {
         renamed[typeName] = names
     }
 
+    /// The next placeholder key per partition of a type with an Int primary key (see `create`).
+    private var placeholderKeys: [UInt32: Int64] = [:]
+
+    /// Whether an object of `t` has `key` now: one created or kept in this migration, or a stored one not deleted.
+    private func keyIsTaken(_ key: Int64, in t: StoredSchema.StoredType) -> Bool {
+        if written[t.partition]?[key] != nil { return true }
+        if deleted[t.partition]?.contains(key) ?? false { return false }
+        do {
+            return try openTx.snapshot.get(ObjectKey.bytes(key), in: t.partition) != nil
+        } catch {
+            errors.append("reading the objects of \(t.name) failed: \(error)")
+            return true
+        }
+    }
+
     /// Names that renames left outside the new model, per type (an error unless renamed again).
     private var intermediateNames: [String: Set<String>] = [:]
 
@@ -609,7 +664,7 @@ public final class Migration {
         let pkChanged = newPK?.fieldId != oldPK?.fieldId || newPK?.type != oldPK?.type || oldType?.partition != t.partition
         let pending = written[t.partition] ?? [:]
         let wrotePK = newPK != nil && pending.values.contains { $0.wrotePrimaryKey }
-        guard oldType != nil, pkChanged || wrotePK else { return false }
+        guard pkChanged || wrotePK else { return false }
         // Every object of the type, as it will be.
         var objects: [(key: Int64, state: DynamicState)] = []
         var seen = Set<Int64>()

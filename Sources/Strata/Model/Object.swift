@@ -77,7 +77,7 @@ open class Object: CustomStringConvertible {
 
     /// The schema of this object's type.
     public var objectSchema: ObjectSchema {
-        if let d = _dynamic { return Migration.schema(of: StoredSchema(schemaVersion: 0, nextPartition: 0, types: [d.type])).objectSchema[0] }
+        if let d = _dynamic { return Migration.objectSchema(of: d.type) }
         return (_accessor?.info ?? TypeRegistry.info(for: type(of: self))).schema
     }
 

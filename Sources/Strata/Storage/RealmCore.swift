@@ -181,14 +181,9 @@ final class RealmCore: @unchecked Sendable {
         let stored = shared.storedSchema.withLock { $0 }
         let bound = Dictionary(bindings.values.map { ($0.info.schema.className, $0.info.schema) }, uniquingKeysWith: { a, _ in a })
         var result: [ObjectSchema] = Array(bound.values)
-        for t in stored?.types ?? [] where bound[t.name] == nil {
-            result.append(ObjectSchema(
-                className: t.name,
-                properties: t.properties.map {
-                    Property(name: $0.name, columnName: $0.name, type: $0.type, isOptional: $0.isOptional, isIndexed: $0.isIndexed,
-                             isPrimaryKey: $0.isPrimaryKey, objectClassName: $0.objectClassName, isArray: ($0.isList ?? false) && !($0.isMap ?? false), isMap: $0.isMap ?? false)
-                },
-                isEmbedded: t.isEmbedded ?? false, objectClass: nil))
+        // With `objectTypes`, the schema is exactly those types (Realm's class subset); without, every stored type.
+        for t in stored?.types ?? [] where bound[t.name] == nil && configuration.objectTypes == nil {
+            result.append(Migration.objectSchema(of: t))
         }
         return Schema(objectSchema: result.sorted { $0.className < $1.className })
     }
