@@ -158,7 +158,7 @@ enum MapV1 {
         c.migrationBlock = { migration, _ in
             migration.enumerateObjects(ofType: "Student") { old, new in
                 new?["grades"] = ["math": old?["math"] as? Int ?? 0, "art": old?["art"] as? Int ?? 0]
-                #expect((new?["grades"] as? [String: Any?])?.count == 2)
+                #expect((new?["grades"] as? Map<String, Int>)?.count == 2)
             }
         }
         let realm = try Realm(configuration: c)

@@ -55,48 +55,40 @@ final class DynamicState: CustomStringConvertible {
 
     func value(forKey key: String) -> Any? {
         let v = stored(forKey: key)
-        if let p = type.properties.first(where: { $0.name == key }), p.isMap ?? false {
-            guard case .list(let items) = v else { return [String: Any?]() }
-            var out: [String: Any?] = [:]
-            var i = 0
-            while i + 1 < items.count {
-                if case .string(let k) = items[i] { out[k] = items[i + 1].anyValue }
-                i += 2
-            }
-            return out
+        guard let p = type.properties.first(where: { $0.name == key }) else { return nil }
+        // Collections are live views typed as RealmSwift types them (`List<MigrationObject>`, `Map<String, Int>`…).
+        if (p.isList ?? false) || (p.isMap ?? false) { return MigrationCollection.view(of: self, p) }
+        // Links read as the objects they name (in this object's schema, old or new).
+        if p.type == .object, let target = p.objectClassName, let migration {
+            guard case .link(let k) = v else { return nil }
+            return migration.linkedObject(target, key: k, old: !writable)
         }
-        // Links read as the objects they name (in this object's schema, old or new), lists of them as arrays.
-        if let p = type.properties.first(where: { $0.name == key }), p.type == .object, let target = p.objectClassName, let migration {
-            switch v {
-            case .link(let k): return migration.linkedObject(target, key: k, old: !writable)
-            case .list(let items):
-                return items.compactMap { item -> MigrationObject? in
-                    guard case .link(let k) = item else { return nil }
-                    return migration.linkedObject(target, key: k, old: !writable)
-                }
-            default: return nil
-            }
+        // An AnyRealmValue holding an object reads as that object, a migration object.
+        if p.type == .any, let (className, k) = AnyRealmValue.objectReference(v), let migration {
+            return migration.linkedObject(className, key: k, old: !writable)
         }
         return v.anyValue
     }
 
-    /// The stored form of objects given for link or list property `p`: links to objects this migration handed
-    /// out; nil when the value is not made of such objects.
-    private func links(_ value: Any?, for p: StoredSchema.StoredProperty) -> StoredValue? {
-        func link(_ o: Any) -> StoredValue? {
-            guard let state = (o as? DynamicObject)?._dynamic, let k = state.key else { return nil }
-            guard state.type.name == p.objectClassName else {
-                fail("Cannot set '\(type.name).\(p.name)' to an object of type '\(state.type.name)': it links to '\(p.objectClassName ?? "?")'")
-                return .null
-            }
-            return .link(k)
+    /// The stored form of an object given for link or collection property `p`: a link to an object this
+    /// migration handed out, to an unmanaged model object (added to the new schema now), or to a new object
+    /// made from a dictionary or an array; `.null` for nil; nil (after reporting it) for anything else.
+    func link(to value: Any?, for p: StoredSchema.StoredProperty) -> StoredValue? {
+        guard let migration else {
+            fail("Objects can be assigned to '\(type.name).\(p.name)' only inside a migration")
+            return nil
         }
-        if p.isList ?? false, let array = value as? [Any] {
-            let items = array.compactMap(link)
-            return items.count == array.count ? .list(items) : nil
+        return migration.link(to: value, target: p.objectClassName ?? "", property: "\(type.name).\(p.name)")
+    }
+
+    /// Replaces collection property `p`'s stored elements.
+    func setCollection(_ items: [StoredValue], of p: StoredSchema.StoredProperty) {
+        guard writable else {
+            fail("Cannot modify '\(type.name).\(p.name)' of an old object in a migration: old objects are read-only; write the new object")
+            return
         }
-        if let value, p.type == .object { return link(value) }
-        return nil
+        values[p.fieldId] = .list(items)
+        modified = true
     }
 
     func setValue(_ value: Any?, forKey key: String) {
@@ -105,37 +97,60 @@ final class DynamicState: CustomStringConvertible {
             return
         }
         guard let p = property(key) else { return }
-        if p.type == .object, let v = links(value, for: p) {
-            values[p.fieldId] = v
-            modified = true
-            return
-        }
         if p.isMap ?? false {
-            // A map: a dictionary, stored as its keys in order with their values.
-            guard let dict = value as? [String: Any?] ?? (value as? [String: Any])?.mapValues({ Optional($0) }) else {
+            // A map: a dictionary (or a Map), stored as its keys in order with their values.
+            let dict: [String: Any?]
+            if let d = value as? [String: Any?] {
+                dict = d
+            } else if let d = value as? [String: Any] {
+                dict = d.mapValues { Optional($0) }
+            } else if let storage = value as? any ListStorage {
+                let flat = storage.anyElements
+                dict = Dictionary(stride(from: 0, to: flat.count - 1, by: 2).compactMap { i in (flat[i] as? String).map { ($0, flat[i + 1]) } },
+                                  uniquingKeysWith: { _, b in b })
+            } else {
                 fail("Invalid value '\(String(describing: value))' for Map property '\(type.name).\(key)': give a dictionary")
                 return
             }
             var items: [StoredValue] = []
             for (k, v) in dict.sorted(by: { $0.key < $1.key }) {
-                guard let stored = StoredValue.from(any: v, as: p.type), stored.isNull ? p.isOptional : Self.fits(stored, p.type) else {
+                let stored: StoredValue?
+                if p.type == .object {
+                    stored = link(to: v, for: p)
+                } else {
+                    stored = StoredValue.from(any: v, as: p.type).flatMap { $0.isNull ? (p.isOptional ? $0 : nil) : (Self.fits($0, p.type) ? $0 : nil) }
+                }
+                guard let stored else {
                     fail("Invalid value '\(String(describing: v))' for key '\(k)' of Map property '\(type.name).\(key)'")
                     return
                 }
                 items += [.string(k), stored]
             }
-            values[p.fieldId] = .list(items)
-            modified = true
+            setCollection(items, of: p)
             return
         }
-        if p.isList ?? false, p.type != .object, let array = value as? [Any] {
-            // A list of values.
-            let items = array.compactMap { StoredValue.from(any: $0, as: p.type) }.filter { Self.fits($0, p.type) }
-            guard items.count == array.count else {
-                fail("Invalid value '\(String(describing: value))' for List<\(p.type)> property '\(type.name).\(key)'")
+        if p.isList ?? false {
+            // A list or set: an array, a List, a MutableSet, any sequence.
+            guard let elements = TypeInfo.elements(of: value) else {
+                fail("Invalid value '\(String(describing: value))' for collection property '\(type.name).\(key)': give an array")
                 return
             }
-            values[p.fieldId] = .list(items)
+            var items: [StoredValue] = []
+            for e in elements {
+                let stored = p.type == .object ? link(to: e, for: p) : StoredValue.from(any: e, as: p.type).flatMap { Self.fits($0, p.type) ? $0 : nil }
+                guard let stored else {
+                    fail("Invalid value '\(String(describing: value))' for collection property '\(type.name).\(key)'")
+                    return
+                }
+                if (p.isSet ?? false) && items.contains(stored) { continue }
+                items.append(stored)
+            }
+            setCollection(items, of: p)
+            return
+        }
+        if p.type == .object {
+            guard let v = link(to: value, for: p) else { return }
+            values[p.fieldId] = v
             modified = true
             return
         }
@@ -420,11 +435,31 @@ public final class Migration {
                     + "parent's property instead")
             return DynamicObject()
         }
-        let state = DynamicState(type: t, values: FieldValues(), writable: true, defaults: defaults(for: typeName))
-        if let dict = value as? [String: Any] {
+        return dynamic(insert(t, value: value))
+    }
+
+    /// A new object of `t` in the new schema with `value`: a dictionary by name, an array in property order,
+    /// or an unmanaged model object's values (its links and lists added too).
+    private func insert(_ t: StoredSchema.StoredType, value: Any) -> DynamicState {
+        let state = DynamicState(type: t, values: FieldValues(), writable: true, defaults: defaults(for: t.name))
+        state.report = reporter
+        if let object = value as? Object, object._dynamic == nil {
+            let info = TypeRegistry.info(for: type(of: object))
+            for (i, p) in info.schema.properties.enumerated() where t.properties.contains(where: { $0.name == p.columnName }) {
+                if info.linkTargets[i] != nil {
+                    state.setValue(info.linkedObject(of: object, at: i), forKey: p.columnName)
+                } else if info.listTargets[i] != nil {
+                    state.setValue(info.listStorage(of: object, at: i)?.anyElements ?? [], forKey: p.columnName)
+                } else {
+                    state.setValue(info.storedValue(of: object, at: i).anyValue, forKey: p.columnName)
+                }
+            }
+        } else if let dict = value as? [String: Any?] ?? (value as? [String: Any])?.mapValues({ Optional($0) }) {
             for (k, v) in dict { state.setValue(v, forKey: k) }
-        } else if let array = value as? [Any] {
+        } else if let array = value as? [Any?] ?? (value as? [Any])?.map({ Optional($0) }) {
             for (i, v) in array.enumerated() where i < t.properties.count { state.setValue(v, forKey: t.properties[i].name) }
+        } else {
+            errors.append("Invalid value '\(value)' to create an object of type '\(t.name)': give a dictionary, an array or an object")
         }
         state.modified = true
         // A key of its own, whatever its primary key: keys may repeat until the block returns (an Int key moves
@@ -447,7 +482,56 @@ public final class Migration {
         if t.properties.contains(where: \.isPrimaryKey) { state.wrotePrimaryKey = true }
         state.key = key
         written[t.partition, default: [:]][key] = state
-        return dynamic(state)
+        return state
+    }
+
+    /// Unmanaged model objects already added by assigning them, with their keys (the objects are kept, so
+    /// that their identifiers stay theirs).
+    private var adopted: [ObjectIdentifier: (object: Object, key: Int64)] = [:]
+
+    /// The stored link for an object assigned to property `property` (`Type.name`) linking to `target`: an
+    /// object this migration handed out, an unmanaged model object (added now, once), or a dictionary or
+    /// array for a new object (embedded ones included); `.null` for nil. Reports anything else and gives nil.
+    func link(to value: Any?, target: String, property: String) -> StoredValue? {
+        switch value {
+        case nil, is NSNull:
+            return .null
+        case let o as Object where o._dynamic != nil:
+            guard let state = o._dynamic, let key = state.key else {
+                errors.append("Cannot set '\(property)' to an object this migration did not hand out")
+                return nil
+            }
+            guard state.type.name == target else {
+                errors.append("Cannot set '\(property)' to an object of type '\(state.type.name)': it links to '\(target)'")
+                return nil
+            }
+            return .link(key)
+        case let o as Object:
+            let name = type(of: o).className()
+            guard name == target, let t = new.type(named: target) else {
+                errors.append("Cannot set '\(property)' to an object of type '\(name)': it links to '\(target)'")
+                return nil
+            }
+            guard o._accessor == nil else {
+                errors.append("Cannot set '\(property)' to a managed '\(name)': in a migration, link objects the migration hands out")
+                return nil
+            }
+            if let known = adopted[ObjectIdentifier(o)] { return .link(known.key) }
+            let state = insert(t, value: o)
+            guard let key = state.key else { return nil }
+            adopted[ObjectIdentifier(o)] = (o, key)
+            return .link(key)
+        case let some?:
+            guard let t = new.type(named: target) else {
+                errors.append("Object type '\(target)' not managed by the Realm")
+                return nil
+            }
+            guard some is [String: Any] || some is [String: Any?] || some is [Any] || some is [Any?] else {
+                errors.append("Invalid value '\(some)' for '\(property)': give an object, a dictionary or an array")
+                return nil
+            }
+            return insert(t, value: some).key.map { .link($0) }
+        }
     }
 
     /// A type the code now declares embedded that was top-level needs exactly one parent per object once the

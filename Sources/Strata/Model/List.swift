@@ -14,23 +14,36 @@ import Foundation
 public final class List<Element: _Persistable>: RandomAccessCollection, CustomStringConvertible {
     private var elements: [Element] = []
     let accessor: ObjectAccessor?
+    /// Set for a list of an object a migration handed out (its elements live in that object's values).
+    let migrationOwner: MigrationCollection?
     /// Where the list lives in its object: a List property, or a list nested in an AnyRealmValue.
     let location: NestedLocation
     var property: Int { location.property }
+    /// Whether the list is a view of stored elements (a managed object's, or a migration object's).
+    private var isView: Bool { accessor != nil || migrationOwner != nil }
 
     public init() {
         accessor = nil
+        migrationOwner = nil
         location = .property(-1)
     }
 
     init(accessor: ObjectAccessor, property: Int) {
         self.accessor = accessor
+        migrationOwner = nil
         self.location = .property(property)
     }
 
     init(accessor: ObjectAccessor, location: NestedLocation) {
         self.accessor = accessor
+        migrationOwner = nil
         self.location = location
+    }
+
+    init(migrationOwner: MigrationCollection) {
+        accessor = nil
+        self.migrationOwner = migrationOwner
+        location = .property(-1)
     }
 
     /// The Realm of the list's object, nil when unmanaged.
@@ -40,7 +53,7 @@ public final class List<Element: _Persistable>: RandomAccessCollection, CustomSt
     // MARK: Reading
 
     private var storedElements: [StoredValue] {
-        guard let accessor else { return [] }
+        guard let accessor else { return migrationOwner?.items ?? [] }
         if location.isPlain {
             if case .list(let values) = accessor.get(property) { return values }
             return []
@@ -49,7 +62,13 @@ public final class List<Element: _Persistable>: RandomAccessCollection, CustomSt
     }
 
     private var current: [Element] {
-        guard let accessor else { return elements }
+        guard let accessor else {
+            guard let migrationOwner else { return elements }
+            return migrationOwner.items.compactMap { value in
+                if Element._objectType != nil { return migrationOwner.object(value).flatMap { Element._fromLinked($0) } }
+                return Element._fromStored(value)
+            }
+        }
         if Element.self == AnyRealmValue.self {
             // Objects and nested collections need their place and their Realm.
             return storedElements.enumerated().compactMap { i, value in
@@ -66,7 +85,7 @@ public final class List<Element: _Persistable>: RandomAccessCollection, CustomSt
 
     public var startIndex: Int { 0 }
     public var endIndex: Int { count }
-    public var count: Int { accessor == nil ? elements.count : current.count }
+    public var count: Int { isView ? current.count : elements.count }
 
     public subscript(position: Int) -> Element {
         get {
@@ -84,6 +103,12 @@ public final class List<Element: _Persistable>: RandomAccessCollection, CustomSt
     /// Applies `body` to the elements: in place when unmanaged, read-modify-write when managed.
     private func change(_ body: (inout [Element]) -> Void) {
         guard let accessor else {
+            if let migrationOwner {
+                var all = current
+                body(&all)
+                migrationOwner.write(all.map { migrationOwner.stored($0) })
+                return
+            }
             body(&elements)
             return
         }
@@ -168,7 +193,7 @@ extension List: _Persistable {
         list.elements = values.compactMap { Element._fromStored($0) }
         return list
     }
-    public var _storedValue: StoredValue { .list((accessor == nil ? elements : current).map(\._storedValue)) }
+    public var _storedValue: StoredValue { .list((isView ? current : elements).map(\._storedValue)) }
     public static var _objectType: Object.Type? { Element._objectType }
     public static var _isList: Bool { true }
     public static func _managedCollection(_ owner: AnyObject, _ index: Int) -> List<Element>? {
@@ -200,7 +225,7 @@ protocol ListStorage: StoredOnAdd {
 
 extension List: ListStorage {
     func storedElements(in core: RealmCore, update: Realm.UpdatePolicy) -> StoredValue {
-        .list((accessor == nil ? elements : current).map { core.stored(element: $0, update: update) })
+        .list((isView ? current : elements).map { core.stored(element: $0, update: update) })
     }
 
     func replace(withAny values: [Any?], target: Object.Type?, className: String, property: String) {

@@ -19,23 +19,34 @@ extension String: _MapKey {}
 public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStringConvertible {
     private var entries: [(key: Key, value: Value)] = []
     let accessor: ObjectAccessor?
+    /// Set for a map of an object a migration handed out (its entries live in that object's values).
+    let migrationOwner: MigrationCollection?
     /// Where the map lives in its object: a Map property, or a dictionary nested in an AnyRealmValue.
     let location: NestedLocation
     var property: Int { location.property }
 
     public init() {
         accessor = nil
+        migrationOwner = nil
         location = .property(-1)
     }
 
     init(accessor: ObjectAccessor, property: Int) {
         self.accessor = accessor
+        migrationOwner = nil
         self.location = .property(property)
     }
 
     init(accessor: ObjectAccessor, location: NestedLocation) {
         self.accessor = accessor
+        migrationOwner = nil
         self.location = location
+    }
+
+    init(migrationOwner: MigrationCollection) {
+        accessor = nil
+        self.migrationOwner = migrationOwner
+        location = .property(-1)
     }
 
     /// The Realm of the map's object, nil when unmanaged.
@@ -46,7 +57,19 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStrin
 
     /// The entries in key order.
     private var current: [(key: Key, value: Value)] {
-        guard let accessor else { return entries }
+        guard let accessor else {
+            guard let migrationOwner else { return entries }
+            // A migration object's map: an entry whose object is gone reads as nil and still counts.
+            let items = migrationOwner.items
+            var out: [(key: Key, value: Value)] = []
+            var i = 0
+            while i + 1 < items.count {
+                let v = Value._objectType != nil ? Value._fromLinked(migrationOwner.object(items[i + 1])) : Value._fromStored(items[i + 1])
+                if let k = Key._fromStored(items[i]), let v { out.append((k, v)) }
+                i += 2
+            }
+            return out
+        }
         if location.isPlain {
             guard case .list(let items) = accessor.get(property) else { return [] }
             return Self.decode(items, accessor, location)
@@ -124,6 +147,12 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStrin
 
     private func change(_ body: (inout [(key: Key, value: Value)]) -> Void) {
         guard let accessor else {
+            if let migrationOwner {
+                var all = current
+                body(&all)
+                migrationOwner.write(all.flatMap { [$0.key._storedValue, migrationOwner.stored($0.value)] })
+                return
+            }
             body(&entries)
             return
         }
