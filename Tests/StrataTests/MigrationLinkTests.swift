@@ -94,41 +94,26 @@ enum MLinkV1 {
         #expect(realm.objects(MLinkV1.Owner.self).filter("address.street == '3 Main St'").count == 0)
     }
 
-    @Test func objectsWithoutAParentOrWithTwoStopTheConversionAndLeaveTheFileAsItWas() throws {
+    /// M116, M117: as RealmSwift (10.29 and later) converts, an object no parent links to is deleted and one
+    /// with several parents is copied for each.
+    @Test(arguments: [Realm.Configuration.MigrationMode.online, .blocking])
+    func M116_M117_theConversionDeletesOrphansAndCopiesSharedObjects(mode: Realm.Configuration.MigrationMode) throws {
         let dir = try TemporaryDirectory()
-        let orphan = dir.child("orphan.realm")
-        try fill(orphan) { realm, _ in
+        let path = dir.child("m.realm")
+        try fill(path) { realm, owners in
             realm.create(MLinkV0.Address.self, value: ["street": "orphan"])
+            owners[1].address = owners[0].address
+            owners[2].address = owners[0].address
         }
-        do {
-            _ = try Realm(configuration: v1(orphan))
-            Issue.record("an address without a parent was converted")
-        } catch {
-            let message = "\(error)"
-            #expect(message.contains("Cannot convert 'Address' to an embedded object: 1 of its objects have no parent"))
-            #expect(message.contains("would get lost"))
-            #expect(message.contains("from schema version 0 to 1"))
-        }
-        // Nothing was written: version 0 opens, with every address.
-        do {
-            let realm = try Realm(configuration: v0(orphan))
-            #expect(realm.objects(MLinkV0.Address.self).count == 4)
-            #expect(try Realm.schemaVersion(at: URL(fileURLWithPath: orphan)) == 0)
-        }
-        let shared = dir.child("shared.realm")
-        try fill(shared) { _, owners in owners[1].address = owners[0].address }
-        do {
-            _ = try Realm(configuration: v1(shared))
-            Issue.record("an address with two parents was converted")
-        } catch {
-            #expect("\(error)".contains("Cannot convert 'Address' to an embedded object: 1 of its objects have more than one parent"))
-        }
-        // Deleting the orphan in the block lets the conversion through.
-        let realm = try Realm(configuration: v1(orphan) { migration, _ in
-            migration.enumerateObjects(ofType: "Address") { _, new in
-                if let new, new["street"] as? String == "orphan" { migration.delete(new) }
-            }
-        })
-        #expect(realm.objects(MLinkV1.Owner.self).compactMap(\.address?.street).sorted() == ["1 Main St", "2 Main St", "3 Main St"])
+        var config = v1(path)
+        config.migrationMode = mode
+        let realm = try Realm(configuration: config)
+        let owners = realm.objects(MLinkV1.Owner.self).sorted(byKeyPath: "id")
+        #expect(owners.map { $0.address?.street } == ["1 Main St", "1 Main St", "1 Main St"])
+        // Three parents, three distinct objects; the orphan and the addresses no one links to any more are gone.
+        try realm.write { owners[0].address?.street = "changed" }
+        #expect(owners.map { $0.address?.street } == ["changed", "1 Main St", "1 Main St"])
+        #expect(realm.schema["Address"]?.isEmbedded == true)
+        #expect(realm.objects(MLinkV1.Owner.self).filter("address.street == '1 Main St'").count == 2)
     }
 }

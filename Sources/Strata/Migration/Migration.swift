@@ -537,38 +537,87 @@ public final class Migration {
     /// A type the code now declares embedded that was top-level needs exactly one parent per object once the
     /// block has run: a link or list entry of another object. An object without one would be lost, one with
     /// several cannot be embedded; either is an error with the counts.
-    private func checkEmbeddedConversions() throws {
+    /// Types made embedded in this migration, after the block, as RealmSwift converts them: an object no
+    /// parent links to is deleted; an object with several parents is copied, so that each parent has its own;
+    /// a link from an AnyRealmValue property (which cannot hold an embedded object) fails the migration.
+    private func convertToEmbedded() throws {
         for t in new.types where t.isEmbedded ?? false {
             guard let before = old.type(named: t.name), !(before.isEmbedded ?? false) else { continue }
-            var parents: [Int64: Int] = [:]
-            for u in new.types {
-                let properties = u.properties.filter { $0.type == .object && $0.objectClassName == t.name }
-                guard !properties.isEmpty else { continue }
-                try forEachObject(after: u) { _, fields in
-                    for p in properties {
-                        for k in RealmCore.linkKeys(fields[p.fieldId] ?? .null) { parents[k, default: 0] += 1 }
+            // Every incoming link: (parent type, parent key, property, position in a collection's items).
+            var incoming: [Int64: [(type: StoredSchema.StoredType, key: Int64, property: StoredSchema.StoredProperty, item: Int?)]] = [:]
+            for u in new.types where declared[u.name] != nil || core.configuration.objectTypes == nil {
+                let links = u.properties.filter { $0.type == .object && $0.objectClassName == t.name }
+                let mixed = u.properties.filter { $0.type == .any }
+                guard !links.isEmpty || !mixed.isEmpty else { continue }
+                try forEachObject(after: u) { key, fields in
+                    for p in links {
+                        switch fields[p.fieldId] ?? .null {
+                        case .link(let k): incoming[k, default: []].append((u, key, p, nil))
+                        case .list(let items):
+                            for (i, item) in items.enumerated() {
+                                if case .link(let k) = item { incoming[k, default: []].append((u, key, p, i)) }
+                            }
+                        default: break
+                        }
+                    }
+                    for p in mixed where Self.holdsObject(of: t.name, fields[p.fieldId] ?? .null) {
+                        errors.append(
+                            "Cannot convert '\(t.name)' to embedded: there is an incoming link from the Mixed property '\(u.name).\(p.name)', "
+                                + "which does not support linking to embedded objects.")
                     }
                 }
             }
-            var orphans = 0, shared = 0
-            try forEachObject(after: t) { key, _ in
-                switch parents[key] ?? 0 {
-                case 0: orphans += 1
-                case 1: break
-                default: shared += 1
+            guard errors.isEmpty else { return }
+            var children: [(key: Int64, values: FieldValues)] = []
+            try forEachObject(after: t) { key, fields in children.append((key, fields)) }
+            for (key, values) in children {
+                let parents = incoming[key] ?? []
+                if parents.isEmpty {
+                    deleted[t.partition, default: []].insert(key)
+                    written[t.partition]?[key] = nil
+                    continue
+                }
+                // The first parent keeps the object; each other one gets a copy of its own.
+                for parent in parents.dropFirst() {
+                    let copy = DynamicState(type: t, values: values, writable: true, defaults: defaults(for: t.name))
+                    copy.modified = true
+                    copy.report = reporter
+                    let copyKey = RealmCore.allocateKey(partition: t.partition, in: openTx, cache: &nextKeys)
+                    copy.key = copyKey
+                    written[t.partition, default: [:]][copyKey] = copy
+                    guard let owner = try writableState(parent.type, key: parent.key) else { continue }
+                    if let item = parent.item, case .list(var items) = owner.values[parent.property.fieldId] ?? .null, item < items.count {
+                        items[item] = .link(copyKey)
+                        owner.values[parent.property.fieldId] = .list(items)
+                    } else {
+                        owner.values[parent.property.fieldId] = .link(copyKey)
+                    }
+                    owner.modified = true
                 }
             }
-            if orphans > 0 {
-                errors.append(
-                    "Cannot convert '\(t.name)' to an embedded object: \(orphans) of its objects have no parent (no object links to them), "
-                        + "and their data would get lost; in the migration block, link each to a parent or delete it")
-            }
-            if shared > 0 {
-                errors.append(
-                    "Cannot convert '\(t.name)' to an embedded object: \(shared) of its objects have more than one parent; an embedded "
-                        + "object belongs to one parent only: in the migration block, give each parent its own copy")
-            }
         }
+    }
+
+    /// Whether an AnyRealmValue's stored form holds an object of `typeName`, at any depth.
+    private static func holdsObject(of typeName: String, _ v: StoredValue) -> Bool {
+        if let (name, _) = AnyRealmValue.objectReference(v) { return name == typeName }
+        guard case .list(let items) = v else { return false }
+        return items.contains { holdsObject(of: typeName, $0) }
+    }
+
+    /// The new-schema state of an object this migration writes: the one it has, or its record brought to the
+    /// new schema (through its pending transforms, this call's included) and kept for writing.
+    private func writableState(_ t: StoredSchema.StoredType, key: Int64) throws -> DynamicState? {
+        if let state = written[t.partition]?[key] { return state }
+        guard let bytes = try openTx.snapshot.get(ObjectKey.bytes(key), in: t.partition) else { return nil }
+        let record = try bytes.withUnsafeBytes { try ObjectRecord.decodeAll($0) }
+        let gens = generations(t.name)
+        let migration = gens.isEmpty ? nil : TypeMigration(
+            typeName: t.name, newType: t, newVersion: new.schemaVersion, defaults: defaults(for: t.name), generations: gens)
+        let state = freshState(t, version: record.schemaVersion, fields: record.fields, through: migration)
+        state.key = key
+        written[t.partition, default: [:]][key] = state
+        return state
     }
 
     /// Every object of `t` as the migration leaves it (the file's objects, with the block's changes, creations
@@ -930,7 +979,7 @@ public final class Migration {
             throw failure()
         }
         for (t, gens) in wholeType { try Self.$runningTransform.withValue(t.name) { try materialize(t, gens) } }
-        if errors.isEmpty { try checkEmbeddedConversions() }
+        if errors.isEmpty { try convertToEmbedded() }
         guard errors.isEmpty else {
             throw failure()
         }
