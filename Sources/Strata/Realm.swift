@@ -158,6 +158,9 @@ public struct Realm: @unchecked Sendable {
     /// Migrates the file `configuration` describes to its schema version now, online work included (every
     /// pending type rewritten), without keeping it open.
     public static func performMigration(for configuration: Configuration = .defaultConfiguration) throws {
+        if SharedFile.isOpen(configuration) {
+            fatalError("Cannot migrate Realms that are already open.")
+        }
         let realm = try Realm(configuration: configuration)
         try realm.finishMigrations()
     }

@@ -165,6 +165,11 @@ final class SharedFile: @unchecked Sendable {
         return fs.fileExists(atPath: path + "/CURRENT")
     }
 
+    /// Whether a Realm of the file `config` names is open in this process.
+    static func isOpen(_ config: Realm.Configuration) -> Bool {
+        open.withLock { $0[config.identity]?.file } != nil
+    }
+
     static func deleteFiles(for config: Realm.Configuration) throws -> Bool {
         let identity = config.identity
         if open.withLock({ $0[identity]?.file }) != nil {

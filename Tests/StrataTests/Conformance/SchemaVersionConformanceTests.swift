@@ -84,4 +84,42 @@ import TestSupport
         #expect(try schemaVersionAtURL(url) == 0)
         #expect(try Conformance.open(url, [K0.Tag.self]).objects(K0.Tag.self).count == 2)
     }
+
+    enum OpeningPath: CaseIterable, Sendable { case initializer, performMigration, open }
+
+    @Test(arguments: OpeningPath.allCases)
+    func M018_everyOpeningPathMigratesTheSameWay(path: OpeningPath) async throws {
+        let dir = try TemporaryDirectory()
+        let url = Conformance.url(dir)
+        do {
+            let realm = try Conformance.open(url, [SC0.Pair.self])
+            try realm.write { realm.create(SC0.Pair.self, value: [1, 2]) }
+        }
+        let calls = Mutex(0)
+        let config = Conformance.config(url, [SC1.Pair.self], version: 1) { m, old in
+            calls.withLock { $0 += 1 }
+            m.enumerateObjects(ofType: "Pair") { _, new in new?["col1"] = 10 }
+        }
+        switch path {
+        case .initializer: _ = try Realm(configuration: config)
+        case .performMigration: try Realm.performMigration(for: config)
+        case .open: _ = try await Realm.open(configuration: config)
+        }
+        #expect(calls.withLock { $0 } == 1)
+        #expect(try schemaVersionAtURL(url) == 1)
+        let realm = try Realm(configuration: config)
+        #expect(realm.objects(SC1.Pair.self).first.map { [$0.col1, $0.col2] } == [10, 2])
+    }
+
+    @Test func M019_performMigrationRefusesARealmThatIsOpen() async throws {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dir = try TemporaryDirectory()
+            let config = Conformance.config(Conformance.url(dir), [SC0.Pair.self])
+            let realm = try Realm(configuration: config)
+            try Realm.performMigration(for: config)
+            _ = realm
+        }
+        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(stderr.contains("Cannot migrate Realms that are already open."))
+    }
 }
