@@ -45,7 +45,7 @@ extension Realm {
     /// }
     /// ```
     public init<A: Actor>(configuration: Configuration = .defaultConfiguration, actor: isolated A) async throws {
-        core = try RealmCore(configuration: configuration, actor: actor)
+        core = try RealmCache.core(for: configuration, actor: actor)
     }
 
     /// Opens a Realm from async code: it belongs to the calling actor when there is one (as with
@@ -58,14 +58,14 @@ extension Realm {
         configuration: Configuration = .defaultConfiguration, downloadBeforeOpen: OpenBehavior,
         isolation: isolated (any Actor)? = #isolation
     ) async throws {
-        core = try RealmCore(configuration: configuration, actor: isolation)
+        core = try RealmCache.core(for: configuration, actor: isolation)
     }
 
     /// `Realm(configuration:downloadBeforeOpen:)` as a static function.
     public static func open(
         configuration: Configuration = .defaultConfiguration, isolation: isolated (any Actor)? = #isolation
     ) async throws -> Realm {
-        Realm(core: try RealmCore(configuration: configuration, actor: isolation))
+        Realm(core: try RealmCache.core(for: configuration, actor: isolation))
     }
 
     /// Runs `block` in a write transaction and commits it, from async code on the Realm's actor. The commit is

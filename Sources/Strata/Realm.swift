@@ -23,7 +23,8 @@ public struct Realm: @unchecked Sendable {
     /// With a `queue`, the Realm belongs to it: notifications are delivered there, and other instances' commits
     /// refresh it there (autorefresh). Without one, it refreshes on its own writes, `beginWrite()` and `refresh()`.
     public init(configuration: Configuration, queue: DispatchQueue? = nil) throws {
-        core = try RealmCore(configuration: configuration, queue: queue)
+        // Without a queue, the thread's Realm for this configuration while one is alive (RealmSwift's cache).
+        core = try queue == nil ? RealmCache.core(for: configuration, actor: nil) : RealmCore(configuration: configuration, queue: queue)
     }
 
     /// Opens the Realm at `fileURL` with the default configuration's other settings.
@@ -43,7 +44,7 @@ public struct Realm: @unchecked Sendable {
     /// Runs `block` in a write transaction and commits it; an error thrown by `block` cancels it.
     @discardableResult
     public func write<Result>(withoutNotifying tokens: [NotificationToken] = [], _ block: () throws -> Result) throws -> Result {
-        try beginWrite()
+        try core.beginWrite()
         let result: Result
         do {
             result = try block()
@@ -55,7 +56,15 @@ public struct Realm: @unchecked Sendable {
         return result
     }
 
-    public func beginWrite() throws { try core.beginWrite() }
+    /// Begins a write transaction. Beginning one inside another is a programmer error, as in RealmSwift (use
+    /// `write {}`, which reports a failure to begin as an error).
+    public func beginWrite() {
+        do {
+            try core.beginWrite()
+        } catch {
+            fatalError("\(error)")
+        }
+    }
     public func commitWrite(withoutNotifying tokens: [NotificationToken] = []) throws {
         try core.commitWrite(skipping: Set(tokens.compactMap(\.id)))
     }

@@ -204,7 +204,7 @@ indirect enum PlainAny: Equatable, CustomStringConvertible {
         #expect(holder.table["copy"].map(PlainAny.init) == .list([.scalar(.bool(true)), expected.listAt(3).listAt(1), .scalar(.string("new"))]))
         #expect(holder.value.listValue?[3].listValue?.count == 0)
         // Cancelled changes leave nothing.
-        try realm.beginWrite()
+        realm.beginWrite()
         holder.value.listValue?.append(.int(100))
         realm.cancelWrite()
         #expect(holder.value.listValue?.count == 4)

@@ -56,7 +56,7 @@ import Synchronization
         let realm = try memoryRealm()
         try people(realm)
         let ada = try #require(realm.object(ofType: Person.self, forPrimaryKey: 1))
-        try realm.beginWrite()
+        realm.beginWrite()
         ada.age = 99
         realm.add(Person(value: ["id": 100]))
         realm.cancelWrite()

@@ -47,7 +47,7 @@ final class Tagged: Object {
         }
 
         for round in 0..<12 {
-            try realm.beginWrite()
+            realm.beginWrite()
             for _ in 0..<40 {
                 let id = random(400)
                 switch random(4) {

@@ -146,6 +146,26 @@ open class Object: CustomStringConvertible {
     }
 }
 
+/// Managed objects are equal when they are the same object of the same file (as RealmSwift's are); an
+/// unmanaged object is equal only to itself. So objects work in a `Set`, as dictionary keys and in
+/// `#expect(a == b)`.
+extension Object: Hashable {
+    public static func == (lhs: Object, rhs: Object) -> Bool {
+        if lhs === rhs { return true }
+        guard let a = lhs._accessor, let b = rhs._accessor else { return false }
+        return a.key == b.key && a.core.shared === b.core.shared && a.info.schema.className == b.info.schema.className
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        if let a = _accessor {
+            hasher.combine(a.key)
+            hasher.combine(a.info.schema.className)
+        } else {
+            hasher.combine(ObjectIdentifier(self))
+        }
+    }
+}
+
 /// The objects a migration block receives.
 public typealias MigrationObject = DynamicObject
 
@@ -170,11 +190,14 @@ final class ObjectAccessor {
     /// The record as last read, and the Realm version it was read at.
     @exclusivity(unchecked) var record: [UInt8]?
     @exclusivity(unchecked) var recordVersion: UInt64 = .max
+    /// The Realm's `invalidate()` count when this accessor was made: a later `invalidate()` invalidates it.
+    @exclusivity(unchecked) private(set) var epoch: Int
 
     init(core: RealmCore, binding: TypeBinding, key: Int64, record: [UInt8]?) {
         self.core = core
         self.binding = binding
         self.key = key
+        self.epoch = core.invalidations
         self.record = record.map(binding.upgraded)
         self.recordVersion = record == nil ? .max : core.versionToken
     }
@@ -185,6 +208,7 @@ final class ObjectAccessor {
         self.core = core
         self.binding = binding
         self.key = key
+        self.epoch = core.invalidations
         self.record = currentRecord
         self.recordVersion = version
     }
@@ -195,6 +219,7 @@ final class ObjectAccessor {
     @inline(__always)
     func reset(key: Int64, currentRecord bytes: UnsafeRawBufferPointer, version: UInt64) {
         self.key = key
+        epoch = core.invalidations
         if record != nil {
             record!.removeAll(keepingCapacity: true)
             record!.append(contentsOf: bytes)
@@ -204,7 +229,7 @@ final class ObjectAccessor {
         recordVersion = version
     }
 
-    var isInvalidated: Bool { core.isInvalidated || !core.objectExists(self) }
+    var isInvalidated: Bool { core.isInvalidated || epoch != core.invalidations || !core.objectExists(self) }
 
     /// The value of the property `keyPath` names, when its index is known already (nil otherwise: the caller
     /// finds the index the slow way).

@@ -562,8 +562,12 @@ final class RealmCore: @unchecked Sendable {
         return snapshot.sequence != before
     }
 
+    /// How many times `invalidate()` was called: objects read before a call are invalidated by it.
+    private(set) var invalidations = 0
+
     func invalidate() {
         guard write == nil else { return }
+        invalidations += 1
         try? moveToLatest()
     }
 
@@ -586,8 +590,8 @@ final class RealmCore: @unchecked Sendable {
     var isInWriteTransaction: Bool { write != nil }
 
     func beginWrite() throws {
-        precondition(!isFrozen, "Can't perform transactions on a frozen Realm")
-        precondition(write == nil, "The Realm is already in a write transaction")
+        if isFrozen { fatalError("Can't perform transactions on a frozen Realm") }
+        if write != nil { fatalError("The Realm is already in a write transaction") }
         // A commit needs a version of its own: refuse to start one that could not end in a readable state.
         if let limit = configuration.maximumNumberOfActiveVersions, database.liveSnapshotCount >= Int(limit) {
             throw Realm.Error(
@@ -681,6 +685,13 @@ final class RealmCore: @unchecked Sendable {
             throw realmError(error, fileURL: configuration.fileURL)
         }
         write = nil
+        // Added objects are managed for good: what they held while unmanaged (links to other objects, which
+        // may link back) is let go, so objects linked in a cycle are freed once the program drops them.
+        for o in w.objectsToInvalidate {
+            o._unmanagedLinks = nil
+            o._unmanagedCollections = nil
+            o._setValues = nil
+        }
         try? moveToLatest(skipping: skipping)
         shared.committed(by: self)
     }

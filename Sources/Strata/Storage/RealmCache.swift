@@ -1,0 +1,101 @@
+import Engine
+import Foundation
+
+/// RealmSwift's instance cache: `Realm(configuration:)` on one thread (or actor) gives the same Realm while
+/// one is alive for the same file, schema version and types, so that a write begun through one `Realm()` is
+/// the write of the next, and `Realm() == Realm()`. Realms opened with a queue, frozen Realms and read-only
+/// opens of another kind are not shared. Entries hold their Realm weakly: the cache never keeps one open.
+enum RealmCache {
+    /// What must agree for two opens to share a Realm.
+    struct Key: Hashable {
+        let identity: String
+        let schemaVersion: UInt64
+        let objectTypes: [ObjectIdentifier]?
+        let migrationMode: Realm.Configuration.MigrationMode
+
+        init(_ c: Realm.Configuration) {
+            identity = c.identity
+            schemaVersion = c.schemaVersion
+            objectTypes = c.objectTypes?.map { ObjectIdentifier($0) }
+            migrationMode = c.migrationMode
+        }
+    }
+
+    private final class WeakCore {
+        weak var core: RealmCore?
+        init(_ core: RealmCore) { self.core = core }
+    }
+
+    /// One thread's entries, kept in its thread dictionary (used only from that thread).
+    private final class Table {
+        var entries: [Key: WeakCore] = [:]
+    }
+
+    private static let threadKey = "Strata.RealmCache"
+
+    private static var table: Table {
+        let dictionary = Thread.current.threadDictionary
+        if let t = dictionary[threadKey] as? Table { return t }
+        let t = Table()
+        dictionary[threadKey] = t
+        return t
+    }
+
+    /// The live Realm of this thread for `configuration`, if there is one.
+    static func threadCore(for configuration: Realm.Configuration) -> RealmCore? {
+        let key = Key(configuration)
+        let t = table
+        guard let core = t.entries[key]?.core else {
+            t.entries[key] = nil
+            return nil
+        }
+        return core
+    }
+
+    static func storeThreadCore(_ core: RealmCore, for configuration: Realm.Configuration) {
+        let t = table
+        t.entries = t.entries.filter { $0.value.core != nil }
+        t.entries[Key(configuration)] = WeakCore(core)
+    }
+
+    private struct ActorKey: Hashable {
+        let actor: ObjectIdentifier
+        let key: Key
+    }
+
+    private static let actorCores = Locked<[ActorKey: WeakCore]>([:])
+
+    /// The live Realm of `actor` for `configuration`, if there is one.
+    static func actorCore(for configuration: Realm.Configuration, actor: any Actor) -> RealmCore? {
+        let key = ActorKey(actor: ObjectIdentifier(actor), key: Key(configuration))
+        return actorCores.withLock { cores in
+            guard let core = cores[key]?.core else {
+                cores[key] = nil
+                return nil
+            }
+            return core
+        }
+    }
+
+    static func storeActorCore(_ core: RealmCore, for configuration: Realm.Configuration, actor: any Actor) {
+        let key = ActorKey(actor: ObjectIdentifier(actor), key: Key(configuration))
+        actorCores.withLock { cores in
+            cores = cores.filter { $0.value.core != nil }
+            cores[key] = WeakCore(core)
+        }
+    }
+
+    /// A Realm of the calling thread, or of `actor`: the cached one, or a new one that is then cached.
+    static func core(for configuration: Realm.Configuration, actor: (any Actor)?) throws -> RealmCore {
+        if let actor {
+            if let core = actorCore(for: configuration, actor: actor) { return core }
+            let core = try RealmCore(configuration: configuration, actor: actor)
+            storeActorCore(core, for: configuration, actor: actor)
+            return core
+        }
+        if let core = threadCore(for: configuration) { return core }
+        let core = try RealmCore(configuration: configuration)
+        storeThreadCore(core, for: configuration)
+        return core
+    }
+}
