@@ -24,8 +24,9 @@ extension Realm {
         public var migrationBlock: MigrationBlock?
         public var deleteRealmIfMigrationNeeded: Bool
         public var shouldCompactOnLaunch: (@Sendable (Int, Int) -> Bool)?
-        /// The model classes of this Realm. When nil, classes are added to the schema as they are first used
-        /// (Linux has no runtime to list the subclasses of `Object`).
+        /// The model classes of this Realm. When nil, every model class of the program (found at open in the
+        /// Swift runtime's type metadata, as RealmSwift finds them): classes whose model is invalid or whose
+        /// class name another model class shares are left out, and join the schema when first used.
         public var objectTypes: [Object.Type]?
         public var maximumNumberOfActiveVersions: UInt?
         public var seedFilePath: URL?

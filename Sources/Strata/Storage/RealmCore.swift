@@ -201,7 +201,9 @@ final class RealmCore: @unchecked Sendable {
     }
 
     private func bindDeclaredTypes() throws {
-        guard let types = configuration.objectTypes else {
+        // With no `objectTypes`, every model class of the program, as RealmSwift's default schema; others are
+        // added when first used.
+        guard let types = configuration.objectTypes ?? (ModelDiscovery.schemaClasses.isEmpty ? nil : ModelDiscovery.schemaClasses) else {
             // Types are bound as they are used; only the version rules apply now.
             if let stored = shared.storedSchema.withLock({ $0 }), stored.schemaVersion != configuration.schemaVersion {
                 if configuration.readOnly { throw versionNotEqual(stored: stored.schemaVersion) }
@@ -232,13 +234,15 @@ final class RealmCore: @unchecked Sendable {
                         "Property '\(info.schema.className).\(inverse.name)' declares LinkingObjects from '\(origin.schema.className)', which is not in Realm.Configuration.objectTypes; add it there")
                 }
             }
-            for p in info.schema.properties {
-                if let target = p.objectClassName, !names.contains(target) {
-                    throw Realm.Error(
-                        .schemaMismatch,
-                        "Property '\(info.schema.className).\(p.name)' links to '\(target)', which is not in Realm.Configuration.objectTypes; add it there")
-                }
+        }
+        // A subset that leaves out a link target is a programmer error in RealmSwift (M139).
+        let missingTargets = infos.flatMap { info in
+            info.schema.properties.compactMap { p in
+                p.objectClassName.flatMap { names.contains($0) ? nil : "- '\(info.schema.className).\(p.name)' links to class '\($0)', which is missing from the list of classes managed by the Realm" }
             }
+        }
+        if !missingTargets.isEmpty {
+            fatalError("Invalid class subset list:\n" + missingTargets.joined(separator: "\n") + "\nAdd the missing classes to Realm.Configuration.objectTypes.")
         }
         if let dup = Dictionary(grouping: names, by: { $0 }).first(where: { $0.value.count > 1 }) {
             throw Realm.Error(.schemaMismatch, "objectTypes lists two classes named '\(dup.key)'; use className() to tell them apart")

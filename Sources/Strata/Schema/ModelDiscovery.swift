@@ -1,0 +1,120 @@
+import Foundation
+
+// Audited pointer code (STYLE.md, "Unsafe code"): this file reads the Swift runtime's type metadata records
+// of the loaded images to find every model class, as RealmSwift's Objective-C runtime lookup does on Apple
+// platforms. It reads only what the runtime hands out (section ranges of registered images, their 32-bit
+// relative type records, context descriptor headers) and calls only metadata access functions of non-generic
+// classes. Nothing here writes through a pointer.
+
+/// Every non-generic subclass of `Object` (and `EmbeddedObject`) in the program, found once per process:
+/// the schema of a Realm opened with no `objectTypes`.
+enum ModelDiscovery {
+    /// The model classes, in a stable order (by class name, then module-qualified description).
+    static let modelClasses: [Object.Type] = {
+        var found: [Object.Type] = []
+        for range in metadataTypeSections() {
+            forEachClass(inTypeRecords: range) { type in
+                guard let model = type as? Object.Type, !builtInClasses.contains(ObjectIdentifier(model)) else { return }
+                found.append(model)
+            }
+        }
+        return found.sorted { ($0.className(), String(reflecting: $0)) < ($1.className(), String(reflecting: $1)) }
+    }()
+
+    /// The discovered classes a Realm with no `objectTypes` binds at open: those whose model is valid, whose
+    /// class name no other model class shares, and whose links and linking objects reach only such classes.
+    /// (A class left out still joins the schema when it is first used, and reports its problem then.)
+    static let schemaClasses: [Object.Type] = {
+        var infos: [ObjectIdentifier: TypeInfo] = [:]
+        for cls in modelClasses {
+            if let info = try? TypeRegistry.checkedInfo(for: cls) { infos[ObjectIdentifier(cls)] = info }
+        }
+        let byName = Dictionary(grouping: infos.values, by: { $0.schema.className })
+        var kept = byName.values.compactMap { $0.count == 1 ? $0[0] : nil }
+        while true {
+            let names = Set(kept.map(\.schema.className))
+            let next = kept.filter { info in
+                info.schema.properties.allSatisfy { $0.objectClassName.map(names.contains) ?? true }
+                    && info.linkingObjects.allSatisfy { inverse in
+                        names.contains(inverse.origin.className())
+                            && infos[ObjectIdentifier(inverse.origin)]?.schema.properties.contains {
+                                $0.name == inverse.property && $0.objectClassName == info.schema.className
+                            } == true
+                    }
+            }
+            if next.count == kept.count { break }
+            kept = next
+        }
+        let keptIds = Set(kept.map { ObjectIdentifier($0.objectClass) })
+        return modelClasses.filter { keptIds.contains(ObjectIdentifier($0)) }
+    }()
+
+    /// Strata's own base classes, which are not models.
+    private static let builtInClasses: Set<ObjectIdentifier> = [
+        ObjectIdentifier(Object.self), ObjectIdentifier(EmbeddedObject.self), ObjectIdentifier(DynamicObject.self),
+    ]
+
+    /// `swift_enumerateAllMetadataSections(body, context)` of the Swift runtime.
+    private typealias EnumerateSections = @convention(c) (
+        @convention(c) (UnsafeRawPointer?, UnsafeMutableRawPointer?) -> Bool, UnsafeMutableRawPointer?
+    ) -> Void
+
+    /// A metadata access function of a non-generic type: takes a request (0: complete metadata) and returns
+    /// the metadata first (in the first return register, as a C function would).
+    private typealias MetadataAccessor = @convention(c) (Int) -> UnsafeRawPointer?
+
+    /// Byte offset of `swift5_type_metadata` in the runtime's `MetadataSections` (four words, then the
+    /// protocol and conformance ranges of two words each): stable across the runtime's section versions.
+    private static let typeMetadataRangeOffset = 8 * MemoryLayout<UInt>.size
+
+    /// The sections collected by the enumeration callback (a C function cannot capture).
+    nonisolated(unsafe) private static var collected: [(start: UInt, length: Int)] = []
+    private static let lock = NSLock()
+
+    /// The `swift5_type_metadata` section of every image registered with the Swift runtime.
+    private static func metadataTypeSections() -> [(start: UInt, length: Int)] {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "swift_enumerateAllMetadataSections") else { return [] }
+        let enumerate = unsafeBitCast(symbol, to: EnumerateSections.self)
+        lock.lock()
+        defer { lock.unlock() }
+        collected = []
+        enumerate({ sections, _ in
+            guard let sections else { return true }
+            let start = sections.loadUnaligned(fromByteOffset: ModelDiscovery.typeMetadataRangeOffset, as: UInt.self)
+            let length = sections.loadUnaligned(fromByteOffset: ModelDiscovery.typeMetadataRangeOffset + MemoryLayout<UInt>.size, as: Int.self)
+            if start != 0 && length > 0 { ModelDiscovery.collected.append((start, length)) }
+            return true
+        }, nil)
+        return collected
+    }
+
+    /// Calls `body` with the metatype of every non-generic class in a section of type metadata records.
+    private static func forEachClass(inTypeRecords range: (start: UInt, length: Int), _ body: (Any.Type) -> Void) {
+        for i in 0..<(range.length / 4) {
+            let recordAddress = range.start + UInt(4 * i)
+            guard let record = UnsafeRawPointer(bitPattern: recordAddress) else { continue }
+            let relative = record.loadUnaligned(as: Int32.self)
+            let kind = relative & 3
+            let target = UInt(bitPattern: Int(bitPattern: recordAddress) + Int(relative & ~3))
+            let descriptor: UnsafeRawPointer?
+            switch kind {
+            case 0: descriptor = UnsafeRawPointer(bitPattern: target)  // direct type descriptor
+            case 1: descriptor = UnsafeRawPointer(bitPattern: target)?.loadUnaligned(as: UnsafeRawPointer?.self)  // indirect
+            default: descriptor = nil  // Objective-C class names and references: none on Linux
+            }
+            guard let descriptor else { continue }
+            let flags = descriptor.loadUnaligned(as: UInt32.self)
+            // Kind 16 is a class; bit 7 marks a generic one (its metadata needs arguments).
+            guard flags & 0x1F == 16, flags & 0x80 == 0 else { continue }
+            // Superclass mangled name (offset 20): a class with none cannot be a model.
+            guard descriptor.loadUnaligned(fromByteOffset: 20, as: Int32.self) != 0 else { continue }
+            let accessorOffset = descriptor.loadUnaligned(fromByteOffset: 12, as: Int32.self)
+            guard accessorOffset != 0,
+                let accessorAddress = UnsafeRawPointer(bitPattern: Int(bitPattern: descriptor) + 12 + Int(accessorOffset))
+            else { continue }
+            let accessor = unsafeBitCast(accessorAddress, to: MetadataAccessor.self)
+            guard let metadata = accessor(0) else { continue }
+            body(unsafeBitCast(metadata, to: Any.Type.self))
+        }
+    }
+}
