@@ -75,7 +75,12 @@ public final class List<Element: _Persistable>: RandomAccessCollection, CustomSt
                 accessor.anyValue(value, at: location.appending(.index(i))) as? Element
             }
         }
+        // A dynamic view (`dynamicList`) names its objects by the property's target type.
+        let dynamicTarget = Element.self == DynamicObject.self ? accessor.info.schema.properties[property].objectClassName : nil
         return storedElements.compactMap { value in
+            if let dynamicTarget {
+                return accessor.core.linkedDynamicObject(value, typeName: dynamicTarget).flatMap { Element._fromLinked($0) }
+            }
             if let target = Element._objectType {
                 return accessor.linkedObject(value, target: target).flatMap { Element._fromLinked($0) }
             }
@@ -152,6 +157,13 @@ public final class List<Element: _Persistable>: RandomAccessCollection, CustomSt
         }
     }
 
+    public func removeFirst() {
+        change {
+            precondition(!$0.isEmpty, "Cannot remove the first element of an empty list.")
+            $0.removeFirst()
+        }
+    }
+
     public func removeAll() { change { $0.removeAll() } }
 
     public func move(from: Int, to: Int) {
@@ -175,6 +187,31 @@ public final class List<Element: _Persistable>: RandomAccessCollection, CustomSt
         change {
             check(index, $0.count, "replace")
             $0[index] = object
+        }
+    }
+
+    /// Removes the elements at `offsets` (SwiftUI's `onDelete`).
+    public func remove(atOffsets offsets: IndexSet) {
+        change { all in
+            for i in offsets.reversed() {
+                check(i, all.count, "remove")
+                all.remove(at: i)
+            }
+        }
+    }
+
+    /// Moves the elements at `offsets` to before `destination` (SwiftUI's `onMove`).
+    public func move(fromOffsets offsets: IndexSet, toOffset destination: Int) {
+        change { all in
+            let moving = offsets.map { all[$0] }
+            var rest: [Element] = []
+            var insertAt = destination
+            for (i, e) in all.enumerated() where !offsets.contains(i) {
+                rest.append(e)
+            }
+            insertAt -= offsets.filter { $0 < destination }.count
+            rest.insert(contentsOf: moving, at: Swift.max(0, Swift.min(insertAt, rest.count)))
+            all = rest
         }
     }
 
@@ -262,5 +299,13 @@ extension RealmCore {
         if E._objectType != nil { return link(to: element._linkedObject, update: update) }
         if E.self == AnyRealmValue.self, let any = element as? AnyRealmValue { return storedAny(any, update: update) }
         return element._storedValue
+    }
+}
+
+/// RealmSwift's List is a mutable, range-replaceable collection: `list[0] = x`, `list.replaceSubrange`,
+/// `list.append(contentsOf:)`, `list.removeFirst()`… each change is one write of the whole list.
+extension List: MutableCollection, RangeReplaceableCollection {
+    public func replaceSubrange<C: Collection>(_ subrange: Range<Int>, with newElements: C) where C.Element == Element {
+        change { $0.replaceSubrange(subrange, with: newElements) }
     }
 }

@@ -89,7 +89,15 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStrin
                     // Objects and nested collections need their place and their Realm.
                     if let v = accessor.anyValue(items[i + 1], at: location.appending(.key(name))) as? Value { out.append((k, v)) }
                 } else if let target = Value._objectType {
-                    let object = accessor.flatMap { $0.linkedObject(items[i + 1], target: target) }
+                    // A dynamic view (`dynamicMap`) names its objects by the property's target type.
+                    let object: Object?
+                    if target == DynamicObject.self, let accessor, let location,
+                        let typeName = accessor.info.schema.properties[location.property].objectClassName
+                    {
+                        object = accessor.core.linkedDynamicObject(items[i + 1], typeName: typeName)
+                    } else {
+                        object = accessor.flatMap { $0.linkedObject(items[i + 1], target: target) }
+                    }
                     if let v = Value._fromLinked(object) { out.append((k, v)) }
                 } else if let v = Value._fromStored(items[i + 1]) {
                     out.append((k, v))

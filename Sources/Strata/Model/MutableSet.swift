@@ -25,6 +25,11 @@ public final class MutableSet<Element: _Persistable>: Sequence, CustomStringConv
 
     public func contains(_ element: Element) -> Bool { list.contains { Self.same($0, element) } }
 
+    /// The element at `index`, in the set's order (RealmSwift's positional access).
+    public subscript(index: Int) -> Element { list[index] }
+    public var first: Element? { list.first }
+    public var last: Element? { list.last }
+
     public func insert(_ element: Element) {
         if !contains(element) { list.append(element) }
     }

@@ -81,6 +81,45 @@ open class Object: CustomStringConvertible {
         return (_accessor?.info ?? TypeRegistry.info(for: type(of: self))).schema
     }
 
+    /// The List property `propertyName` with its objects as `DynamicObject`s (for code that knows types by name).
+    public func dynamicList(_ propertyName: String) -> List<DynamicObject> {
+        if let state = _dynamic, let p = state.property(propertyName), let view = MigrationCollection.view(of: state, p) as? List<DynamicObject> {
+            return view
+        }
+        return List(accessor: dynamicAccessor(propertyName), property: dynamicIndex(propertyName))
+    }
+
+    /// The MutableSet property `propertyName` with its objects as `DynamicObject`s.
+    public func dynamicMutableSet(_ propertyName: String) -> MutableSet<DynamicObject> {
+        if let state = _dynamic, let p = state.property(propertyName), let view = MigrationCollection.view(of: state, p) as? MutableSet<DynamicObject> {
+            return view
+        }
+        return MutableSet(list: List(accessor: dynamicAccessor(propertyName), property: dynamicIndex(propertyName)))
+    }
+
+    /// The Map property `propertyName` with its objects as `DynamicObject`s.
+    public func dynamicMap<Key: _MapKey>(_ propertyName: String) -> Map<Key, DynamicObject?> {
+        if let state = _dynamic, let p = state.property(propertyName), let view = MigrationCollection.view(of: state, p) as? Map<Key, DynamicObject?> {
+            return view
+        }
+        return Map(accessor: dynamicAccessor(propertyName), property: dynamicIndex(propertyName))
+    }
+
+    private func dynamicAccessor(_ propertyName: String) -> ObjectAccessor {
+        guard let accessor = _accessor else {
+            fatalError("dynamicList, dynamicMutableSet and dynamicMap need a managed object or a migration object; '\(propertyName)' was asked of an unmanaged \(type(of: self).className())")
+        }
+        return accessor
+    }
+
+    private func dynamicIndex(_ propertyName: String) -> Int {
+        let info = _accessor?.info ?? TypeRegistry.info(for: type(of: self))
+        guard let index = info.propertyIndex[propertyName], info.listTargets[index] != nil else {
+            fatalError("Invalid property name '\(propertyName)' for class '\(info.schema.className)': it is not a collection of objects")
+        }
+        return index
+    }
+
     /// Whether this and `object` are the same managed object (or the same instance).
     public func isSameObject(as object: Object?) -> Bool {
         guard let object else { return false }
@@ -168,6 +207,9 @@ extension Object: Hashable {
 
 /// The objects a migration block receives.
 public typealias MigrationObject = DynamicObject
+
+/// RealmSwift's common base of model classes: `objectTypes: [ObjectBase.Type]`, `delete(_: ObjectBase)`.
+public typealias ObjectBase = Object
 
 /// Dynamic access by name, for migrations and the dynamic API.
 @dynamicMemberLookup

@@ -186,3 +186,15 @@ extension Realm {
         ProjectedResults(objects(P.Root.self))
     }
 }
+
+/// Projections are equal when they are of the same type and project the same object (RealmSwift's rule).
+extension Projection: Equatable, Hashable {
+    public static func == (lhs: Projection, rhs: Projection) -> Bool {
+        type(of: lhs) == type(of: rhs) && lhs.rootObject == rhs.rootObject
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ObjectIdentifier(type(of: self)))
+        hasher.combine(rootObject)
+    }
+}

@@ -887,6 +887,14 @@ final class RealmCore: @unchecked Sendable {
         return makeObject(binding: b, key: key, record: nil)
     }
 
+    /// The object a link of type `typeName` names, as a `DynamicObject` (`dynamicList` and its kin).
+    func linkedDynamicObject(_ stored: StoredValue, typeName: String) -> Object? {
+        guard case .link(let key) = stored else { return nil }
+        let b = dynamicBinding(typeName)
+        guard exists(binding: b, key: key) else { return nil }
+        return makeObject(binding: b, key: key, record: nil)
+    }
+
     /// Links to objects deleted in this write become nil, in every type that links to their type: one scan of
     /// each such type per commit, whatever the number of deletions.
     private func nullifyLinks(_ w: WriteState, _ summary: inout ChangeSummary) throws {
