@@ -93,8 +93,29 @@ public struct Realm: @unchecked Sendable {
     /// Creates an object from a dictionary (by property name), an array (in property order) or an object.
     @discardableResult
     public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) -> T {
-        let object = T()
-        TypeRegistry.info(for: T.self).assign(value, to: object)
+        let info = TypeRegistry.info(for: type)
+        // An update from a dictionary changes the properties it names and keeps the others (O014).
+        if update != .error, let pk = info.primaryKeyIndex,
+            let dict = value as? [String: Any?] ?? (value as? [String: Any])?.mapValues({ Optional($0) }),
+            let key = dict[info.schema.properties[pk].name],
+            let existing = core.lookup(primaryKey: StoredValue.from(any: key ?? nil, as: info.schema.properties[pk].type) ?? .null,
+                                       binding: core.binding(forClass: type))
+        {
+            let object = core.makeObject(binding: core.binding(forClass: type), key: existing.0, record: existing.1)
+            for (k, v) in dict where k != info.schema.properties[pk].name {
+                if update == .modified, info.propertyIndex[k].map({ info.linkTargets[$0] == nil && info.listTargets[$0] == nil }) == true,
+                    let current = object.value(forKey: k), let given = v, StoredValue.from(any: current) == StoredValue.from(any: given)
+                {
+                    continue
+                }
+                object.setValue(v ?? nil, forKey: k)
+            }
+            guard let typed = object as? T else { fatalError("\(info.schema.className) is not a \(T.self)") }
+            return typed
+        }
+        // The class given, which may be a subclass of T (a base class reference: `let t: Object.Type = Dog.self`).
+        let object = type.init()
+        info.assign(value, to: object)
         core.add(object, update: update)
         return object
     }

@@ -139,11 +139,24 @@ open class Object: CustomStringConvertible {
         // A managed object's type is its binding's (a DynamicObject's is the type it views).
         let info = _accessor?.info ?? TypeRegistry.info(for: type(of: self))
         guard let index = info.propertyIndex[key] else {
-            preconditionFailure("Invalid property name '\(key)' for class '\(info.schema.className)'")
+            // A LinkingObjects property (O024): the objects linking here.
+            if info.linkingObjects.contains(where: { $0.name == key }) {
+                // The declaration knows its element type: read it from this class's property.
+                let source: Object = type(of: self) == info.objectClass ? self : info.objectClass.init()
+                var m: Mirror? = Mirror(reflecting: source)
+                while let mirror = m {
+                    for child in mirror.children where child.label == "_" + key || child.label == key {
+                        if let p = child.value as? any PersistedProperty, let v = p.linkingObjects(_accessor) { return v }
+                    }
+                    m = mirror.superclassMirror
+                }
+            }
+            fatalError("Invalid property name '\(key)' for class '\(info.schema.className)'")
         }
         if info.linkTargets[index] != nil { return info.linkedObject(of: self, at: index) }
         if info.listTargets[index] != nil { return info.listStorage(of: self, at: index) }
-        return info.storedValue(of: self, at: index).anyValue
+        // The declared Swift type, as RealmSwift's key-value coding gives it (an Int8 property reads as Int8).
+        return info.typedValue(info.storedValue(of: self, at: index), at: index)
     }
 
     public func setValue(_ value: Any?, forKey key: String) {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Declares a persisted property of an `Object` subclass.
 ///
 /// `@Persisted var name = ""` declares a default of `""`, which new objects get and which, unlike Realm,
@@ -18,8 +20,17 @@ public struct Persisted<Value: _Persistable> {
     /// For `LinkingObjects`: the origin type's property that links here.
     @usableFromInline var originProperty: String?
 
+    /// The value of a property declared without a default: Realm's zero value, except that a new object gets a
+    /// new `ObjectId` and a random `UUID`, as in RealmSwift (so `@Persisted(primaryKey: true) var _id: ObjectId`
+    /// needs no default).
+    @usableFromInline static var initialValue: Value {
+        if Value.self == ObjectId.self, let v = ObjectId.generate() as? Value { return v }
+        if Value.self == UUID.self, let v = UUID() as? Value { return v }
+        return Value._zeroValue
+    }
+
     public init() {
-        storage = .unmanaged(Value._zeroValue)
+        storage = .unmanaged(Self.initialValue)
         isPrimaryKey = false
         isIndexed = false
         hasDeclaredDefault = false
@@ -33,7 +44,7 @@ public struct Persisted<Value: _Persistable> {
     }
 
     public init(primaryKey: Bool) {
-        storage = .unmanaged(Value._zeroValue)
+        storage = .unmanaged(Self.initialValue)
         isPrimaryKey = primaryKey
         isIndexed = false
         hasDeclaredDefault = false
@@ -47,7 +58,7 @@ public struct Persisted<Value: _Persistable> {
     }
 
     public init(indexed: Bool) {
-        storage = .unmanaged(Value._zeroValue)
+        storage = .unmanaged(Self.initialValue)
         isPrimaryKey = false
         isIndexed = indexed
         hasDeclaredDefault = false
@@ -212,6 +223,8 @@ protocol PersistedProperty {
     /// The List instance of an unmanaged list property.
     var collection: AnyObject? { get }
     var origin: String? { get }
+    /// For a LinkingObjects property: its value for the object whose accessor is `accessor`.
+    func linkingObjects(_ accessor: ObjectAccessor?) -> Any?
 }
 
 extension Persisted: PersistedProperty {
@@ -224,6 +237,10 @@ extension Persisted: PersistedProperty {
     }
     var valueType: any _Persistable.Type { Value.self }
     var origin: String? { originProperty }
+    func linkingObjects(_ accessor: ObjectAccessor?) -> Any? {
+        guard Value._propertyType == .linkingObjects else { return nil }
+        return Value._linkingObjects(accessor, originProperty ?? "") ?? Value._zeroValue
+    }
     var collection: AnyObject? {
         guard Value._isList, case .unmanaged(let v) = storage else { return nil }
         return v as AnyObject

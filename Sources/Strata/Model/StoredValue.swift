@@ -130,11 +130,15 @@ public struct ObjectId: Sendable, Hashable, Comparable, CustomStringConvertible,
     public static func generate() -> ObjectId {
         let time = UInt32(truncatingIfNeeded: Int(Date().timeIntervalSince1970))
         var b: [UInt8] = withUnsafeBytes(of: time.bigEndian) { Array($0) }
-        for _ in 0..<5 { b.append(UInt8.random(in: 0...255)) }
+        b += processRandom
         let c = ObjectIdCounter.next()
         b += [UInt8(truncatingIfNeeded: c >> 16), UInt8(truncatingIfNeeded: c >> 8), UInt8(truncatingIfNeeded: c)]
         return ObjectId(bytes: b)
     }
+
+    /// The five random bytes of every id this process generates (ObjectId's layout: a process-unique value
+    /// between the time and the counter); drawn once, so generating an id makes no system call.
+    private static let processRandom: [UInt8] = (0..<5).map { _ in UInt8.random(in: 0...255) }
 
     init(bytes: [UInt8]) { self.bytes = bytes }
 

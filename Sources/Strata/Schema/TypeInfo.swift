@@ -55,6 +55,10 @@ final class TypeInfo: @unchecked Sendable {
         let read: (Object) -> StoredValue
     }
 
+    private static let narrowIntegerTypes: [any _Persistable.Type] = [
+        Int8.self, Int16.self, Int32.self, Int64.self, Int8?.self, Int16?.self, Int32?.self, Int64?.self,
+    ]
+
     init(objectClass: Object.Type) throws {
         self.objectClass = objectClass
         let className = objectClass.className()
@@ -69,6 +73,7 @@ final class TypeInfo: @unchecked Sendable {
         let legacyPrimary = objectClass.primaryKey()
         let legacyIndexed = Set(objectClass.indexedProperties())
         let mapping = objectClass.propertiesMapping()
+        var integers: [Int: any _Persistable.Type] = [:]
         var mirrors: [Mirror] = []
         var m: Mirror? = Mirror(reflecting: sample)
         while let mirror = m {
@@ -112,7 +117,9 @@ final class TypeInfo: @unchecked Sendable {
                     name: name, columnName: mapping[name] ?? name, type: type._propertyType, isOptional: type._isOptional,
                     isIndexed: persisted.isIndexed || legacyIndexed.contains(name) || isPrimary, isPrimaryKey: isPrimary,
                     objectClassName: type._objectType?.className(), isArray: type._isList && !type._isSet && !type._isMap, isSet: type._isSet, isMap: type._isMap))
-                defaults.append(persisted.storedValue)
+                // What records written before the property existed read: the declared default, else the zero value.
+                defaults.append(persisted.hasDeclaredDefault ? persisted.storedValue : persisted.valueType._zeroValue._storedValue)
+                if Self.narrowIntegerTypes.contains(where: { $0 == type }) { integers[properties.count - 1] = type }
             }
         }
         let primaries = properties.filter(\.isPrimaryKey)
@@ -135,6 +142,7 @@ final class TypeInfo: @unchecked Sendable {
         for (i, target) in listTargets { if let target, target is EmbeddedObject.Type { embedded[i] = target } }
         self.embeddedTargets = embedded
         self.defaults = defaults
+        self.integerTypes = integers
         self.labelIndex = labels
         self.linkTargets = linkTargets
         self.listTargets = listTargets
@@ -143,6 +151,21 @@ final class TypeInfo: @unchecked Sendable {
         self.requiredIndices = properties.indices.filter { !properties[$0].isOptional }
         self.listIndices = listTargets.keys.sorted()
         self.propertyIndex = Dictionary(uniqueKeysWithValues: properties.enumerated().map { ($1.name, $0) })
+    }
+
+    /// Per property, the declared Swift type of an integer narrower or wider than `Int` (`Int8`…`Int64`, optional
+    /// or not), for key-value coding; nil for every other property.
+    private(set) var integerTypes: [Int: any _Persistable.Type] = [:]
+
+    /// A stored value as key-value coding gives it: `Int8`, `Int16`, `Int32` or `Int64` for those properties,
+    /// RealmSwift's value type otherwise.
+    func typedValue(_ stored: StoredValue, at index: Int) -> Any? {
+        if let type = integerTypes[index], let typed = type._fromStored(stored) {
+            // An optional integer type gives an optional; nil stays nil.
+            if stored.isNull { return nil }
+            return typed
+        }
+        return stored.anyValue
     }
 
     /// The property a `@Persisted` storage key path refers to. The first time, a probe instance with that

@@ -781,7 +781,12 @@ final class RealmCore: @unchecked Sendable {
                 return
             }
             if binding.intPrimaryKey, case .int(let v) = pkValue {
+                if v == Self.nilIntPrimaryKey {
+                    fatalError("\(info.schema.className): primary key \(v) is reserved for nil in an optional Int primary key; use another value")
+                }
                 key = v
+            } else if binding.intPrimaryKey, pkValue.isNull {
+                key = Self.nilIntPrimaryKey
             } else {
                 key = allocateKey(binding, w)
                 pkEntry = PrimaryKeyIndex.entry(pkValue)
@@ -802,7 +807,12 @@ final class RealmCore: @unchecked Sendable {
     }
 
     /// Stores the links and lists of an object being added, adding the linked objects that are not managed yet.
+    /// How deep `resolve` is: the links and lists of objects being added (managed embedded objects met there are copied).
+    private var resolvingAdd = 0
+
     private func resolve(_ links: [Int: Object?], _ lists: [(Int, any StoredOnAdd)], into record: PendingRecord, update: Realm.UpdatePolicy, _ w: WriteState) {
+        resolvingAdd += 1
+        defer { resolvingAdd -= 1 }
         for (i, linked) in links {
             var v = link(to: linked, update: update)
             // An AnyRealmValue holding an object stores the object's type with its key.
@@ -871,7 +881,14 @@ final class RealmCore: @unchecked Sendable {
 
     /// The stored form of a link to `object`, adding it to this Realm first when it is unmanaged.
     func link(to object: Object?, update: Realm.UpdatePolicy = .error) -> StoredValue {
-        guard let object else { return .null }
+        guard var object else { return .null }
+        // Adding or creating an object that holds a managed embedded object (another parent's) copies it, as
+        // RealmSwift does (O031): an embedded object has one parent.
+        if resolvingAdd > 0, object is EmbeddedObject, object._accessor != nil {
+            let copy = type(of: object).init()
+            TypeRegistry.info(for: type(of: object)).assign(object, to: copy)
+            object = copy
+        }
         if object._accessor == nil { add(object, update: update, asChild: true) }
         guard let accessor = object._accessor, accessor.core === self else {
             preconditionFailure("Cannot link to an object managed by another Realm instance; copy it into this Realm with create(_:value:update:)")
@@ -1011,9 +1028,13 @@ final class RealmCore: @unchecked Sendable {
 
     // MARK: - Reads
 
+    /// The object key of the object whose optional Int primary key is nil (an Int primary key is the object key).
+    static let nilIntPrimaryKey = Int64.min
+
     func objectKey(forPrimaryKey value: StoredValue, binding: TypeBinding) -> Int64? {
         let candidate: Int64?
         if binding.intPrimaryKey {
+            if value.isNull { return exists(binding: binding, key: Self.nilIntPrimaryKey) ? Self.nilIntPrimaryKey : nil }
             guard case .int(let v) = value else { return nil }
             candidate = v
         } else if let pkPartition = binding.primaryKeyPartition {
