@@ -112,6 +112,8 @@ final class RealmCore: @unchecked Sendable {
 
     /// A frozen Realm: pinned to one version; it never refreshes, writes or notifies.
     let isFrozen: Bool
+    /// The queued `beginAsyncWrite`/`commitAsyncWrite` work of this Realm.
+    let asyncWrites = AsyncWriteQueue()
     /// The last frozen Realm of this one, held weakly (it pins its version only while something frozen uses
     /// it), so that freezing many objects of one version shares one.
     private var frozenCache: (sequence: UInt64, core: WeakCore)?
