@@ -175,3 +175,42 @@ extension PersistableEnum {
     public static func _fromStored(_ v: StoredValue) -> Self? { RawValue._fromStored(v).flatMap { Self(rawValue: $0) } }
     public var _storedValue: StoredValue { rawValue._storedValue }
 }
+
+/// A type of your own stored as a persistable type (RealmSwift's `CustomPersistable`): `URL` as a `String`,
+/// a value type as `Data`… `@Persisted var site: URL` then stores `site.persistedValue`.
+public protocol CustomPersistable: _Persistable {
+    associatedtype PersistedType: _Persistable
+    /// The value for a stored one.
+    init(persistedValue: PersistedType)
+    /// The value to store.
+    var persistedValue: PersistedType { get }
+}
+
+extension CustomPersistable {
+    public static var _propertyType: PropertyType { PersistedType._propertyType }
+    public static var _zeroValue: Self { Self(persistedValue: PersistedType._zeroValue) }
+    public static func _fromStored(_ v: StoredValue) -> Self? { PersistedType._fromStored(v).map(Self.init(persistedValue:)) }
+    public var _storedValue: StoredValue { persistedValue._storedValue }
+    public static var _canBePrimaryKey: Bool { PersistedType._canBePrimaryKey }
+}
+
+/// A `CustomPersistable` whose conversion from the stored value can fail (RealmSwift's
+/// `FailableCustomPersistable`): a stored value that does not convert reads as a mismatch, with a message.
+public protocol FailableCustomPersistable: _Persistable {
+    associatedtype PersistedType: _Persistable
+    init?(persistedValue: PersistedType)
+    var persistedValue: PersistedType { get }
+}
+
+extension FailableCustomPersistable {
+    public static var _propertyType: PropertyType { PersistedType._propertyType }
+    public static var _zeroValue: Self {
+        guard let v = Self(persistedValue: PersistedType._zeroValue) else {
+            fatalError("\(Self.self) has no value for \(PersistedType.self)'s zero value: declare the property optional or give it a default")
+        }
+        return v
+    }
+    public static func _fromStored(_ v: StoredValue) -> Self? { PersistedType._fromStored(v).flatMap(Self.init(persistedValue:)) }
+    public var _storedValue: StoredValue { persistedValue._storedValue }
+    public static var _canBePrimaryKey: Bool { PersistedType._canBePrimaryKey }
+}

@@ -152,3 +152,48 @@ final class APIDogView: Projection<APIDog> {
         #expect(order.withLock { $0 } == [3])
     }
 }
+
+/// A URL stored as its string (RealmSwift's CustomPersistable).
+struct StoredURL: CustomPersistable, Equatable {
+    let url: URL
+    init(persistedValue: String) { url = URL(string: persistedValue) ?? URL(fileURLWithPath: "/") }
+    init(_ url: URL) { self.url = url }
+    var persistedValue: String { url.absoluteString }
+}
+
+/// An even number, refused otherwise (FailableCustomPersistable).
+struct Even: FailableCustomPersistable, Equatable {
+    let value: Int
+    init?(persistedValue: Int) {
+        guard persistedValue % 2 == 0 else { return nil }
+        value = persistedValue
+    }
+    var persistedValue: Int { value }
+}
+
+final class APISite: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var url: StoredURL
+    @Persisted var mirror: StoredURL?
+    @Persisted var even: Even
+}
+
+@Suite struct CustomPersistableTests {
+    @Test func customTypesAreStoredAsTheirPersistedType() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: .init(fileURL: URL(fileURLWithPath: dir.child("c.realm")), objectTypes: [APISite.self]))
+        try realm.write {
+            let site = APISite()
+            site.id = 1
+            site.url = StoredURL(URL(string: "https://example.org/a")!)
+            site.even = Even(persistedValue: 4)!
+            realm.add(site)
+        }
+        let site = try #require(realm.object(ofType: APISite.self, forPrimaryKey: 1))
+        #expect(site.url.url.absoluteString == "https://example.org/a")
+        #expect(site.mirror == nil)
+        #expect(site.even.value == 4)
+        #expect(realm.objects(APISite.self).filter("url == %@", "https://example.org/a").count == 1)
+        #expect(realm.schema["APISite"]?["url"]?.type == .string)
+    }
+}
