@@ -233,6 +233,7 @@ extension List: _Persistable {
     public var _storedValue: StoredValue { .list((isView ? current : elements).map(\._storedValue)) }
     public static var _objectType: Object.Type? { Element._objectType }
     public static var _isList: Bool { true }
+    public static var _hasOptionalElements: Bool { Element._isOptional }
     public static func _managedCollection(_ owner: AnyObject, _ index: Int) -> List<Element>? {
         (owner as? ObjectAccessor).map { List(accessor: $0, property: index) }
     }

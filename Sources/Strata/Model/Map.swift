@@ -216,6 +216,7 @@ extension Map: _Persistable {
     public static var _isList: Bool { true }
     public static var _isMap: Bool { true }
     public static var _isOptionalMapValue: Bool { Value._isOptional }
+    public static var _hasOptionalElements: Bool { Value._isOptional }
     public static func _managedCollection(_ owner: AnyObject, _ index: Int) -> Map<Key, Value>? {
         (owner as? ObjectAccessor).map { Map(accessor: $0, property: index) }
     }

@@ -73,6 +73,7 @@ extension MutableSet: _Persistable {
     public static var _objectType: Object.Type? { Element._objectType }
     public static var _isList: Bool { true }
     public static var _isSet: Bool { true }
+    public static var _hasOptionalElements: Bool { Element._isOptional }
     public static func _managedCollection(_ owner: AnyObject, _ index: Int) -> MutableSet<Element>? {
         List<Element>._managedCollection(owner, index).map { MutableSet(list: $0) }
     }

@@ -33,6 +33,8 @@ public protocol _Persistable: _PersistableMetatype {
     static var _isMap: Bool { get }
     /// For maps: whether the values are optional.
     static var _isOptionalMapValue: Bool { get }
+    /// For collections: whether the elements (a map's values) are optional.
+    static var _hasOptionalElements: Bool { get }
     /// For collections: a live view of property `index` of the object whose accessor is `owner`.
     static func _managedCollection(_ owner: AnyObject, _ index: Int) -> Self?
     /// For collections: replaces the contents of property `index` of a managed object with `value`'s.
@@ -51,6 +53,7 @@ extension _Persistable {
     public static var _isSet: Bool { false }
     public static var _isMap: Bool { false }
     public static var _isOptionalMapValue: Bool { false }
+    public static var _hasOptionalElements: Bool { false }
     public static func _managedCollection(_ owner: AnyObject, _ index: Int) -> Self? { nil }
     public static func _setManagedCollection(_ owner: AnyObject, _ index: Int, _ value: Self) {}
     public static func _linkingObjects(_ owner: AnyObject?, _ property: String) -> Self? { nil }

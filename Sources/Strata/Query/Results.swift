@@ -151,7 +151,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
             func isKeyValue(_ v: StoredValue) -> Bool {
                 switch (property.type, v) {
                 case (.int, .int), (.string, .string), (.UUID, .uuid), (.objectId, .objectId): return true
-                case (_, .null): return property.isOptional
+                case (_, .null): return property.isNullable
                 default: return false
                 }
             }

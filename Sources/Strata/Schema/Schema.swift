@@ -33,7 +33,13 @@ public struct Property: Sendable, Equatable, CustomStringConvertible {
     /// The name stored in the file (differs from `name` with `propertiesMapping()`).
     public let columnName: String
     public let type: PropertyType
-    public let isOptional: Bool
+    /// Whether the property is optional, as RealmSwift reports it: declared with a Swift optional, or a collection
+    /// of optional elements (`List<Int?>`, `Map<String, Dog?>`); never an `AnyRealmValue` (it holds `.none`).
+    public var isOptional: Bool { type == .any ? false : (isCollection ? hasOptionalElements : isNullable) }
+    /// Whether the stored value may be nil (an `AnyRealmValue` may: it holds `.none`).
+    let isNullable: Bool
+    /// Whether a collection's elements (a map's values) are optional.
+    let hasOptionalElements: Bool
     public let isIndexed: Bool
     public let isPrimaryKey: Bool
     public let objectClassName: String?
@@ -47,12 +53,13 @@ public struct Property: Sendable, Equatable, CustomStringConvertible {
 
     init(
         name: String, columnName: String, type: PropertyType, isOptional: Bool, isIndexed: Bool, isPrimaryKey: Bool,
-        objectClassName: String?, isArray: Bool = false, isSet: Bool = false, isMap: Bool = false
+        objectClassName: String?, isArray: Bool = false, isSet: Bool = false, isMap: Bool = false, hasOptionalElements: Bool = false
     ) {
         self.name = name
         self.columnName = columnName
         self.type = type
-        self.isOptional = isOptional
+        self.isNullable = isOptional
+        self.hasOptionalElements = hasOptionalElements
         self.isIndexed = isIndexed
         self.isPrimaryKey = isPrimaryKey
         self.objectClassName = objectClassName
@@ -62,6 +69,6 @@ public struct Property: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String {
-        "\(name) {type = \(isSet ? "MutableSet<\(type)>" : isArray ? "List<\(type)>" : "\(type)")\(isOptional ? "?" : "")\(isPrimaryKey ? ", primary key" : "")\(isIndexed ? ", indexed" : "")}"
+        "\(name) {type = \(isSet ? "MutableSet<\(type)>" : isArray ? "List<\(type)>" : "\(type)")\(isNullable ? "?" : "")\(isPrimaryKey ? ", primary key" : "")\(isIndexed ? ", indexed" : "")}"
     }
 }

@@ -98,8 +98,8 @@ struct SchemaDiff: CustomStringConvertible, Equatable {
                 }
                 if !sameKind(s, p) {
                     out.append(SchemaDiff(type: name, property: p.name, kind: .typeChanged(from: typeName(s), to: typeName(p))))
-                } else if s.isOptional != p.isOptional {
-                    out.append(SchemaDiff(type: name, property: p.name, kind: .optionalityChanged(nowOptional: p.isOptional)))
+                } else if s.isOptional != p.isNullable {
+                    out.append(SchemaDiff(type: name, property: p.name, kind: .optionalityChanged(nowOptional: p.isNullable)))
                 }
             }
             for p in info.schema.properties where !t.properties.contains(where: { $0.name == p.columnName }) {
@@ -131,7 +131,7 @@ struct SchemaDiff: CustomStringConvertible, Equatable {
             for p in info.schema.properties {
                 if var s = t.properties.first(where: { $0.name == p.columnName }), sameKind(s, p) {
                     s.isIndexed = p.isIndexed
-                    s.isOptional = p.isOptional
+                    s.isOptional = p.isNullable
                     s.type = p.type
                     s.objectClassName = p.objectClassName
                     s.isPrimaryKey = p.isPrimaryKey
@@ -139,7 +139,7 @@ struct SchemaDiff: CustomStringConvertible, Equatable {
                     properties.append(s)
                 } else {
                     properties.append(.init(
-                        fieldId: t.nextFieldId, name: p.columnName, type: p.type, isOptional: p.isOptional,
+                        fieldId: t.nextFieldId, name: p.columnName, type: p.type, isOptional: p.isNullable,
                         isPrimaryKey: p.isPrimaryKey, isIndexed: p.isIndexed, objectClassName: p.objectClassName, isList: p.isCollection ? true : nil, isMap: p.isMap ? true : nil,
                 isSet: p.isCollection && !p.isMap ? p.isSet : nil))
                     t.nextFieldId += 1
@@ -170,7 +170,7 @@ struct SchemaDiff: CustomStringConvertible, Equatable {
         }
         for p in info.schema.properties {
             t.properties.append(.init(
-                fieldId: t.nextFieldId, name: p.columnName, type: p.type, isOptional: p.isOptional,
+                fieldId: t.nextFieldId, name: p.columnName, type: p.type, isOptional: p.isNullable,
                 isPrimaryKey: p.isPrimaryKey, isIndexed: p.isIndexed, objectClassName: p.objectClassName, isList: p.isCollection ? true : nil, isMap: p.isMap ? true : nil,
                 isSet: p.isCollection && !p.isMap ? p.isSet : nil))
             t.nextFieldId += 1

@@ -116,7 +116,8 @@ final class TypeInfo: @unchecked Sendable {
                 properties.append(Property(
                     name: name, columnName: mapping[name] ?? name, type: type._propertyType, isOptional: type._isOptional,
                     isIndexed: persisted.isIndexed || legacyIndexed.contains(name) || isPrimary, isPrimaryKey: isPrimary,
-                    objectClassName: type._objectType?.className(), isArray: type._isList && !type._isSet && !type._isMap, isSet: type._isSet, isMap: type._isMap))
+                    objectClassName: type._objectType?.className(), isArray: type._isList && !type._isSet && !type._isMap, isSet: type._isSet, isMap: type._isMap,
+                    hasOptionalElements: type._hasOptionalElements))
                 // What records written before the property existed read: the declared default, else the zero value.
                 defaults.append(persisted.hasDeclaredDefault ? persisted.storedValue : persisted.valueType._zeroValue._storedValue)
                 if Self.narrowIntegerTypes.contains(where: { $0 == type }) { integers[properties.count - 1] = type }
@@ -148,7 +149,7 @@ final class TypeInfo: @unchecked Sendable {
         self.listTargets = listTargets
         self.linkingObjects = inverse
         self.primaryKeyIndex = properties.firstIndex { $0.isPrimaryKey }
-        self.requiredIndices = properties.indices.filter { !properties[$0].isOptional }
+        self.requiredIndices = properties.indices.filter { !properties[$0].isNullable }
         self.listIndices = listTargets.keys.sorted()
         self.propertyIndex = Dictionary(uniqueKeysWithValues: properties.enumerated().map { ($1.name, $0) })
     }
@@ -321,7 +322,7 @@ final class TypeInfo: @unchecked Sendable {
 
     func setStoredValue(_ value: StoredValue, of object: Object, at index: Int) {
         let property = schema.properties[index]
-        if value.isNull && !property.isOptional {
+        if value.isNull && !property.isNullable {
             preconditionFailure("\(schema.className).\(property.name) is not optional and cannot be set to nil")
         }
         if !value.isNull && !DynamicState.fits(value, property.type) {

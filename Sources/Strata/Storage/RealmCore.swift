@@ -1112,7 +1112,7 @@ final class RealmCore: @unchecked Sendable {
         let w = requireWrite("modify objects")
         let property = accessor.binding.info.schema.properties[index]
         precondition(!property.isPrimaryKey, "Primary key can't be changed after an object is inserted.")
-        precondition(!value.isNull || property.isOptional, "\(accessor.binding.info.schema.className).\(property.name) is not optional and cannot be set to nil")
+        precondition(!value.isNull || property.isNullable, "\(accessor.binding.info.schema.className).\(property.name) is not optional and cannot be set to nil")
         precondition(objectExists(accessor), "Object has been deleted or invalidated.")
         let record = pendingRecord(accessor.binding, accessor.key, w)
         adopt(accessor.binding, index, old: record.values[index], new: value, w)

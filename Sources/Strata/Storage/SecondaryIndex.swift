@@ -21,7 +21,7 @@ enum SecondaryIndex {
     /// Whether a stored index still fits property `i` of the model.
     static func matches(_ index: StoredSchema.StoredIndex, info: TypeInfo, property i: Int) -> Bool {
         let p = info.schema.properties[i]
-        return isIndexable(p) && index.type == p.type && index.isOptional == p.isOptional && index.defaultValue == "\(info.defaults[i])"
+        return isIndexable(p) && index.type == p.type && index.isOptional == p.isNullable && index.defaultValue == "\(info.defaults[i])"
     }
 
     /// The leading bytes of the entries of value `v`. Values that queries find equal have equal prefixes:
@@ -46,14 +46,14 @@ enum SecondaryIndex {
     static func canLookUp(_ v: StoredValue, _ p: Property) -> Bool {
         switch (p.type, v) {
         case (.int, .int), (.string, .string), (.bool, .bool), (.date, .date), (.UUID, .uuid), (.objectId, .objectId): return true
-        case (_, .null): return p.isOptional
+        case (_, .null): return p.isNullable
         default: return false
         }
     }
 
     /// The value property `i` reads as, given what is stored (nil in a required property reads as its default).
     static func readValue(_ v: StoredValue, _ binding: TypeBinding, _ i: Int) -> StoredValue {
-        v.isNull && !binding.info.schema.properties[i].isOptional ? binding.info.defaults[i] : v
+        v.isNull && !binding.info.schema.properties[i].isNullable ? binding.info.defaults[i] : v
     }
 
     /// The index of each indexed property of `binding`'s type, as `schema` lists them.
@@ -136,7 +136,7 @@ extension RealmCore {
                             let fieldId = binding.fieldIds[i]
                             guard fieldId != UInt32.max, !kept.contains(where: { $0.fieldId == fieldId }) else { continue }
                             let index = StoredSchema.StoredIndex(
-                                fieldId: fieldId, partition: schema.nextPartition, type: p.type, isOptional: p.isOptional,
+                                fieldId: fieldId, partition: schema.nextPartition, type: p.type, isOptional: p.isNullable,
                                 defaultValue: "\(info.defaults[i])")
                             schema.nextPartition += 1
                             try SecondaryIndex.build(binding, property: i, partition: index.partition, in: tx)

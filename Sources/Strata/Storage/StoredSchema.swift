@@ -203,7 +203,7 @@ final class TypeBinding: @unchecked Sendable {
         }
         self.layout = layout
         self.objectClass = objectClass ?? info.objectClass
-        isOptional = info.schema.properties.map(\.isOptional)
+        isOptional = info.schema.properties.map(\.isNullable)
         if let layout, layout.prefix.count <= 8, fieldIds.allSatisfy({ $0 < 0x80 }) {
             var word: UInt64 = 0
             for (i, b) in layout.prefix.enumerated() { word |= UInt64(b) << (8 * UInt64(i)) }
@@ -259,7 +259,7 @@ final class TypeBinding: @unchecked Sendable {
         guard let fields = migration.migrate(fields: decoded.fields, version: decoded.schemaVersion) else { return nil }
         return info.schema.properties.indices.map { i in
             let v = fields[fieldIds[i]] ?? info.defaults[i]
-            return v.isNull && !info.schema.properties[i].isOptional ? info.defaults[i] : v
+            return v.isNull && !info.schema.properties[i].isNullable ? info.defaults[i] : v
         }
     }
 
@@ -305,7 +305,7 @@ final class TypeBinding: @unchecked Sendable {
         do {
             let v = try ObjectRecord.value(of: fieldIds[index], in: record) ?? info.defaults[index]
             // A property made required keeps every value but nil, which becomes the declared default.
-            if v.isNull && !info.schema.properties[index].isOptional { return info.defaults[index] }
+            if v.isNull && !info.schema.properties[index].isNullable { return info.defaults[index] }
             return v
         } catch {
             preconditionFailure(
