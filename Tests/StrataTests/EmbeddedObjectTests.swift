@@ -155,7 +155,7 @@ final class EBadEmbedded: EmbeddedObject {
         do {
             _ = try Realm(configuration: config)
         } catch {
-            #expect("\(error)".contains("EBadEmbedded.id cannot be a primary key"))
+            #expect("\(error)".contains("Embedded object type 'EBadEmbedded' cannot have a primary key."))
         }
     }
 

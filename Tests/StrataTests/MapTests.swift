@@ -140,7 +140,7 @@ enum MapV1 {
             _ = try Realm(configuration: c)
             Issue.record("a Map of objects was accepted")
         } catch {
-            #expect("\(error)".contains("MBadMap.students is a Map of objects, whose values must be optional"))
+            #expect("\(error)".contains("Map<String, MStudent> property 'students' must be marked as optional."))
         }
     }
 

@@ -272,10 +272,12 @@ import Synchronization
         }
         #expect {
             _ = try Realm(configuration: .init(inMemoryIdentifier: "bad1", objectTypes: [TwoKeys.self]))
-        } throws: { error in "\(error)".contains("TwoKeys") && "\(error)".contains("a, b") }
+        } throws: { error in "\(error)".contains("Properties 'b' and 'a' are both marked as the primary key of 'TwoKeys'") }
         #expect {
             _ = try Realm(configuration: .init(inMemoryIdentifier: "bad2", objectTypes: [BadKey.self]))
-        } throws: { error in "\(error)".contains("BadKey.value") }
+        } throws: { error in
+            "\(error)".contains("Property 'value' cannot be made the primary key of 'BadKey' because it is not a 'string', 'int', 'objectId', or 'uuid' property.")
+        }
     }
 
     @Test func keyValueCodingAndDescription() throws {

@@ -151,7 +151,7 @@ open class Object: CustomStringConvertible {
                     m = mirror.superclassMirror
                 }
             }
-            fatalError("Invalid property name '\(key)' for class '\(info.schema.className)'")
+            fatalError("Invalid property name '\(key)' for class '\(info.schema.className)'.")
         }
         if info.linkTargets[index] != nil { return info.linkedObject(of: self, at: index) }
         if info.listTargets[index] != nil { return info.listStorage(of: self, at: index) }
@@ -166,7 +166,7 @@ open class Object: CustomStringConvertible {
         }
         let info = _accessor?.info ?? TypeRegistry.info(for: type(of: self))
         guard let index = info.propertyIndex[key] else {
-            preconditionFailure("Invalid property name '\(key)' for class '\(info.schema.className)'")
+            fatalError("Invalid property name '\(key)' for class '\(info.schema.className)'.")
         }
         let property = info.schema.properties[index]
         if info.linkTargets[index] != nil || info.listTargets[index] != nil {
@@ -174,7 +174,7 @@ open class Object: CustomStringConvertible {
             return
         }
         guard let stored = StoredValue.from(any: value, as: property.type) else {
-            preconditionFailure("Invalid value '\(String(describing: value))' of type '\(type(of: value))' for '\(property.type)' property '\(info.schema.className).\(key)'")
+            fatalError(TypeInfo.invalidValue(value, property, info.schema.className))
         }
         info.setStoredValue(stored, of: self, at: index)
     }

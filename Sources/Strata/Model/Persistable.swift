@@ -177,6 +177,8 @@ extension PersistableEnum {
     public static var _zeroValue: Self { allCases.first! }
     public static func _fromStored(_ v: StoredValue) -> Self? { RawValue._fromStored(v).flatMap { Self(rawValue: $0) } }
     public var _storedValue: StoredValue { rawValue._storedValue }
+    /// An enum backed by Int or String can be the primary key, as in RealmSwift (O010).
+    public static var _canBePrimaryKey: Bool { RawValue._canBePrimaryKey }
 }
 
 /// A type of your own stored as a persistable type (RealmSwift's `CustomPersistable`): `URL` as a `String`,

@@ -92,20 +92,27 @@ final class TypeInfo: @unchecked Sendable {
                     continue
                 }
                 let isPrimary = persisted.isPrimaryKey || legacyPrimary == name
+                // RealmSwift's schema errors, with its texts (O003, O004, O010, O013).
                 if isPrimary && !type._canBePrimaryKey {
                     throw Realm.Error(
                         .schemaMismatch,
-                        "\(className).\(name) cannot be the primary key: a primary key must be Int, String, UUID or ObjectId (optional or not), not \(type._propertyType)")
+                        "Property '\(name)' cannot be made the primary key of '\(className)' because it is not a 'string', 'int', 'objectId', or 'uuid' property.")
                 }
+                let targetName = type._objectType.map { $0.className() } ?? "Object"
                 if type._propertyType == .object, !type._isOptional, !type._isList {
+                    throw Realm.Error(.schemaMismatch, "Object property '\(name)' must be marked as optional.")
+                }
+                if type._isList, !type._isMap, type._objectType != nil, type._hasOptionalElements {
                     throw Realm.Error(
-                        .schemaMismatch,
-                        "\(className).\(name) is a to-one link and must be optional: declare it `\(type._objectType.map { String(describing: $0) } ?? "Object")?`")
+                        .schemaMismatch, "\(type._isSet ? "MutableSet" : "List")<\(targetName)> property '\(name)' must not be marked as optional.")
                 }
                 if type._isMap, type._objectType != nil, !type._isOptionalMapValue {
+                    throw Realm.Error(.schemaMismatch, "Map<String, \(targetName)> property '\(name)' must be marked as optional.")
+                }
+                if persisted.isIndexed || legacyIndexed.contains(name), !type._isList, [.float, .double, .data].contains(type._propertyType) {
                     throw Realm.Error(
                         .schemaMismatch,
-                        "\(className).\(name) is a Map of objects, whose values must be optional (a value becomes nil when its object is deleted): declare it Map<String, \(type._objectType.map { String(describing: $0) } ?? "Object")?>")
+                        "Property '\(className).\(name)' of type '\("\(type._propertyType)".lowercased())' cannot be indexed.")
                 }
                 if type._isList {
                     listTargets[properties.count] = .some(type._objectType)
@@ -127,15 +134,19 @@ final class TypeInfo: @unchecked Sendable {
         if primaries.count > 1 {
             throw Realm.Error(
                 .schemaMismatch,
-                "\(className) declares \(primaries.count) primary keys (\(primaries.map(\.name).joined(separator: ", "))); a type has at most one")
+                "Properties '\(primaries[1].name)' and '\(primaries[0].name)' are both marked as the primary key of '\(className)'")
+        }
+        if let legacyPrimary, !properties.contains(where: { $0.name == legacyPrimary }) {
+            throw Realm.Error(.schemaMismatch, "Primary key property '\(legacyPrimary)' does not exist on object '\(className)'")
         }
         if properties.isEmpty {
-            throw Realm.Error(.schemaMismatch, "\(className) has no @Persisted properties; a model needs at least one")
+            throw Realm.Error(
+                .schemaMismatch,
+                "No properties are defined for '\(className)'. Did you remember to mark them with '@objc' or '@Persisted' in your model?")
         }
         let isEmbedded = objectClass is EmbeddedObject.Type
-        if isEmbedded, let pk = properties.first(where: \.isPrimaryKey) {
-            throw Realm.Error(
-                .schemaMismatch, "\(className).\(pk.name) cannot be a primary key: \(className) is an EmbeddedObject, which has none")
+        if isEmbedded, properties.contains(where: \.isPrimaryKey) {
+            throw Realm.Error(.schemaMismatch, "Embedded object type '\(className)' cannot have a primary key.")
         }
         self.schema = ObjectSchema(className: className, properties: properties, isEmbedded: isEmbedded, objectClass: objectClass)
         var embedded: [Int: Object.Type] = [:]
@@ -152,6 +163,15 @@ final class TypeInfo: @unchecked Sendable {
         self.requiredIndices = properties.indices.filter { !properties[$0].isNullable }
         self.listIndices = listTargets.keys.sorted()
         self.propertyIndex = Dictionary(uniqueKeysWithValues: properties.enumerated().map { ($1.name, $0) })
+    }
+
+    /// RealmSwift's text for a value of the wrong type (O035): `Invalid value '<v>' of type '<class>' for
+    /// '<type>[?]' property '<Type>.<prop>'.`
+    static func invalidValue(_ value: Any?, _ property: Property, _ className: String) -> String {
+        let shown = value.map { "\($0)" } ?? "nil"
+        let valueType = value.map { "\(type(of: $0))" } ?? "nil"
+        let typeName = "\(property.type)".lowercased()
+        return "Invalid value '\(shown)' of type '\(valueType)' for '\(typeName)\(property.isNullable ? "?" : "")' property '\(className).\(property.name)'."
     }
 
     /// Per property, the declared Swift type of an integer narrower or wider than `Int` (`Int8`…`Int64`, optional
@@ -322,12 +342,8 @@ final class TypeInfo: @unchecked Sendable {
 
     func setStoredValue(_ value: StoredValue, of object: Object, at index: Int) {
         let property = schema.properties[index]
-        if value.isNull && !property.isNullable {
-            preconditionFailure("\(schema.className).\(property.name) is not optional and cannot be set to nil")
-        }
-        if !value.isNull && !DynamicState.fits(value, property.type) {
-            preconditionFailure(
-                "Invalid value '\(Object.describe(value))' for \(property.type) property '\(schema.className).\(property.name)'")
+        if (value.isNull && !property.isNullable) || (!value.isNull && !DynamicState.fits(value, property.type)) {
+            fatalError(Self.invalidValue(value.isNull ? nil : value.anyValue, property, schema.className))
         }
         if let accessor = object._accessor {
             accessor.set(index, value)
@@ -399,7 +415,7 @@ final class TypeInfo: @unchecked Sendable {
         if let dict = value as? [String: Any?] {
             for (k, v) in dict {
                 guard let i = propertyIndex[k] else {
-                    preconditionFailure("Invalid property name '\(k)' for class '\(schema.className)'")
+                    fatalError("Invalid property name '\(k)' for class '\(schema.className)'.")
                 }
                 if linkTargets[i] != nil {
                     assignLink(v, to: object, at: i)
@@ -410,7 +426,7 @@ final class TypeInfo: @unchecked Sendable {
                     continue
                 }
                 guard let stored = StoredValue.from(any: v, as: schema.properties[i].type) else {
-                    preconditionFailure("Invalid value for property '\(schema.className).\(k)'")
+                    fatalError(Self.invalidValue(v, schema.properties[i], schema.className))
                 }
                 setStoredValue(stored, of: object, at: i)
             }
@@ -428,7 +444,7 @@ final class TypeInfo: @unchecked Sendable {
                     continue
                 }
                 guard let stored = StoredValue.from(any: v, as: schema.properties[i].type) else {
-                    preconditionFailure("Invalid value for property '\(schema.className).\(schema.properties[i].name)'")
+                    fatalError(Self.invalidValue(v, schema.properties[i], schema.className))
                 }
                 setStoredValue(stored, of: object, at: i)
             }

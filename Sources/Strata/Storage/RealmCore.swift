@@ -713,7 +713,7 @@ final class RealmCore: @unchecked Sendable {
     private func requireWrite(_ what: String) -> WriteState {
         writeChanges += 1
         guard let w = write else {
-            preconditionFailure("Cannot \(what) outside of a write transaction - call beginWrite on a Realm instance first.")
+            fatalError("Cannot modify managed objects outside of a write transaction. (\(what): call write {} or beginWrite() on the Realm first)")
         }
         return w
     }
@@ -753,7 +753,7 @@ final class RealmCore: @unchecked Sendable {
         let info = binding.info
         precondition(
             asChild || !info.schema.isEmbedded,
-            "Embedded objects cannot be added or created on their own: assign this \(info.schema.className) to a property or List of its parent object")
+            "Embedded objects cannot be created directly: assign this \(info.schema.className) to a property, List or Map of its parent object")
         var values = info.unmanagedValues(of: object)
         for i in info.requiredIndices where values[i].isNull { values[i] = info.defaults[i] }
         // Linked objects are resolved once this one has its key, so that a cycle of links ends here.
@@ -845,11 +845,16 @@ final class RealmCore: @unchecked Sendable {
         let name = "\(binding.info.schema.className).\(binding.info.schema.properties[i].name)"
         let oldKeys = Self.linkKeys(old), newKeys = Self.linkKeys(new)
         let oldSet = Set(oldKeys), newSet = Set(newKeys)
-        precondition(newSet.count == newKeys.count, "\(name) cannot hold the same embedded \(target.className()) twice")
+        if newSet.count != newKeys.count { fatalError("\(name) cannot hold the same embedded \(target.className()) twice") }
+        let property = binding.info.schema.properties[i]
         for k in newKeys where !oldSet.contains(k) {
-            precondition(
-                w.orphans.remove(PendingKey(partition: childBinding.partition, key: k)) != nil,
-                "Cannot set \(name) to an embedded \(target.className()) that already has a parent: an embedded object belongs to one parent only; assign a new (unmanaged) \(target.className()) instead")
+            if w.orphans.remove(PendingKey(partition: childBinding.partition, key: k)) == nil {
+                // RealmSwift's texts (O028), then which property and what to do instead.
+                let reason = property.isMap ? "Cannot add an existing managed embedded object to a Dictionary."
+                    : property.isCollection ? "Cannot add an existing managed embedded object to a List."
+                    : "Can't set link to existing managed embedded object"
+                fatalError("\(reason) (\(name): an embedded \(target.className()) belongs to one parent; assign a new, unmanaged one)")
+            }
         }
         for k in oldKeys where !newSet.contains(k) { deleteCascading(childBinding, k, w, nullifyLinks: false) }
     }
@@ -1093,6 +1098,9 @@ final class RealmCore: @unchecked Sendable {
 
     /// Reads property `index` of a managed object.
     func read(_ accessor: ObjectAccessor, _ index: Int) -> StoredValue {
+        // An object read before `invalidate()` is invalidated (O038); the fast path never gets here for it, as
+        // the invalidation moved the Realm's version.
+        if accessor.epoch != invalidations { fatalError("Object has been deleted or invalidated.") }
         if let w = write, let r = w.pending[PendingKey(partition: accessor.binding.partition, key: accessor.key)] {
             precondition(!r.deleted, "Object has been deleted or invalidated.")
             return r.values[index]
