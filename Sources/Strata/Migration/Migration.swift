@@ -477,7 +477,7 @@ public final class Migration {
                 placeholderKeys[t.partition] = key + 1
             }
         } else {
-            key = RealmCore.allocateKey(partition: t.partition, in: openTx, cache: &nextKeys)
+            key = allocateKey(for: t)
         }
         if t.properties.contains(where: \.isPrimaryKey) { state.wrotePrimaryKey = true }
         state.key = key
@@ -744,13 +744,43 @@ public final class Migration {
         renamed[typeName] = names
     }
 
+    /// A new object key for an object of `t` without an Int primary key: the type's counter, never a key an
+    /// object has.
+    private func allocateKey(for t: StoredSchema.StoredType) -> Int64 {
+        do {
+            try prepareKeyCounter(t)
+        } catch {
+            errors.append("reading the objects of \(t.name) failed: \(error)")
+        }
+        var key = RealmCore.allocateKey(partition: t.partition, in: openTx, cache: &nextKeys)
+        while keyIsTaken(key, in: t) { key = RealmCore.allocateKey(partition: t.partition, in: openTx, cache: &nextKeys) }
+        return key
+    }
+
+    /// Starts the key counter of a type whose objects were keyed by an Int primary key (keys that no counter
+    /// counted) above the largest key it has, so that keys given once the primary key is gone are new (M048).
+    private func prepareKeyCounter(_ t: StoredSchema.StoredType) throws {
+        guard nextKeys[t.partition] == nil, !dataDeleted.contains(t.name),
+            old.type(named: t.name)?.properties.contains(where: { $0.isPrimaryKey && $0.type == .int }) == true
+        else { return }
+        var largest: Int64 = -1
+        try openTx.snapshot.scan(t.partition) { k, _ in
+            if let key = ObjectKey.decode(k) { largest = Swift.max(largest, key) }
+            return true
+        }
+        for key in (written[t.partition] ?? [:]).keys { largest = Swift.max(largest, key) }
+        let stored = RealmCore.allocateKey(partition: t.partition, in: openTx, cache: &nextKeys)
+        nextKeys[t.partition] = Swift.max(stored, largest &+ 1)
+    }
+
     /// The next placeholder key per partition of a type with an Int primary key (see `create`).
     private var placeholderKeys: [UInt32: Int64] = [:]
 
     /// Whether an object of `t` has `key` now: one created or kept in this migration, or a stored one not deleted.
     private func keyIsTaken(_ key: Int64, in t: StoredSchema.StoredType) -> Bool {
         if written[t.partition]?[key] != nil { return true }
-        if deleted[t.partition]?.contains(key) ?? false { return false }
+        // After deleteData the stored objects are gone (the transaction's snapshot still shows them).
+        if dataDeleted.contains(t.name) || deleted[t.partition]?.contains(key) ?? false { return false }
         do {
             return try openTx.snapshot.get(ObjectKey.bytes(key), in: t.partition) != nil
         } catch {
@@ -802,8 +832,9 @@ public final class Migration {
         var objects: [(key: Int64, state: DynamicState)] = []
         var seen = Set<Int64>()
         let defaults = self.defaults(for: t.name)
+        // After deleteData, only the objects the block created count.
         try tx.snapshot.scan(t.partition) { k, v in
-            guard let key = ObjectKey.decode(k) else { return true }
+            guard !dataDeleted.contains(t.name), let key = ObjectKey.decode(k) else { return false }
             if deleted[t.partition]?.contains(key) == true { return true }
             seen.insert(key)
             if let state = pending[key] {
@@ -817,12 +848,15 @@ public final class Migration {
         }
         for (key, state) in pending where !seen.contains(key) { objects.append((key, state)) }
         guard let pk = newPK else {
-            // The primary key was removed: keys stay, the index goes.
+            // The primary key was removed: keys stay, the index goes; new objects get keys above the old ones.
             if let p = oldType?.primaryKeyPartition { try tx.dropPartition(p) }
+            try prepareKeyCounter(t)
             var writer = RecordWriter(t, defaults: defaults)
             for (key, state) in objects where state.modified { try put(state, key: key, type: t, with: &writer) }
             return true
         }
+        // A key that is no longer an Int: objects keep their keys, new ones count above them.
+        if pk.type != .int { try prepareKeyCounter(t) }
         var keyOf: [StoredValue: Int64] = [:]
         var duplicates: [StoredValue] = []
         for (key, state) in objects {
