@@ -34,6 +34,12 @@ final class DynamicState: CustomStringConvertible {
     }
 
     func property(_ key: String) -> StoredSchema.StoredProperty? {
+        // A new object also answers to the model's public names (`propertiesMapping()`, M071).
+        if writable, let info = migration?.declared[type.name], let declared = info.schema.properties.first(where: { $0.name == key }),
+            declared.columnName != key, let p = type.properties.first(where: { $0.name == declared.columnName })
+        {
+            return p
+        }
         guard let p = type.properties.first(where: { $0.name == key }) else {
             fail("Invalid property name '\(key)' for class '\(type.name)' in the migration's \(writable ? "new" : "old") schema")
             return nil
@@ -49,13 +55,17 @@ final class DynamicState: CustomStringConvertible {
 
     func stored(forKey key: String) -> StoredValue {
         guard let p = property(key) else { return .null }
+        return stored(p)
+    }
+
+    func stored(_ p: StoredSchema.StoredProperty) -> StoredValue {
         let v = values[p.fieldId] ?? defaults[p.name] ?? .null
         return v.isNull && !p.isOptional ? (defaults[p.name] ?? v) : v
     }
 
     func value(forKey key: String) -> Any? {
-        let v = stored(forKey: key)
-        guard let p = type.properties.first(where: { $0.name == key }) else { return nil }
+        guard let p = property(key) else { return nil }
+        let v = stored(p)
         // Collections are live views typed as RealmSwift types them (`List<MigrationObject>`, `Map<String, Int>`…).
         if (p.isList ?? false) || (p.isMap ?? false) { return MigrationCollection.view(of: self, p) }
         // Links read as the objects they name (in this object's schema, old or new).
@@ -151,6 +161,29 @@ final class DynamicState: CustomStringConvertible {
         if p.type == .object {
             guard let v = link(to: value, for: p) else { return }
             values[p.fieldId] = v
+            modified = true
+            return
+        }
+        if p.type == .any {
+            // An AnyRealmValue: any value, or an object (a migration object, or an unmanaged one added now).
+            func object(_ o: Object) -> StoredValue? {
+                let className = o._dynamic?.type.name ?? Swift.type(of: o).className()
+                guard let migration, case .link(let k)? = migration.link(to: o, target: className, property: "\(type.name).\(key)") else { return nil }
+                return AnyRealmValue.objectForm(className, k)
+            }
+            let stored: StoredValue?
+            switch value {
+            case nil, is NSNull: stored = .null
+            case let any as AnyRealmValue:
+                if case .object(let o) = any { stored = object(o) } else { stored = any.storedForm }
+            case let o as Object: stored = object(o)
+            default: stored = StoredValue.from(any: value)
+            }
+            guard let stored else {
+                fail("Invalid value '\(String(describing: value))' of type '\(Swift.type(of: value))' for 'mixed' property '\(type.name).\(key)'.")
+                return
+            }
+            values[p.fieldId] = stored
             modified = true
             return
         }

@@ -196,3 +196,57 @@ enum ExampleV5 {
         #expect(persons[0].address?.residents.first?.fullName == "John Doe")
     }
 }
+
+@Suite struct MigrationAnyValueTests {
+    @Test(arguments: Conformance.modes)
+    func M060_M064_anAnyRealmValueOfANewObjectTakesValuesAndObjects(mode: Realm.Configuration.MigrationMode) throws {
+        let dir = try TemporaryDirectory()
+        let url = Conformance.url(dir)
+        do {
+            let realm = try Conformance.open(url, [MO0.Bool0.self, MO0.Holder.self])
+            try realm.write {
+                realm.create(MO0.Holder.self, value: ["ints": [1]])
+                realm.create(MO0.Holder.self, value: ["ints": [2]])
+            }
+        }
+        let realm = try Conformance.open(url, [MO0.Bool0.self, MO0.Holder.self], version: 1, mode: mode) { m, _ in
+            m.enumerateObjects(ofType: "Holder") { old, new in
+                if (old?["ints"] as? List<Int>)?.first == 1 {
+                    new?["any"] = "text"
+                } else {
+                    new?["any"] = m.create("Bool0", value: [true])
+                }
+            }
+        }
+        let values = realm.objects(MO0.Holder.self).sorted { ($0.ints.first ?? 0) < ($1.ints.first ?? 0) }.map(\.any)
+        #expect(values.first == .string("text"))
+        #expect((values.last?.objectValue as? MO0.Bool0)?.boolCol == true)
+    }
+}
+
+enum CN0 {
+    final class Custom: Object {
+        @Persisted var intCol = 0
+        override class func propertiesMapping() -> [String: String] { ["intCol": "custom_intCol"] }
+    }
+}
+
+@Suite struct MigrationCustomNameTests {
+    @Test(arguments: Conformance.modes)
+    func M071_oldObjectsUseTheStoredNameNewObjectsThePublicOne(mode: Realm.Configuration.MigrationMode) throws {
+        let dir = try TemporaryDirectory()
+        let url = Conformance.url(dir)
+        do {
+            let realm = try Conformance.open(url, [CN0.Custom.self])
+            try realm.write { realm.create(CN0.Custom.self, value: ["intCol": 123]) }
+        }
+        let realm = try Conformance.open(url, [CN0.Custom.self], version: 1, mode: mode) { m, _ in
+            m.enumerateObjects(ofType: "Custom") { old, new in
+                #expect(old?["custom_intCol"] as? Int == 123)
+                #expect(new?["intCol"] as? Int == 123)
+                new?["intCol"] = 124
+            }
+        }
+        #expect(realm.objects(CN0.Custom.self).first?.intCol == 124)
+    }
+}
