@@ -631,6 +631,75 @@ public final class Migration {
         }
     }
 
+    /// The objects that `rebuildPrimaryKeys` will move, per type name: old key -> new key (an Int primary key is
+    /// the object key, so an object whose key value changed moves).
+    private func plannedMoves() throws -> [String: [Int64: Int64]] {
+        var out: [String: [Int64: Int64]] = [:]
+        for t in new.types {
+            guard let pk = t.properties.first(where: \.isPrimaryKey), pk.type == .int else { continue }
+            let oldType = old.type(named: t.name)
+            let oldPK = oldType?.properties.first(where: \.isPrimaryKey)
+            let pkChanged = pk.fieldId != oldPK?.fieldId || pk.type != oldPK?.type || oldType?.partition != t.partition
+            let wrotePK = (written[t.partition] ?? [:]).values.contains { $0.wrotePrimaryKey }
+            guard pkChanged || wrotePK else { continue }
+            let defaults = self.defaults(for: t.name)
+            var moves: [Int64: Int64] = [:]
+            try forEachObject(after: t) { key, fields in
+                if case .int(let target) = fields[pk.fieldId] ?? defaults[pk.name] ?? .null, target != key { moves[key] = target }
+            }
+            if !moves.isEmpty { out[t.name] = moves }
+        }
+        return out
+    }
+
+    /// Rewrites the links (to-one, List, MutableSet, Map, AnyRealmValue) that name objects about to move.
+    private func relinkMovedObjects() throws {
+        let moves = try plannedMoves()
+        guard !moves.isEmpty else { return }
+        // Links of a property of objects (a map's keys are strings and stay).
+        func remapLinks(_ v: StoredValue, _ m: [Int64: Int64]) -> StoredValue {
+            switch v {
+            case .link(let k): return .link(m[k] ?? k)
+            case .list(let items): return .list(items.map { remapLinks($0, m) })
+            default: return v
+            }
+        }
+        // Objects held by an AnyRealmValue, at any depth of its nested collections.
+        func remapAny(_ v: StoredValue) -> StoredValue {
+            if let (name, k) = AnyRealmValue.objectReference(v) { return AnyRealmValue.objectForm(name, moves[name]?[k] ?? k) }
+            if case .list(let items) = v { return .list(items.map(remapAny)) }
+            return v
+        }
+        func remap(_ v: StoredValue, _ p: StoredSchema.StoredProperty) -> StoredValue {
+            if p.type == .any { return remapAny(v) }
+            guard let m = p.objectClassName.flatMap({ moves[$0] }) else { return v }
+            return remapLinks(v, m)
+        }
+        for u in new.types {
+            let affected = u.properties.filter { p in
+                p.type == .any || (p.type == .object && p.objectClassName.map { moves[$0] != nil } == true)
+            }
+            guard !affected.isEmpty else { continue }
+            var toFix: [Int64] = []
+            try forEachObject(after: u) { key, fields in
+                if affected.contains(where: { p in let v = fields[p.fieldId] ?? .null; return remap(v, p) != v }) {
+                    toFix.append(key)
+                }
+            }
+            for key in toFix {
+                guard let state = try writableState(u, key: key) else { continue }
+                for p in affected {
+                    let v = state.values[p.fieldId] ?? .null
+                    let r = remap(v, p)
+                    if r != v {
+                        state.values[p.fieldId] = r
+                        state.modified = true
+                    }
+                }
+            }
+        }
+    }
+
     /// Whether an AnyRealmValue's stored form holds an object of `typeName`, at any depth.
     private static func holdsObject(of typeName: String, _ v: StoredValue) -> Bool {
         if let (name, _) = AnyRealmValue.objectReference(v) { return name == typeName }
@@ -1050,6 +1119,8 @@ public final class Migration {
         guard errors.isEmpty else {
             throw failure()
         }
+        // Objects an Int primary key moves to a new key keep every link to them (M047, M102).
+        try relinkMovedObjects()
         for (partition, keys) in deleted {
             for key in keys { try tx.delete(ObjectKey.bytes(key), in: partition) }
         }
