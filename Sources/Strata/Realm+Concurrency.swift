@@ -74,7 +74,9 @@ extension Realm {
     public func asyncWrite<Result>(
         _ block: () throws -> Result, isolation: isolated (any Actor)? = #isolation
     ) async throws -> Result {
-        try write(block)
+        // A cancelled task writes nothing.
+        try Task.checkCancellation()
+        return try write(block)
     }
 
     /// Opens a Realm on `callbackQueue` (which it then belongs to) and hands it, or the error, to `callback`

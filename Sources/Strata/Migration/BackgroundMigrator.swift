@@ -125,7 +125,7 @@ final class BackgroundMigrator: @unchecked Sendable {
             do {
                 try step(file, typeName)
             } catch {
-                RealmCore.logger.error("\(error)")
+                StrataLog.error("\(error)")
                 state.withLock { s in
                     s.error = error
                     s.running = false

@@ -12,7 +12,6 @@ import Logging
 
 /// The state of one Realm instance: its file, its version, and its write transaction.
 final class RealmCore: @unchecked Sendable {
-    static let logger = Logger(label: "strata")
     let configuration: Realm.Configuration
     let shared: SharedFile
     private(set) var snapshot: Snapshot {
@@ -292,7 +291,7 @@ final class RealmCore: @unchecked Sendable {
                     if !reset && base.schemaVersion > configuration.schemaVersion { throw versionTooLow(stored: base.schemaVersion) }
                     if reset {
                         // Delete and recreate: every stored type's data goes (dropping a partition is O(1)). Never silently.
-                        Self.logger.warning(
+                        StrataLog.warning(
                             "deleteRealmIfMigrationNeeded: deleting every object of \(shared.displayName) (schema version \(base.schemaVersion) -> \(configuration.schemaVersion)) because a migration is needed: \(differences.isEmpty ? "the schema version changed" : differences.map(\.description).joined(separator: " "))")
                         for t in base.types {
                             try tx.dropPartition(t.partition)
