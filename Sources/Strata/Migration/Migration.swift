@@ -41,7 +41,8 @@ final class DynamicState: CustomStringConvertible {
             return p
         }
         guard let p = type.properties.first(where: { $0.name == key }) else {
-            fail("Invalid property name '\(key)' for class '\(type.name)' in the migration's \(writable ? "new" : "old") schema")
+            // Realm's text (M058), then which object of the migration it was.
+            fail("Invalid property name '\(key)' for class '\(type.name)'. (an \(writable ? "new" : "old") object of the migration)")
             return nil
         }
         return p
@@ -188,16 +189,29 @@ final class DynamicState: CustomStringConvertible {
             return
         }
         guard let v = StoredValue.from(any: value, as: p.type), v.isNull || Self.fits(v, p.type) else {
-            fail("Invalid value '\(String(describing: value))' of type \(Swift.type(of: value)) for \(p.type) property '\(type.name).\(key)'")
+            fail(Self.invalidValue(value, p, type.name))
             return
         }
         guard !v.isNull || p.isOptional else {
-            fail("'\(type.name).\(key)' is not optional and cannot be set to nil")
+            fail(Self.invalidValue(nil, p, type.name))
             return
         }
         values[p.fieldId] = v
         if p.isPrimaryKey { wrotePrimaryKey = true }
         modified = true
+    }
+
+    /// RealmSwift's text for a value of the wrong type (M061): `Invalid value '<v>' of type '<class>' for
+    /// '<type>[?]'[ array| set| dictionary] property '<Type>.<prop>'.`
+    static func invalidValue(_ value: Any?, _ p: StoredSchema.StoredProperty, _ typeName: String) -> String {
+        // A value that arrived wrapped in an Optional (`Any?` holding `Int?`) shows as itself, as in Realm's text.
+        var inner = value
+        while let v = inner, Mirror(reflecting: v).displayStyle == .optional { inner = Mirror(reflecting: v).children.first?.value }
+        let shown = inner.map { "\($0)" } ?? "nil"
+        let valueType = inner.map { "\(Swift.type(of: $0))" } ?? "nil"
+        let kind = (p.isMap ?? false) ? " dictionary" : (p.isList ?? false) ? ((p.isSet ?? false) ? " set" : " array") : ""
+        let base = p.type == .object ? (p.objectClassName ?? "object") : "\(p.type)".lowercased()
+        return "Invalid value '\(shown)' of type '\(valueType)' for '\(base)\(p.isOptional ? "?" : "")'\(kind) property '\(typeName).\(p.name)'."
     }
 
     static func fits(_ v: StoredValue, _ t: PropertyType) -> Bool {
@@ -382,7 +396,7 @@ public final class Migration {
     /// A type of the new model: one the configuration declares (with no `objectTypes`, types are bound as they
     /// are used, and every stored type counts).
     private func newModelType(_ typeName: String) -> StoredSchema.StoredType? {
-        guard declared[typeName] != nil || core.configuration.objectTypes == nil else { return nil }
+        guard declared[typeName] != nil || (core.configuration.objectTypes == nil && ModelDiscovery.schemaClasses.isEmpty) else { return nil }
         return new.type(named: typeName)
     }
 
