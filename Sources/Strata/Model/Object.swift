@@ -28,22 +28,24 @@ open class Object: CustomStringConvertible {
     /// Set when the object is managed by a Realm.
     @usableFromInline @exclusivity(unchecked) final var _accessor: ObjectAccessor?
     /// Set on probe instances that record which property a key path reads.
-    @usableFromInline final var _recorder: KeyPathRecorder?
+    @usableFromInline @exclusivity(unchecked) final var _recorder: KeyPathRecorder?
+    // Objects are confined to their thread, and nothing holds an access to these fields across a call: dynamic
+    // exclusivity checks are off on them, as on `_accessor` (each check was a runtime call per property set).
     /// Values set by name on an unmanaged object (`setValue(_:forKey:)`, `init(value:)`), by property index;
     /// they take precedence over the `@Persisted` storage until the property is set directly.
-    @usableFromInline final var _unmanagedValues: [Int: StoredValue]?
+    @usableFromInline @exclusivity(unchecked) final var _unmanagedValues: [Int: StoredValue]?
     /// What the `@Persisted` setters stored on this unmanaged object, by property index, so that adding it
     /// reads no property twice.
-    @usableFromInline final var _setValues: [StoredValue?]?
+    @usableFromInline @exclusivity(unchecked) final var _setValues: [StoredValue?]?
     /// The type's information, kept by the first setter of an unmanaged object for the others.
-    @usableFromInline final var _unmanagedInfo: TypeInfo?
+    @usableFromInline @exclusivity(unchecked) final var _unmanagedInfo: TypeInfo?
     /// Set on the objects a migration hands out: values by field id under a stored schema.
     final var _dynamic: DynamicState?
     /// Objects linked from this unmanaged object, by property index (`.some(nil)`: set to no object); they
     /// are added with it.
-    @usableFromInline final var _unmanagedLinks: [Int: Object?]?
+    @usableFromInline @exclusivity(unchecked) final var _unmanagedLinks: [Int: Object?]?
     /// List instances assigned to this unmanaged object, by property index.
-    @usableFromInline final var _unmanagedCollections: [Int: AnyObject]?
+    @usableFromInline @exclusivity(unchecked) final var _unmanagedCollections: [Int: AnyObject]?
 
     public required init() {}
 

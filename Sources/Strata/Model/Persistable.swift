@@ -14,6 +14,9 @@ public protocol _Persistable: _PersistableMetatype {
     static var _isOptional: Bool { get }
     /// The value a property of this type has when the model declares none (Realm's zero value).
     static var _zeroValue: Self { get }
+    /// The value a new object gets for a property declared without a default: the zero value, except a new
+    /// `ObjectId` and a random `UUID`, as in RealmSwift.
+    static var _initialValue: Self { get }
     /// Converts a stored value; nil when the stored value does not fit this type (the caller reports it).
     static func _fromStored(_ v: StoredValue) -> Self?
     var _storedValue: StoredValue { get }
@@ -44,6 +47,7 @@ public protocol _Persistable: _PersistableMetatype {
 }
 
 extension _Persistable {
+    public static var _initialValue: Self { _zeroValue }
     public static var _isOptional: Bool { false }
     public static var _objectType: Object.Type? { nil }
     public static var _canBePrimaryKey: Bool { false }
@@ -134,6 +138,7 @@ extension Date: _Persistable {
 }
 
 extension UUID: _Persistable {
+    public static var _initialValue: UUID { UUID() }
     public static var _propertyType: PropertyType { .UUID }
     public static var _zeroValue: UUID { UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
     public static func _fromStored(_ v: StoredValue) -> UUID? { if case .uuid(let u) = v { return u }; return nil }
@@ -142,6 +147,7 @@ extension UUID: _Persistable {
 }
 
 extension ObjectId: _Persistable {
+    public static var _initialValue: ObjectId { .generate() }
     public static var _propertyType: PropertyType { .objectId }
     public static var _zeroValue: ObjectId { ObjectId(bytes: [UInt8](repeating: 0, count: 12)) }
     public static func _fromStored(_ v: StoredValue) -> ObjectId? { if case .objectId(let o) = v { return o }; return nil }

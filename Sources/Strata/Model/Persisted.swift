@@ -20,17 +20,8 @@ public struct Persisted<Value: _Persistable> {
     /// For `LinkingObjects`: the origin type's property that links here.
     @usableFromInline var originProperty: String?
 
-    /// The value of a property declared without a default: Realm's zero value, except that a new object gets a
-    /// new `ObjectId` and a random `UUID`, as in RealmSwift (so `@Persisted(primaryKey: true) var _id: ObjectId`
-    /// needs no default).
-    @usableFromInline static var initialValue: Value {
-        if Value.self == ObjectId.self, let v = ObjectId.generate() as? Value { return v }
-        if Value.self == UUID.self, let v = UUID() as? Value { return v }
-        return Value._zeroValue
-    }
-
     public init() {
-        storage = .unmanaged(Self.initialValue)
+        storage = .unmanaged(Value._initialValue)
         isPrimaryKey = false
         isIndexed = false
         hasDeclaredDefault = false
@@ -44,7 +35,7 @@ public struct Persisted<Value: _Persistable> {
     }
 
     public init(primaryKey: Bool) {
-        storage = .unmanaged(Self.initialValue)
+        storage = .unmanaged(Value._initialValue)
         isPrimaryKey = primaryKey
         isIndexed = false
         hasDeclaredDefault = false
@@ -58,7 +49,7 @@ public struct Persisted<Value: _Persistable> {
     }
 
     public init(indexed: Bool) {
-        storage = .unmanaged(Self.initialValue)
+        storage = .unmanaged(Value._initialValue)
         isPrimaryKey = false
         isIndexed = indexed
         hasDeclaredDefault = false

@@ -809,7 +809,7 @@ final class RealmCore: @unchecked Sendable {
 
     /// Stores the links and lists of an object being added, adding the linked objects that are not managed yet.
     /// How deep `resolve` is: the links and lists of objects being added (managed embedded objects met there are copied).
-    private var resolvingAdd = 0
+    @exclusivity(unchecked) private var resolvingAdd = 0
 
     private func resolve(_ links: [Int: Object?], _ lists: [(Int, any StoredOnAdd)], into record: PendingRecord, update: Realm.UpdatePolicy, _ w: WriteState) {
         resolvingAdd += 1
