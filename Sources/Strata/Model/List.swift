@@ -297,7 +297,10 @@ extension List: ListStorage {
 extension RealmCore {
     /// The stored form of a collection element: a link for objects (adding unmanaged ones), else its value.
     func stored<E: _Persistable>(element: E, update: Realm.UpdatePolicy = .error) -> StoredValue {
-        if E._objectType != nil { return link(to: element._linkedObject, update: update) }
+        if let target = E._objectType {
+            if let object = element._linkedObject { Self.checkLinkType(object, target, "a collection of \(target.className())") }
+            return link(to: element._linkedObject, update: update)
+        }
         if E.self == AnyRealmValue.self, let any = element as? AnyRealmValue { return storedAny(any, update: update) }
         return element._storedValue
     }

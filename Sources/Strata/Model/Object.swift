@@ -314,5 +314,10 @@ final class ObjectAccessor {
     /// Sets an AnyRealmValue property, adding the unmanaged objects it holds.
     @usableFromInline func setAny(_ index: Int, _ value: AnyRealmValue) { core.write(self, index, core.storedAny(value)) }
     /// Sets a link, adding the linked object when it is unmanaged.
-    @usableFromInline func setLink(_ index: Int, _ object: Object?) { core.write(self, index, core.link(to: object)) }
+    @usableFromInline func setLink(_ index: Int, _ object: Object?) {
+        if let object, let target = info.linkTargets[index] {
+            RealmCore.checkLinkType(object, target, "'\(info.schema.className).\(info.schema.properties[index].name)'")
+        }
+        core.write(self, index, core.link(to: object))
+    }
 }

@@ -808,6 +808,16 @@ final class RealmCore: @unchecked Sendable {
     }
 
     /// Stores the links and lists of an object being added, adding the linked objects that are not managed yet.
+    /// Models have no polymorphism (O046): a link or collection of `target` holds `target` objects only, never
+    /// a subclass's (a subclass is another type, in another partition; its key would name the wrong object).
+    static func checkLinkType(_ object: Object, _ target: Object.Type, _ place: String) {
+        let actual = type(of: object)
+        guard actual != target, target != Object.self, !(object is DynamicObject) else { return }
+        fatalError(
+            "Object of type '\(actual.className())' cannot be stored in \(place), which holds '\(target.className())' objects: "
+                + "a subclass of a model is a separate type (Realm models have no polymorphism)")
+    }
+
     /// How deep `resolve` is: the links and lists of objects being added (managed embedded objects met there are copied).
     @exclusivity(unchecked) private var resolvingAdd = 0
 
@@ -815,6 +825,9 @@ final class RealmCore: @unchecked Sendable {
         resolvingAdd += 1
         defer { resolvingAdd -= 1 }
         for (i, linked) in links {
+            if let linked, let target = record.binding.info.linkTargets[i] {
+                Self.checkLinkType(linked, target, "'\(record.binding.info.schema.className).\(record.binding.info.schema.properties[i].name)'")
+            }
             var v = link(to: linked, update: update)
             // An AnyRealmValue holding an object stores the object's type with its key.
             if record.binding.info.schema.properties[i].type == .any, case .link(let k) = v, let linked {
