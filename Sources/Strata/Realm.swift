@@ -94,6 +94,7 @@ public struct Realm: @unchecked Sendable {
     @discardableResult
     public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) -> T {
         let info = TypeRegistry.info(for: type)
+        var value = value
         // An update from a dictionary changes the properties it names and keeps the others (O014).
         if update != .error, let pk = info.primaryKeyIndex,
             let dict = value as? [String: Any?] ?? (value as? [String: Any])?.mapValues({ Optional($0) }),
@@ -102,16 +103,24 @@ public struct Realm: @unchecked Sendable {
                                        binding: core.binding(forClass: type))
         {
             let object = core.makeObject(binding: core.binding(forClass: type), key: existing.0, record: existing.1)
-            for (k, v) in dict where k != info.schema.properties[pk].name {
-                if update == .modified, info.propertyIndex[k].map({ info.linkTargets[$0] == nil && info.listTargets[$0] == nil }) == true,
-                    let current = object.value(forKey: k), let given = v, StoredValue.from(any: current) == StoredValue.from(any: given)
-                {
-                    continue
+            let namesLinks = dict.keys.contains { k in info.propertyIndex[k].map { info.linkTargets[$0] != nil || info.listTargets[$0] != nil } == true }
+            if !namesLinks {
+                for (k, v) in dict where k != info.schema.properties[pk].name {
+                    if update == .modified, let current = object.value(forKey: k), let given = v,
+                        StoredValue.from(any: current) == StoredValue.from(any: given)
+                    {
+                        continue
+                    }
+                    object.setValue(v ?? nil, forKey: k)
                 }
-                object.setValue(v ?? nil, forKey: k)
+                guard let typed = object as? T else { fatalError("\(info.schema.className) is not a \(T.self)") }
+                return typed
             }
-            guard let typed = object as? T else { fatalError("\(info.schema.className) is not a \(T.self)") }
-            return typed
+            // Nested objects are added or updated with the same policy: the full path below, with the
+            // properties the dictionary leaves out taken from the existing object.
+            var merged = dict
+            for p in info.schema.properties where merged[p.name] == nil { merged[p.name] = .some(object.value(forKey: p.name)) }
+            value = merged
         }
         // The class given, which may be a subclass of T (a base class reference: `let t: Object.Type = Dog.self`).
         let object = type.init()

@@ -496,7 +496,15 @@ public final class Migration {
                 if info.linkTargets[i] != nil {
                     state.setValue(info.linkedObject(of: object, at: i), forKey: p.columnName)
                 } else if info.listTargets[i] != nil {
-                    state.setValue(info.listStorage(of: object, at: i)?.anyElements ?? [], forKey: p.columnName)
+                    let elements = info.listStorage(of: object, at: i)?.anyElements ?? []
+                    if p.isMap {
+                        // A map's elements come as keys and values alternating.
+                        var dict: [String: Any?] = [:]
+                        for j in stride(from: 0, to: elements.count - 1, by: 2) { if let k = elements[j] as? String { dict[k] = elements[j + 1] } }
+                        state.setValue(dict, forKey: p.columnName)
+                    } else {
+                        state.setValue(elements, forKey: p.columnName)
+                    }
                 } else {
                     state.setValue(info.storedValue(of: object, at: i).anyValue, forKey: p.columnName)
                 }
@@ -528,6 +536,8 @@ public final class Migration {
         }
         if t.properties.contains(where: \.isPrimaryKey) { state.wrotePrimaryKey = true }
         state.key = key
+        // A key freed by a delete in this block now belongs to the new object (its put replaces the record).
+        deleted[t.partition]?.remove(key)
         written[t.partition, default: [:]][key] = state
         return state
     }
@@ -629,7 +639,7 @@ public final class Migration {
                     let copy = DynamicState(type: t, values: values, writable: true, defaults: defaults(for: t.name))
                     copy.modified = true
                     copy.report = reporter
-                    let copyKey = RealmCore.allocateKey(partition: t.partition, in: openTx, cache: &nextKeys)
+                    let copyKey = allocateKey(for: t)
                     copy.key = copyKey
                     written[t.partition, default: [:]][copyKey] = copy
                     guard let owner = try writableState(parent.type, key: parent.key) else { continue }

@@ -12,8 +12,10 @@ enum RealmCache {
         let schemaVersion: UInt64
         let objectTypes: [ObjectIdentifier]?
         let migrationMode: Realm.Configuration.MigrationMode
+        let encryptionKey: Data?
 
         init(_ c: Realm.Configuration) {
+            encryptionKey = c.encryptionKey
             identity = c.identity
             schemaVersion = c.schemaVersion
             objectTypes = c.objectTypes?.map { ObjectIdentifier($0) }
@@ -85,12 +87,31 @@ enum RealmCache {
         }
     }
 
-    /// A Realm of the calling thread, or of `actor`: the cached one, or a new one that is then cached.
+    private struct TaskKey: Hashable, @unchecked Sendable {
+        let task: AnyHashable
+        let key: Key
+    }
+
+    private static let taskCores = Locked<[TaskKey: WeakCore]>([:])
+
+    /// A Realm of the calling thread, or of `actor`: the cached one, or a new one that is then cached. Code
+    /// running in a Swift task (and not on an actor) gets the task's Realm, not the thread's: tasks take turns
+    /// on the cooperative threads, and one task's Realm (its open write) must not become another's.
     static func core(for configuration: Realm.Configuration, actor: (any Actor)?) throws -> RealmCore {
         if let actor {
             if let core = actorCore(for: configuration, actor: actor) { return core }
             let core = try RealmCore(configuration: configuration, actor: actor)
             storeActorCore(core, for: configuration, actor: actor)
+            return core
+        }
+        if let task = withUnsafeCurrentTask(body: { $0.map { AnyHashable($0) } }) {
+            let key = TaskKey(task: task, key: Key(configuration))
+            if let core = taskCores.withLock({ $0[key]?.core }) { return core }
+            let core = try RealmCore(configuration: configuration)
+            taskCores.withLock { cores in
+                cores = cores.filter { $0.value.core != nil }
+                cores[key] = WeakCore(core)
+            }
             return core
         }
         if let core = threadCore(for: configuration) { return core }

@@ -782,7 +782,7 @@ final class RealmCore: @unchecked Sendable {
                 return
             }
             if binding.intPrimaryKey, case .int(let v) = pkValue {
-                if v == Self.nilIntPrimaryKey {
+                if v == Self.nilIntPrimaryKey, info.schema.properties[pkIndex].isNullable {
                     fatalError("\(info.schema.className): primary key \(v) is reserved for nil in an optional Int primary key; use another value")
                 }
                 key = v
