@@ -602,7 +602,8 @@ public final class Migration {
             guard let before = old.type(named: t.name), !(before.isEmbedded ?? false) else { continue }
             // Every incoming link: (parent type, parent key, property, position in a collection's items).
             var incoming: [Int64: [(type: StoredSchema.StoredType, key: Int64, property: StoredSchema.StoredProperty, item: Int?)]] = [:]
-            for u in new.types where declared[u.name] != nil || core.configuration.objectTypes == nil {
+            // Every stored type counts as a parent, in the model or not: its objects and their links stay in the file.
+            for u in new.types {
                 let links = u.properties.filter { $0.type == .object && $0.objectClassName == t.name }
                 let mixed = u.properties.filter { $0.type == .any }
                 guard !links.isEmpty || !mixed.isEmpty else { continue }
