@@ -821,12 +821,38 @@ final class RealmCore: @unchecked Sendable {
     /// How deep `resolve` is: the links and lists of objects being added (managed embedded objects met there are copied).
     @exclusivity(unchecked) private var resolvingAdd = 0
 
+    /// Gives the existing embedded object `key` the values of the unmanaged `object` (only those that differ),
+    /// its nested links and lists included; `object` then is that managed child.
+    private func updateEmbedded(_ object: Object, _ binding: TypeBinding, _ key: Int64, _ w: WriteState) {
+        let info = binding.info
+        let record = pendingRecord(binding, key, w)
+        var values = info.unmanagedValues(of: object)
+        for j in info.requiredIndices where values[j].isNull { values[j] = info.defaults[j] }
+        for j in values.indices where info.linkTargets[j] == nil && info.listTargets[j] == nil && record.values[j] != values[j] {
+            record.values[j] = values[j]
+        }
+        let links = object._unmanagedLinks ?? [:]
+        let lists: [(Int, any StoredOnAdd)] = info.listIndices.compactMap { j in info.listStorage(of: object, at: j).map { (j, $0) } }
+        attach(object, binding: binding, key: key)
+        resolve(links, lists, into: record, update: .modified, w)
+    }
+
     private func resolve(_ links: [Int: Object?], _ lists: [(Int, any StoredOnAdd)], into record: PendingRecord, update: Realm.UpdatePolicy, _ w: WriteState) {
         resolvingAdd += 1
         defer { resolvingAdd -= 1 }
         for (i, linked) in links {
             if let linked, let target = record.binding.info.linkTargets[i] {
                 Self.checkLinkType(linked, target, "'\(record.binding.info.schema.className).\(record.binding.info.schema.properties[i].name)'")
+            }
+            // `.modified` edits an existing embedded child in place (O031): it stays the same object.
+            if update == .modified, let linked, linked._accessor == nil, let target = record.binding.info.embeddedTargets[i],
+                record.binding.info.linkTargets[i] != nil, case .link(let childKey) = record.values[i]
+            {
+                let childBinding = binding(forClass: target)
+                if exists(binding: childBinding, key: childKey) {
+                    updateEmbedded(linked, childBinding, childKey, w)
+                    continue
+                }
             }
             var v = link(to: linked, update: update)
             // An AnyRealmValue holding an object stores the object's type with its key.

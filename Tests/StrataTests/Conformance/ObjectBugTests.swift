@@ -207,3 +207,21 @@ final class OBZoo: Object {
         #expect(listError.contains("Object of type 'OBDog' cannot be stored in"))
     }
 }
+
+@Suite struct EmbeddedUpdateTests {
+    @Test func O031_modifiedEditsTheEmbeddedChildInPlaceAndAllReplacesIt() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try ObjectBugTests.realm(dir)
+        let parent = try realm.write { realm.create(OBParent.self, value: ["id": 1, "child": ["value": 1]]) }
+        let child = try #require(parent.child)
+        try realm.write { realm.create(OBParent.self, value: ["id": 1, "child": ["value": 2]], update: .modified) }
+        #expect(!child.isInvalidated)
+        #expect(child.value == 2)
+        try realm.write { realm.add(OBParent(value: ["id": 1, "child": ["value": 3]]), update: .modified) }
+        #expect(child.value == 3)
+        try realm.write { realm.create(OBParent.self, value: ["id": 1, "child": ["value": 4]], update: .all) }
+        #expect(child.isInvalidated)
+        #expect(parent.child?.value == 4)
+        #expect(realm.objects(OBParent.self).count == 1)
+    }
+}
