@@ -204,14 +204,9 @@ final class DynamicState: CustomStringConvertible {
     /// RealmSwift's text for a value of the wrong type (M061): `Invalid value '<v>' of type '<class>' for
     /// '<type>[?]'[ array| set| dictionary] property '<Type>.<prop>'.`
     static func invalidValue(_ value: Any?, _ p: StoredSchema.StoredProperty, _ typeName: String) -> String {
-        // A value that arrived wrapped in an Optional (`Any?` holding `Int?`) shows as itself, as in Realm's text.
-        var inner = value
-        while let v = inner, Mirror(reflecting: v).displayStyle == .optional { inner = Mirror(reflecting: v).children.first?.value }
-        let shown = inner.map { "\($0)" } ?? "nil"
-        let valueType = inner.map { "\(Swift.type(of: $0))" } ?? "nil"
         let kind = (p.isMap ?? false) ? " dictionary" : (p.isList ?? false) ? ((p.isSet ?? false) ? " set" : " array") : ""
-        let base = p.type == .object ? (p.objectClassName ?? "object") : "\(p.type)".lowercased()
-        return "Invalid value '\(shown)' of type '\(valueType)' for '\(base)\(p.isOptional ? "?" : "")'\(kind) property '\(typeName).\(p.name)'."
+        return TypeInfo.invalidValueMessage(
+            value, type: p.type, target: p.objectClassName, nullable: p.isOptional, collection: kind, property: "\(typeName).\(p.name)")
     }
 
     static func fits(_ v: StoredValue, _ t: PropertyType) -> Bool {
@@ -496,15 +491,8 @@ public final class Migration {
                 if info.linkTargets[i] != nil {
                     state.setValue(info.linkedObject(of: object, at: i), forKey: p.columnName)
                 } else if info.listTargets[i] != nil {
-                    let elements = info.listStorage(of: object, at: i)?.anyElements ?? []
-                    if p.isMap {
-                        // A map's elements come as keys and values alternating.
-                        var dict: [String: Any?] = [:]
-                        for j in stride(from: 0, to: elements.count - 1, by: 2) { if let k = elements[j] as? String { dict[k] = elements[j + 1] } }
-                        state.setValue(dict, forKey: p.columnName)
-                    } else {
-                        state.setValue(elements, forKey: p.columnName)
-                    }
+                    // The collection itself: the state's setter takes a List, a MutableSet or a Map.
+                    state.setValue(info.listStorage(of: object, at: i) ?? (p.isMap ? [String: Any?]() : [Any?]()) as Any, forKey: p.columnName)
                 } else {
                     state.setValue(info.storedValue(of: object, at: i).anyValue, forKey: p.columnName)
                 }
