@@ -210,14 +210,14 @@ extension ObjectAccessor {
 //     current value; every change rebuilds the property's value along them and writes it whole.
 
 /// One step from a collection to a collection nested in it.
-enum NestedStep: Hashable {
+enum NestedStep: Hashable, Sendable {
     case index(Int)
     case key(String)
 }
 
 /// Where a collection lives in its object: property `property`, then `path`. `plainRoot`: the property is a
 /// List or Map of AnyRealmValue (its value is a plain list), not an AnyRealmValue (its value is a nested form).
-struct NestedLocation {
+struct NestedLocation: Sendable {
     let property: Int
     let plainRoot: Bool
     let path: [NestedStep]
