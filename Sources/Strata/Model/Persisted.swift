@@ -209,8 +209,6 @@ protocol PersistedProperty {
     var hasDeclaredDefault: Bool { get }
     var storedValue: StoredValue { get }
     var valueType: any _Persistable.Type { get }
-    /// A copy holding `value` (unmanaged storage), for `Object(value:)` and unmanaged writes by name.
-    func with(_ value: StoredValue) -> Self?
     /// The List instance of an unmanaged list property.
     var collection: AnyObject? { get }
     var origin: String? { get }
@@ -235,12 +233,6 @@ extension Persisted: PersistedProperty {
     var collection: AnyObject? {
         guard Value._isList, case .unmanaged(let v) = storage else { return nil }
         return v as AnyObject
-    }
-    func with(_ value: StoredValue) -> Persisted<Value>? {
-        guard let v = Value._fromStored(value) else { return nil }
-        var copy = self
-        copy.storage = .unmanaged(v)
-        return copy
     }
 }
 

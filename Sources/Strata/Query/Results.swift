@@ -275,7 +275,8 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         /// The last object, pointed at record `value` of `key`, when no one else holds it; nil otherwise.
         @inline(__always)
         private mutating func reused(_ key: Int64, _ value: UnsafeRawBufferPointer) -> Element? {
-            guard last != nil, isKnownUniquelyReferenced(&last!) else { return nil }
+            // An object with `let` properties is never reused: they may outlive it, bound to its accessor.
+            guard last != nil, !binding.info.hasLegacyProperties, isKnownUniquelyReferenced(&last!) else { return nil }
             let object = last!
             if object._accessor != nil, isKnownUniquelyReferenced(&object._accessor!) {
                 object._accessor!.reset(key: key, currentRecord: value, version: streamVersion)

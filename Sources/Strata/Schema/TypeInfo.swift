@@ -20,6 +20,10 @@ final class TypeInfo: @unchecked Sendable {
     let listIndices: [Int]
     /// Mirror child label -> property index, for reading unmanaged values.
     private let labelIndex: [String: Int]
+    /// The properties declared with `let` (`RealmProperty`, `RealmOptional`): Mirror label -> property index.
+    private let legacyLabels: [String: Int]
+    /// Whether objects of this type have `let` properties to bind when they become managed.
+    let hasLegacyProperties: Bool
     /// The class each link property points to, by property index.
     let linkTargets: [Int: Object.Type]
     /// The List properties, by property index: the element class for lists of objects, nil for values.
@@ -66,6 +70,7 @@ final class TypeInfo: @unchecked Sendable {
         var properties: [Property] = []
         var defaults: [StoredValue] = []
         var labels: [String: Int] = [:]
+        var legacy: [String: Int] = [:]
         var linkTargets: [Int: Object.Type] = [:]
         var listTargets: [Int: Object.Type?] = [:]
         var inverse: [(name: String, origin: Object.Type, property: String)] = []
@@ -92,6 +97,14 @@ final class TypeInfo: @unchecked Sendable {
                     continue
                 }
                 let isPrimary = persisted.isPrimaryKey || legacyPrimary == name
+                if persisted is any LegacyProperty {
+                    if type._objectType != nil || type._isList {
+                        throw Realm.Error(
+                            .schemaMismatch,
+                            "Property '\(className).\(name)' is a RealmProperty of \(type); declare links and collections with @Persisted.")
+                    }
+                    legacy[label] = properties.count
+                }
                 // RealmSwift's schema errors, with its texts (O003, O004, O010, O013).
                 if isPrimary && !type._canBePrimaryKey {
                     throw Realm.Error(
@@ -156,6 +169,8 @@ final class TypeInfo: @unchecked Sendable {
         self.defaults = defaults
         self.integerTypes = integers
         self.labelIndex = labels
+        self.legacyLabels = legacy
+        self.hasLegacyProperties = !legacy.isEmpty
         self.linkTargets = linkTargets
         self.listTargets = listTargets
         self.linkingObjects = inverse
@@ -353,6 +368,22 @@ final class TypeInfo: @unchecked Sendable {
         return values
     }
 
+    /// Binds the `let` properties (`RealmProperty`, `RealmOptional`) of `object` to it, so that they read and
+    /// write through it.
+    func bindLegacyProperties(of object: Object) {
+        forEachLegacyProperty(of: object) { property, index in property.bind(to: object, index: index) }
+    }
+
+    private func forEachLegacyProperty(of object: Object, _ body: (any LegacyProperty, Int) -> Void) {
+        var m: Mirror? = Mirror(reflecting: object)
+        while let mirror = m {
+            for child in mirror.children {
+                if let label = child.label, let i = legacyLabels[label], let p = child.value as? any LegacyProperty { body(p, i) }
+            }
+            m = mirror.superclassMirror
+        }
+    }
+
     func setStoredValue(_ value: StoredValue, of object: Object, at index: Int) {
         let property = schema.properties[index]
         if (value.isNull && !property.isNullable) || (!value.isNull && !DynamicState.fits(value, property.type)) {
@@ -360,6 +391,11 @@ final class TypeInfo: @unchecked Sendable {
         }
         if let accessor = object._accessor {
             accessor.set(index, value)
+        } else if legacyLabels.values.contains(index) {
+            // A `let` property holds its own unmanaged value.
+            var stored = false
+            forEachLegacyProperty(of: object) { p, i in if i == index { stored = p.setUnmanaged(value) } }
+            if !stored { fatalError(Self.invalidValue(value.anyValue, property, schema.className)) }
         } else {
             if object._unmanagedValues == nil { object._unmanagedValues = [:] }
             object._unmanagedValues?[index] = value

@@ -1027,6 +1027,7 @@ final class RealmCore: @unchecked Sendable {
     private func attach(_ object: Object, binding: TypeBinding, key: Int64) {
         object._accessor = ObjectAccessor(core: self, binding: binding, key: key, record: nil)
         object._unmanagedValues = nil
+        if binding.info.hasLegacyProperties { binding.info.bindLegacyProperties(of: object) }
         // `_setValues` stays: if the write is cancelled, the object is unmanaged again with its values.
     }
 
@@ -1123,6 +1124,7 @@ final class RealmCore: @unchecked Sendable {
     func makeObject(binding: TypeBinding, key: Int64, record: [UInt8]?) -> Object {
         let object = binding.objectClass.init()
         object._accessor = ObjectAccessor(core: self, binding: binding, key: key, record: record)
+        if binding.info.hasLegacyProperties { binding.info.bindLegacyProperties(of: object) }
         return object
     }
 
@@ -1131,6 +1133,7 @@ final class RealmCore: @unchecked Sendable {
     func makeObject(binding: TypeBinding, key: Int64, currentRecord record: [UInt8], version: UInt64) -> Object {
         let object = binding.objectClass.init()
         object._accessor = ObjectAccessor(core: self, binding: binding, key: key, currentRecord: record, version: version)
+        if binding.info.hasLegacyProperties { binding.info.bindLegacyProperties(of: object) }
         return object
     }
 
