@@ -1,3 +1,4 @@
+import Engine
 import Dispatch
 import Foundation
 
@@ -18,6 +19,7 @@ open class Projection<Root: Object>: _ProjectionType, CustomStringConvertible {
 
     public required init(projecting object: Root) {
         rootObject = object
+        ProjectionCheck.check(self)
     }
 
     /// The projected object's Realm (nil when it is unmanaged).
@@ -79,6 +81,44 @@ public struct Projected<T: Object, Value>: @unchecked Sendable {
             }
             projection.rootObject[keyPath: writable] = newValue
         }
+    }
+}
+
+/// A `@Projected` property's key path, as the first use of its projection type checks it.
+protocol ProjectedKeyPath {
+    /// The persisted properties the key path reads on the root type (empty when it reads none).
+    var persistedNames: [String] { get }
+}
+
+extension Projected: ProjectedKeyPath {
+    var persistedNames: [String] {
+        let recorder = KeyPathRecorder()
+        guard let probe = recorder.probe(T.self) as? T else { return [] }
+        _ = probe[keyPath: keyPath]
+        return recorder.names
+    }
+}
+
+/// Checks each projection type once, at its first instance: every `@Projected` key path must start at a
+/// persisted property of the root type (O055), as RealmSwift requires.
+enum ProjectionCheck {
+    private static let checked = Locked<Set<ObjectIdentifier>>([])
+
+    static func check(_ projection: AnyObject) {
+        let id = ObjectIdentifier(type(of: projection))
+        if checked.withLock({ $0.contains(id) }) { return }
+        var m: Mirror? = Mirror(reflecting: projection)
+        while let mirror = m {
+            for child in mirror.children {
+                guard let label = child.label, let projected = child.value as? any ProjectedKeyPath else { continue }
+                if projected.persistedNames.isEmpty {
+                    let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
+                    fatalError("@Projected property '\(name)' must be a part of Realm object")
+                }
+            }
+            m = mirror.superclassMirror
+        }
+        checked.withLock { _ = $0.insert(id) }
     }
 }
 

@@ -21,8 +21,9 @@ enum ModelDiscovery {
         return found.sorted { ($0.className(), String(reflecting: $0)) < ($1.className(), String(reflecting: $1)) }
     }()
 
-    /// The discovered classes a Realm with no `objectTypes` binds at open: those whose model is valid, whose
-    /// class name no other model class shares, and whose links and linking objects reach only such classes.
+    /// The discovered classes a Realm with no `objectTypes` binds at open: those whose model is valid (on its
+    /// own and in `SchemaValidation`), whose class name no other model class shares, and whose links and linking
+    /// objects reach only such classes.
     /// (A class left out still joins the schema when it is first used, and reports its problem then.)
     static let schemaClasses: [Object.Type] = {
         var infos: [ObjectIdentifier: TypeInfo] = [:]
@@ -30,11 +31,13 @@ enum ModelDiscovery {
             if let info = try? TypeRegistry.checkedInfo(for: cls) { infos[ObjectIdentifier(cls)] = info }
         }
         let byName = Dictionary(grouping: infos.values, by: { $0.schema.className })
-        var kept = byName.values.compactMap { $0.count == 1 ? $0[0] : nil }
+        var kept = byName.values.compactMap { $0.count == 1 ? $0[0] : nil }.filter { SchemaValidation.problems(of: $0).isEmpty }
         while true {
             let names = Set(kept.map(\.schema.className))
+            let keptByName = Dictionary(kept.map { ($0.schema.className, $0) }, uniquingKeysWith: { a, _ in a })
             let next = kept.filter { info in
-                info.schema.properties.allSatisfy { $0.objectClassName.map(names.contains) ?? true }
+                SchemaValidation.embeddedCycle(from: info, in: keptByName) == nil
+                    && info.schema.properties.allSatisfy { $0.objectClassName.map(names.contains) ?? true }
                     && info.linkingObjects.allSatisfy { inverse in
                         names.contains(inverse.origin.className())
                             && infos[ObjectIdentifier(inverse.origin)]?.schema.properties.contains {

@@ -10,16 +10,31 @@ public struct Schema: Sendable, Equatable, CustomStringConvertible {
 /// The schema of one object type.
 public struct ObjectSchema: Sendable, Equatable, CustomStringConvertible {
     public let className: String
+    /// The persisted properties, as RealmSwift lists them (LinkingObjects are not among them).
     public let properties: [Property]
+    /// The LinkingObjects properties, computed from other types' links; `self[name]` finds them too.
+    let computedProperties: [Property]
     public let isEmbedded: Bool
     /// The class the schema was read from (nil for types known only from the file).
     public let objectClass: AnyClass?
 
     public var primaryKeyProperty: Property? { properties.first { $0.isPrimaryKey } }
-    public subscript(propertyName: String) -> Property? { properties.first { $0.name == propertyName } }
+    /// A persisted or LinkingObjects property by name.
+    public subscript(propertyName: String) -> Property? {
+        properties.first { $0.name == propertyName } ?? computedProperties.first { $0.name == propertyName }
+    }
+
+    init(className: String, properties: [Property], computedProperties: [Property] = [], isEmbedded: Bool, objectClass: AnyClass?) {
+        self.className = className
+        self.properties = properties
+        self.computedProperties = computedProperties
+        self.isEmbedded = isEmbedded
+        self.objectClass = objectClass
+    }
 
     public static func == (a: ObjectSchema, b: ObjectSchema) -> Bool {
-        a.className == b.className && a.properties == b.properties && a.isEmbedded == b.isEmbedded
+        a.className == b.className && a.properties == b.properties && a.computedProperties == b.computedProperties
+            && a.isEmbedded == b.isEmbedded
     }
 
     public var description: String {
@@ -42,8 +57,11 @@ public struct Property: Sendable, Equatable, CustomStringConvertible {
     let hasOptionalElements: Bool
     public let isIndexed: Bool
     public let isPrimaryKey: Bool
+    /// The target type of a link, List, MutableSet or Map of objects; the origin type of LinkingObjects.
     public let objectClassName: String?
-    /// A `List` property.
+    /// For LinkingObjects: the origin type's property that links here; nil otherwise.
+    public let linkOriginPropertyName: String?
+    /// A `List` property (and LinkingObjects, a list of the objects linking here, as in RealmSwift).
     public var isArray: Bool { isCollection && !isSet && !isMap }
     /// A `MutableSet` property.
     public let isSet: Bool
@@ -53,8 +71,10 @@ public struct Property: Sendable, Equatable, CustomStringConvertible {
 
     init(
         name: String, columnName: String, type: PropertyType, isOptional: Bool, isIndexed: Bool, isPrimaryKey: Bool,
-        objectClassName: String?, isArray: Bool = false, isSet: Bool = false, isMap: Bool = false, hasOptionalElements: Bool = false
+        objectClassName: String?, isArray: Bool = false, isSet: Bool = false, isMap: Bool = false, hasOptionalElements: Bool = false,
+        linkOriginPropertyName: String? = nil
     ) {
+        self.linkOriginPropertyName = linkOriginPropertyName
         self.name = name
         self.columnName = columnName
         self.type = type

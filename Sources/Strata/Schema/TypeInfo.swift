@@ -161,7 +161,13 @@ final class TypeInfo: @unchecked Sendable {
         if isEmbedded, properties.contains(where: \.isPrimaryKey) {
             throw Realm.Error(.schemaMismatch, "Embedded object type '\(className)' cannot have a primary key.")
         }
-        self.schema = ObjectSchema(className: className, properties: properties, isEmbedded: isEmbedded, objectClass: objectClass)
+        let computed = inverse.map { inverse in
+            Property(
+                name: inverse.name, columnName: inverse.name, type: .linkingObjects, isOptional: false, isIndexed: false, isPrimaryKey: false,
+                objectClassName: inverse.origin.className(), isArray: true, linkOriginPropertyName: inverse.property)
+        }
+        self.schema = ObjectSchema(
+            className: className, properties: properties, computedProperties: computed, isEmbedded: isEmbedded, objectClass: objectClass)
         var embedded: [Int: Object.Type] = [:]
         for (i, target) in linkTargets where target is EmbeddedObject.Type { embedded[i] = target }
         for (i, target) in listTargets { if let target, target is EmbeddedObject.Type { embedded[i] = target } }

@@ -245,9 +245,8 @@ final class RealmCore: @unchecked Sendable {
         if !missingTargets.isEmpty {
             fatalError("Invalid class subset list:\n" + missingTargets.joined(separator: "\n") + "\nAdd the missing classes to Realm.Configuration.objectTypes.")
         }
-        if let dup = Dictionary(grouping: names, by: { $0 }).first(where: { $0.value.count > 1 }) {
-            throw Realm.Error(.schemaMismatch, "objectTypes lists two classes named '\(dup.key)'; use className() to tell them apart")
-        }
+        // Duplicate names, sets of embedded objects, alias clashes, embedded cycles: all in one error.
+        try SchemaValidation.validate(infos)
         try register(infos, checkVersion: true)
     }
 
