@@ -24,6 +24,10 @@ extension Database {
         at directory: String, options: Options = Options(), fileSystem fs: any FileSystem = PosixFileSystem(),
         report: UnsafeReportBox?
     ) throws -> Database {
+        if options.readOnly, fs.fileExists(atPath: directory) {
+            // A directory this process may not read is a permission error, not a missing database.
+            _ = try fs.listDirectory(atPath: directory)
+        }
         if options.readOnly && !fs.fileExists(atPath: directory + "/" + FileName.current.name) {
             throw StorageError(.invalidArgument, "no database here to open read-only", file: directory)
         }

@@ -123,6 +123,15 @@ final class SharedFile: @unchecked Sendable {
         do {
             database = try Database.open(at: path, options: options, fileSystem: fs)
         } catch let e as StorageError {
+            if e.code == .io, let errno = e.underlying as? SystemErrno, errno.code == EACCES || errno.code == EPERM {
+                // RealmSwift's code and text for a file the process may not open.
+                throw Realm.Error(
+                    .filePermissionDenied,
+                    "Failed to open Realm file at path '\(path)': \(String(cString: strerror(errno.code))). "
+                        + "Please use a path where your app has \(config.readOnly ? "read" : "read-write") permissions.",
+                    fileURL: config.fileURL, underlying: e,
+                    suggestion: "\(e.file.map { "The file refused was \($0). " } ?? "")Give this process access to \(name), or open a copy it can read.")
+            }
             let code: Realm.Error.Code = e.code == .locked ? .alreadyOpen : (e.code == .corrupted ? .invalidDatabase : .fileAccess)
             throw Realm.Error(code, "cannot open \(name): \(e)", fileURL: config.fileURL, underlying: e)
         }
