@@ -62,7 +62,7 @@ package final class Snapshot: @unchecked Sendable {
     }
 
     private func checkOpen(_ function: String) {
-        precondition(!closed.load(ordering: .relaxed), "Snapshot.\(function) called after close()")
+        require(!closed.load(ordering: .relaxed), "Snapshot.\(function) called after close()")
     }
 
     /// The partitions that have data (or had it since their last compaction).

@@ -20,7 +20,7 @@ package final class WriteTransaction: @unchecked Sendable {
     }
 
     private func checkOpen(_ function: String) {
-        precondition(!finished, "WriteTransaction.\(function) called after commit() or abort()")
+        require(!finished, "WriteTransaction.\(function) called after commit() or abort()")
     }
 
     /// Sets `key` to `value` in `partition`.

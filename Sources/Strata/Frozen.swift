@@ -22,11 +22,11 @@ extension Object {
     /// This object as of its Realm's current version, immutable, readable from any thread. An unmanaged
     /// object cannot be frozen.
     public func freeze() -> Self {
-        guard let accessor = _accessor else { preconditionFailure("Unmanaged objects cannot be frozen; add it to a Realm first") }
+        guard let accessor = _accessor else { fatalError("Unmanaged objects cannot be frozen; add it to a Realm first") }
         if accessor.core.isFrozen { return self }
         let frozen = accessor.core.frozen()
         guard let object = frozen.makeObject(binding: accessor.binding, key: accessor.key, record: nil) as? Self else {
-            preconditionFailure("freezing an object of \(accessor.binding.info.schema.className) gave another class")
+            fatalError("freezing an object of \(accessor.binding.info.schema.className) gave another class")
         }
         return object
     }

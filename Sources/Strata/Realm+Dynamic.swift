@@ -12,7 +12,7 @@ extension Realm {
     public func dynamicObject(ofType typeName: String, forPrimaryKey key: Any) -> DynamicObject? {
         let binding = core.dynamicBinding(typeName)
         guard let pk = binding.info.primaryKeyIndex else {
-            preconditionFailure("'\(typeName)' has no primary key")
+            fatalError("'\(typeName)' has no primary key")
         }
         guard let value = StoredValue.from(any: key, as: binding.info.schema.properties[pk].type),
             let objectKey = core.objectKey(forPrimaryKey: value, binding: binding)
@@ -29,7 +29,7 @@ extension Realm {
         binding.info.assign(value, to: object)
         core.add(object, update: update)
         guard let key = object._accessor?.key, let dynamic = core.makeObject(binding: binding, key: key, record: nil) as? DynamicObject else {
-            preconditionFailure("'\(typeName)' could not be created")
+            fatalError("'\(typeName)' could not be created")
         }
         return dynamic
     }

@@ -147,7 +147,7 @@ public struct Realm: @unchecked Sendable {
 
     /// All objects of a type, as a live `Results`.
     public func objects<T: Object>(_ type: T.Type) -> Results<T> {
-        precondition(
+        require(
             !(T.self is EmbeddedObject.Type),
             "Embedded objects cannot be queried on their own: query their parents through a key path (e.g. `address.city == 'Oslo'`)")
         return Results(core: core, binding: core.binding(for: T.self), predicate: nil, sort: [])
@@ -157,7 +157,7 @@ public struct Realm: @unchecked Sendable {
     public func object<T: Object, K>(ofType type: T.Type, forPrimaryKey key: K) -> T? {
         let binding = core.binding(for: T.self)
         guard let pk = binding.info.primaryKeyIndex else {
-            preconditionFailure("'\(binding.info.schema.className)' does not have a primary key")
+            fatalError("'\(binding.info.schema.className)' does not have a primary key")
         }
         let stored: StoredValue
         if binding.intPrimaryKey, let i = key as? Int {
@@ -165,7 +165,7 @@ public struct Realm: @unchecked Sendable {
         } else {
             let property = binding.info.schema.properties[pk]
             guard let s = StoredValue.from(any: key, as: property.type) else {
-                preconditionFailure("Invalid value '\(key)' of type '\(K.self)' for primary key '\(binding.info.schema.className).\(property.name)' of type \(property.type)")
+                fatalError("Invalid value '\(key)' of type '\(K.self)' for primary key '\(binding.info.schema.className).\(property.name)' of type \(property.type)")
             }
             stored = s
         }

@@ -1,3 +1,4 @@
+import Engine
 import Foundation
 
 /// Objects and collections that belong to one Realm instance (and so to its thread, queue or actor).
@@ -20,7 +21,7 @@ public struct ThreadSafeReference<Confined: ThreadConfined>: Sendable {
         switch threadConfined {
         case let object as Object:
             guard let accessor = object._accessor else {
-                preconditionFailure("Cannot construct a ThreadSafeReference to an unmanaged object: add it to a Realm first")
+                fatalError("Cannot construct a ThreadSafeReference to an unmanaged object: add it to a Realm first")
             }
             let cls: Object.Type = type(of: object)
             let key = accessor.key
@@ -36,7 +37,7 @@ public struct ThreadSafeReference<Confined: ThreadConfined>: Sendable {
             identity = results.referenceCore.configuration.identity
             make = results.referenceMaker()
         default:
-            preconditionFailure("ThreadSafeReference supports managed objects and Results")
+            fatalError("ThreadSafeReference supports managed objects and Results")
         }
     }
 }
@@ -60,7 +61,7 @@ extension Results: ResultsReferable {
 extension Realm {
     /// The object or `Results` a reference names, in this Realm; nil when the object was deleted.
     public func resolve<Confined: ThreadConfined>(_ reference: ThreadSafeReference<Confined>) -> Confined? {
-        precondition(reference.identity == core.configuration.identity, "A ThreadSafeReference must be resolved in a Realm of the same file")
+        require(reference.identity == core.configuration.identity, "A ThreadSafeReference must be resolved in a Realm of the same file")
         if core.snapshot.sequence < reference.sequence { core.refresh() }
         return reference.make(core) as? Confined
     }

@@ -112,13 +112,13 @@ final class PosixWritableFile: WritableFile, @unchecked Sendable {
     deinit { close() }
 
     func append(_ bytes: UnsafeRawBufferPointer) throws {
-        precondition(fd >= 0, "append to a closed file \(path)")
+        require(fd >= 0, "append to a closed file \(path)")
         try Syscalls.writeAll(fd, bytes, path: path)
         size += bytes.count
     }
 
     func sync() throws {
-        precondition(fd >= 0, "sync of a closed file \(path)")
+        require(fd >= 0, "sync of a closed file \(path)")
         try Syscalls.fdatasync(fd, path: path)
     }
 

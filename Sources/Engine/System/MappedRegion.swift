@@ -78,7 +78,7 @@ package final class MappedRegion: @unchecked Sendable {
 
     /// The bytes in `range`, which must lie within the region.
     package func withUnsafeBytes<R>(in range: Range<Int>, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        precondition(range.lowerBound >= 0 && range.upperBound <= count, "MappedRegion range out of bounds")
+        require(range.lowerBound >= 0 && range.upperBound <= count, "MappedRegion range out of bounds")
         return try withExtendedLifetime(self) { try body(UnsafeRawBufferPointer(rebasing: unsafeBytes[range])) }
     }
 
@@ -108,7 +108,7 @@ package final class GrowableBuffer: @unchecked Sendable {
             while newCapacity < needed { newCapacity *= 2 }
             // realloc moves large buffers by remapping pages rather than copying them.
             guard let fresh = realloc(base, newCapacity) else {
-                preconditionFailure("GrowableBuffer: out of memory growing to \(newCapacity) bytes")
+                fatalError("GrowableBuffer: out of memory growing to \(newCapacity) bytes")
             }
             base = fresh
             capacity = newCapacity
@@ -210,13 +210,13 @@ package final class GrowableBuffer: @unchecked Sendable {
 
     /// Overwrites 4 bytes at `offset`, which must already be written.
     package func setUInt32LE(_ v: UInt32, at offset: Int) {
-        precondition(offset >= 0 && offset + 4 <= storage.count, "GrowableBuffer.setUInt32LE out of bounds")
+        require(offset >= 0 && offset + 4 <= storage.count, "GrowableBuffer.setUInt32LE out of bounds")
         storage.base!.storeBytes(of: v.littleEndian, toByteOffset: offset, as: UInt32.self)
     }
 
     /// Overwrites 8 bytes at `offset`, which must already be written.
     package func setUInt64LE(_ v: UInt64, at offset: Int) {
-        precondition(offset >= 0 && offset + 8 <= storage.count, "GrowableBuffer.setUInt64LE out of bounds")
+        require(offset >= 0 && offset + 8 <= storage.count, "GrowableBuffer.setUInt64LE out of bounds")
         storage.base!.storeBytes(of: v.littleEndian, toByteOffset: offset, as: UInt64.self)
     }
 
@@ -224,7 +224,7 @@ package final class GrowableBuffer: @unchecked Sendable {
     package func appendWithUnsafeSpace(maxCount: Int, _ body: (UnsafeMutableRawBufferPointer) throws -> Int) rethrows {
         storage.reserve(maxCount)
         let n = try body(UnsafeMutableRawBufferPointer(start: storage.base! + storage.count, count: maxCount))
-        precondition(n >= 0 && n <= maxCount, "GrowableBuffer.appendWithUnsafeSpace wrote out of bounds")
+        require(n >= 0 && n <= maxCount, "GrowableBuffer.appendWithUnsafeSpace wrote out of bounds")
         storage.count += n
     }
 

@@ -23,7 +23,7 @@ public struct SystemErrno: Error, Sendable, CustomStringConvertible, Equatable {
 
 enum Syscalls {
     static func fail(_ call: String, _ path: String, _ err: Int32 = errno) -> StorageError {
-        precondition(err != EBADF && err != EFAULT, "\(call) on \(path): \(SystemErrno(err)) is a bug in Strata")
+        require(err != EBADF && err != EFAULT, "\(call) on \(path): \(SystemErrno(err)) is a bug in Strata")
         return StorageError(.io, "\(call) failed: \(SystemErrno(err))", file: path, underlying: SystemErrno(err))
     }
 

@@ -50,7 +50,7 @@ final class DynamicState: CustomStringConvertible {
 
     /// A mistake: recorded when a migration is listening, a trap otherwise (as RealmSwift's exceptions).
     func fail(_ message: String) {
-        guard let report else { preconditionFailure(message) }
+        guard let report else { fatalError(message) }
         report.messages.append(message)
     }
 
@@ -286,7 +286,7 @@ public final class Migration {
     /// Traps when called from inside a transform, as the operation would not be deferrable.
     private func refuseInsideTransform(_ operation: String) {
         if let typeName = Self.runningTransform {
-            preconditionFailure(
+            fatalError(
                 "Migration.\(operation) was called inside transformObjects(ofType: \"\(typeName)\"): a transform may only read its "
                     + "old object and write its new one. Use enumerateObjects(ofType: \"\(typeName)\") for work that creates, deletes "
                     + "or reads other objects.")
@@ -295,7 +295,7 @@ public final class Migration {
 
     /// The write transaction of the open (absent only in transforms-only calls, which write nothing).
     private var openTx: WriteTransaction {
-        guard let tx else { preconditionFailure("a transforms-only migration call has no transaction") }
+        guard let tx else { fatalError("a transforms-only migration call has no transaction") }
         return tx
     }
 

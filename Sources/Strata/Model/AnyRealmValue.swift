@@ -306,7 +306,7 @@ extension ObjectAccessor {
         }
         let new = NestedForm.wrap(items, plain: false, list: list)
         guard let root = NestedForm.replacing(at: location.path[...], in: get(location.property), plain: location.plainRoot, with: new) else {
-            preconditionFailure(
+            fatalError(
                 "\(info.schema.className).\(info.schema.properties[location.property].name): this nested collection is no longer there "
                     + "(the collection holding it changed); read it again from the object")
         }

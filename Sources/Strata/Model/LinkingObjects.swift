@@ -64,7 +64,7 @@ extension RealmCore {
     func linkingObjects<T: Object>(_ type: T.Type, property: String, to target: ObjectAccessor) -> [T] {
         let binding = binding(forClass: type)
         guard let index = binding.info.propertyIndex[property] else {
-            preconditionFailure("Property '\(property)' declared as origin of linking objects property does not exist on '\(binding.info.schema.className)'")
+            fatalError("Property '\(property)' declared as origin of linking objects property does not exist on '\(binding.info.schema.className)'")
         }
         let key = target.key
         var out: [T] = []

@@ -1,3 +1,4 @@
+import Engine
 import Foundation
 
 // Invariants:
@@ -95,7 +96,7 @@ public final class List<Element: _Persistable>: RandomAccessCollection, CustomSt
     public subscript(position: Int) -> Element {
         get {
             let all = current
-            precondition(position >= 0 && position < all.count, "Index \(position) is out of bounds (must be less than \(all.count)).")
+            require(position >= 0 && position < all.count, "Index \(position) is out of bounds (must be less than \(all.count)).")
             return all[position]
         }
         set { replace(index: position, object: newValue) }
@@ -128,7 +129,7 @@ public final class List<Element: _Persistable>: RandomAccessCollection, CustomSt
     }
 
     private func check(_ index: Int, _ limit: Int, _ what: String) {
-        precondition(index >= 0 && index < limit, "Cannot \(what) at index \(index): the list has \(limit) elements.")
+        require(index >= 0 && index < limit, "Cannot \(what) at index \(index): the list has \(limit) elements.")
     }
 
     public func append(_ element: Element) { change { $0.append(element) } }
@@ -138,7 +139,7 @@ public final class List<Element: _Persistable>: RandomAccessCollection, CustomSt
 
     public func insert(_ element: Element, at index: Int) {
         change {
-            precondition(index >= 0 && index <= $0.count, "Cannot insert at index \(index): the list has \($0.count) elements.")
+            require(index >= 0 && index <= $0.count, "Cannot insert at index \(index): the list has \($0.count) elements.")
             $0.insert(element, at: index)
         }
     }
@@ -152,14 +153,14 @@ public final class List<Element: _Persistable>: RandomAccessCollection, CustomSt
 
     public func removeLast() {
         change {
-            precondition(!$0.isEmpty, "Cannot remove the last element of an empty list.")
+            require(!$0.isEmpty, "Cannot remove the last element of an empty list.")
             $0.removeLast()
         }
     }
 
     public func removeFirst() {
         change {
-            precondition(!$0.isEmpty, "Cannot remove the first element of an empty list.")
+            require(!$0.isEmpty, "Cannot remove the first element of an empty list.")
             $0.removeFirst()
         }
     }
@@ -275,15 +276,15 @@ extension List: ListStorage {
                 case let some?:
                     object = target.init()
                     TypeRegistry.info(for: target).assign(some, to: object)
-                case nil: preconditionFailure("\(className).\(property) cannot hold nil")
+                case nil: fatalError("\(className).\(property) cannot hold nil")
                 }
                 guard let e = Element._fromLinked(object) else {
-                    preconditionFailure("Invalid value \(type(of: object)) for \(className).\(property), a List<\(Element.self)>")
+                    fatalError("Invalid value \(type(of: object)) for \(className).\(property), a List<\(Element.self)>")
                 }
                 return e
             }
             guard let stored = StoredValue.from(any: v, as: Element._propertyType), let e = Element._fromStored(stored) else {
-                preconditionFailure("Invalid value '\(String(describing: v))' for \(className).\(property), a List<\(Element.self)>")
+                fatalError("Invalid value '\(String(describing: v))' for \(className).\(property), a List<\(Element.self)>")
             }
             return e
         }

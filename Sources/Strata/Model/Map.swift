@@ -250,7 +250,7 @@ extension Map: ListStorage {
                 v = StoredValue.from(any: values[i + 1], as: Value._propertyType).flatMap(Value._fromStored)
             }
             guard let k = StoredValue.from(any: values[i], as: Key._propertyType).flatMap(Key._fromStored), let v else {
-                preconditionFailure("Invalid entry '\(String(describing: values[i])): \(String(describing: values[i + 1]))' for \(className).\(property), a Map<\(Key.self), \(Value.self)>")
+                fatalError("Invalid entry '\(String(describing: values[i])): \(String(describing: values[i + 1]))' for \(className).\(property), a Map<\(Key.self), \(Value.self)>")
             }
             let p = Self.position(of: k, in: out)
             if let found = p.found { out[found].value = v } else { out.insert((k, v), at: p.insert) }

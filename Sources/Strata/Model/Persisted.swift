@@ -64,8 +64,8 @@ public struct Persisted<Value: _Persistable> {
 
     @available(*, unavailable, message: "@Persisted can only be used on a property of an Object subclass")
     public var wrappedValue: Value {
-        get { preconditionFailure("@Persisted can only be used on a property of an Object subclass") }
-        set { preconditionFailure("@Persisted can only be used on a property of an Object subclass") }
+        get { fatalError("@Persisted can only be used on a property of an Object subclass") }
+        set { fatalError("@Persisted can only be used on a property of an Object subclass") }
     }
 
     @inlinable
@@ -92,14 +92,14 @@ public struct Persisted<Value: _Persistable> {
                 }
                 if !Value._isList && Value._objectType == nil, let stored = accessor.value(at: storageKeyPath) {
                     // The usual read: a scalar property whose key path was seen before, in one call.
-                    guard let value = Value._fromStored(stored) else { preconditionFailure(accessor.mismatch(stored, Value.self)) }
+                    guard let value = Value._fromStored(stored) else { fatalError(accessor.mismatch(stored, Value.self)) }
                     return value
                 }
                 let index = accessor.info.cachedIndex(storageKeyPath)
                     ?? accessor.info.propertyIndex(for: storageKeyPath, in: object)
                 if Value._isList {
                     guard let list = Value._managedCollection(accessor, index) else {
-                        preconditionFailure("\(accessor.info.schema.className): no list view for property \(index)")
+                        fatalError("\(accessor.info.schema.className): no list view for property \(index)")
                     }
                     return list
                 }
@@ -107,12 +107,12 @@ public struct Persisted<Value: _Persistable> {
                 if let target = Value._objectType {
                     // A link: the object it names, nil when there is none (or it was deleted).
                     guard let v = Value._fromLinked(accessor.linkedObject(stored, target: target)) else {
-                        preconditionFailure("\(accessor.info.schema.className).\(accessor.info.schema.properties[index].name) links to an object of another type")
+                        fatalError("\(accessor.info.schema.className).\(accessor.info.schema.properties[index].name) links to an object of another type")
                     }
                     return v
                 }
                 guard let value = Value._fromStored(stored) else {
-                    preconditionFailure(
+                    fatalError(
                         "\(accessor.info.schema.className).\(accessor.info.schema.properties[index].name) holds \(stored), "
                             + "which is not a \(Value.self); the file and the model disagree")
                 }
@@ -147,7 +147,7 @@ public struct Persisted<Value: _Persistable> {
         }
         set {
             if Value._propertyType == .linkingObjects {
-                preconditionFailure("LinkingObjects properties are computed from links and cannot be set")
+                fatalError("LinkingObjects properties are computed from links and cannot be set")
             }
             if let accessor = object._accessor {
                 let index = accessor.info.propertyIndex(for: storageKeyPath, in: object)

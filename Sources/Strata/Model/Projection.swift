@@ -1,5 +1,5 @@
-import Engine
 import Dispatch
+import Engine
 import Foundation
 
 /// A class projection: a view of some properties of an object, possibly through links and into
@@ -63,9 +63,9 @@ public struct Projected<T: Object, Value>: @unchecked Sendable {
 
     @available(*, unavailable, message: "@Projected is only available on Projection subclasses")
     public var wrappedValue: Value {
-        get { preconditionFailure("@Projected is only available on Projection subclasses") }
+        get { fatalError("@Projected is only available on Projection subclasses") }
         // swiftlint:disable:next unused_setter_value
-        set { preconditionFailure("@Projected is only available on Projection subclasses") }
+        set { fatalError("@Projected is only available on Projection subclasses") }
     }
 
     public static subscript<EnclosingSelf: Projection<T>>(
@@ -77,7 +77,7 @@ public struct Projected<T: Object, Value>: @unchecked Sendable {
         set {
             let keyPath = projection[keyPath: storageKeyPath].keyPath
             guard let writable = keyPath as? ReferenceWritableKeyPath<T, Value> else {
-                preconditionFailure("\(type(of: projection)): the projected key path \(keyPath) cannot be written (it goes through a computed property or a collection)")
+                fatalError("\(type(of: projection)): the projected key path \(keyPath) cannot be written (it goes through a computed property or a collection)")
             }
             projection.rootObject[keyPath: writable] = newValue
         }
@@ -193,7 +193,7 @@ public struct ProjectedResults<P: _ProjectionType>: RandomAccessCollection, Cust
         do {
             return ProjectedResults(try results.filter(predicateFormat, arguments: args.map { Optional($0) }))
         } catch {
-            preconditionFailure("Invalid predicate: \(error)")
+            fatalError("Invalid predicate: \(error)")
         }
     }
 

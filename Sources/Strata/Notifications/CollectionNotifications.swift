@@ -156,8 +156,8 @@ extension List {
     public func observe(
         keyPaths: [String]? = nil, on queue: DispatchQueue? = nil, _ block: @escaping (RealmCollectionChange<List<Element>>) -> Void
     ) -> NotificationToken {
-        guard let accessor else { preconditionFailure("Only lists of managed objects support change notifications") }
-        precondition(!accessor.core.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
+        guard let accessor else { fatalError("Only lists of managed objects support change notifications") }
+        require(!accessor.core.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
         let observer = CollectionObserver(
             collection: self, accessor: accessor, property: property, queue: queue ?? accessor.core.queue,
             elements: accessor.core.elementWatch(accessor.binding, property: property, keyPaths: keyPaths), block: block)
@@ -174,8 +174,8 @@ extension MutableSet {
     public func observe(
         keyPaths: [String]? = nil, on queue: DispatchQueue? = nil, _ block: @escaping (RealmCollectionChange<MutableSet<Element>>) -> Void
     ) -> NotificationToken {
-        guard let accessor = list.accessor else { preconditionFailure("Only sets of managed objects support change notifications") }
-        precondition(!accessor.core.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
+        guard let accessor = list.accessor else { fatalError("Only sets of managed objects support change notifications") }
+        require(!accessor.core.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
         let observer = CollectionObserver(
             collection: self, accessor: accessor, property: list.property, queue: queue ?? accessor.core.queue,
             elements: accessor.core.elementWatch(accessor.binding, property: list.property, keyPaths: keyPaths), block: block)
@@ -191,7 +191,7 @@ extension MutableSet {
 extension List {
     /// An immutable copy of this managed list at its Realm's current version, readable from any thread.
     public func freeze() -> List<Element> {
-        guard let accessor else { preconditionFailure("Unmanaged lists cannot be frozen; add their object to a Realm first") }
+        guard let accessor else { fatalError("Unmanaged lists cannot be frozen; add their object to a Realm first") }
         if accessor.core.isFrozen { return self }
         let frozen = accessor.core.frozen()
         return List(accessor: ObjectAccessor(core: frozen, binding: accessor.binding, key: accessor.key, record: nil), property: property)
@@ -291,8 +291,8 @@ extension Map {
     /// Calls `block` with the map now (`.initial`), then after each change: the keys removed, added and
     /// whose value changed. Deleting the owning object reports every key removed, once.
     public func observe(on queue: DispatchQueue? = nil, _ block: @escaping (RealmMapChange<Map<Key, Value>>) -> Void) -> NotificationToken {
-        guard let accessor else { preconditionFailure("Only maps of managed objects support change notifications") }
-        precondition(!accessor.core.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
+        guard let accessor else { fatalError("Only maps of managed objects support change notifications") }
+        require(!accessor.core.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
         let observer = MapObserver(map: self, accessor: accessor, property: property, queue: queue ?? accessor.core.queue, block: block)
         let token = accessor.core.addObserver(observer)
         let map = self
@@ -302,7 +302,7 @@ extension Map {
 
     /// An immutable copy of this managed map at its Realm's current version, readable from any thread.
     public func freeze() -> Map<Key, Value> {
-        guard let accessor else { preconditionFailure("Unmanaged maps cannot be frozen; add their object to a Realm first") }
+        guard let accessor else { fatalError("Unmanaged maps cannot be frozen; add their object to a Realm first") }
         if accessor.core.isFrozen { return self }
         return Map(accessor: ObjectAccessor(core: accessor.core.frozen(), binding: accessor.binding, key: accessor.key, record: nil), property: property)
     }

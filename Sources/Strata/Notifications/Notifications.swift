@@ -123,7 +123,7 @@ extension RealmCore {
 
     /// Registers `observer` and returns the token that ends it.
     func addObserver(_ observer: any ChangeObserver) -> NotificationToken {
-        precondition(!isFrozen, "Frozen Realms do not change and do not have change notifications")
+        require(!isFrozen, "Frozen Realms do not change and do not have change notifications")
         observerList.add(observer)
         let id = ObjectIdentifier(observer)
         return NotificationToken(id: id) { [weak observerList] in observerList?.remove(id) }
@@ -397,7 +397,7 @@ extension Results {
         keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
         _ block: @escaping (RealmCollectionChange<Results<Element>>) -> Void
     ) -> NotificationToken {
-        precondition(!core.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
+        require(!core.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
         let watched = keyPaths.map { binding.info.indices(ofKeyPaths: $0) } ?? Array(binding.info.schema.properties.indices)
         let observer = ResultsObserver(
             results: self, queue: queue ?? core.queue, watched: watched, linkWatches: core.linkWatches(binding, keyPaths: keyPaths), block: block)
@@ -457,9 +457,9 @@ extension Object {
         keyPaths: [String]? = nil, on queue: DispatchQueue? = nil, _ block: @escaping (ObjectChange<T>) -> Void
     ) -> NotificationToken {
         guard let accessor = _accessor, let object = self as? T else {
-            preconditionFailure("Only objects which are managed by a Realm support change notifications")
+            fatalError("Only objects which are managed by a Realm support change notifications")
         }
-        precondition(!accessor.core.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
+        require(!accessor.core.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
         let info = accessor.binding.info
         let watched = keyPaths.map { info.indices(ofKeyPaths: $0) } ?? Array(info.schema.properties.indices)
         return accessor.core.addObserver(ObjectObserver(object: object, accessor: accessor, queue: queue ?? accessor.core.queue, watched: watched, block: block))
@@ -524,14 +524,14 @@ extension RealmCore {
             var current = first
             for part in parts.dropFirst().dropLast() {
                 guard let j = current.info.propertyIndex[part], let cls = current.info.linkTargets[j] ?? current.info.listTargets[j] ?? nil else {
-                    preconditionFailure("'\(part)' in key path '\(path)' is not a link of '\(current.info.schema.className)'")
+                    fatalError("'\(part)' in key path '\(path)' is not a link of '\(current.info.schema.className)'")
                 }
                 let next = self.binding(forClass: cls)
                 further.append((j, next))
                 current = next
             }
             guard let last = parts.last, let j = current.info.propertyIndex[last] else {
-                preconditionFailure("Property '\(parts.last ?? "")' not found in object of type '\(current.info.schema.className)' (key path '\(path)')")
+                fatalError("Property '\(parts.last ?? "")' not found in object of type '\(current.info.schema.className)' (key path '\(path)')")
             }
             out.append(LinkWatch(property: i, target: first, further: further, targetProperties: [j]))
         }
@@ -545,7 +545,7 @@ extension TypeInfo {
         keyPaths.map { path in
             let name = path.split(separator: ".").first.map(String.init) ?? path
             guard let i = propertyIndex[name] else {
-                preconditionFailure("Property '\(name)' not found in object of type '\(schema.className)'")
+                fatalError("Property '\(name)' not found in object of type '\(schema.className)'")
             }
             return i
         }

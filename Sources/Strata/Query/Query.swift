@@ -112,7 +112,7 @@ extension Query {
     /// The key path this query reads, extended by `name`.
     fileprivate func appending(_ name: String) -> QueryExpr {
         guard case .property(let prefix) = expression else {
-            preconditionFailure("a key path in a query must start at the queried object, as in $0.owner.name")
+            fatalError("a key path in a query must start at the queried object, as in $0.owner.name")
         }
         return .property(prefix + "." + name)
     }

@@ -212,7 +212,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
     public subscript(position: Int) -> Element {
         let c = evaluated()
-        precondition(position >= 0 && position < c.keys.count, "Index \(position) is out of bounds (must be less than \(c.keys.count)).")
+        require(position >= 0 && position < c.keys.count, "Index \(position) is out of bounds (must be less than \(c.keys.count)).")
         return object(c.keys[position], position < c.records.count ? c.records[position] : nil)
     }
 
@@ -292,7 +292,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
                 do {
                     if started { try stream.next() } else { started = true }
                 } catch {
-                    preconditionFailure("reading \(results.binding.info.schema.className) failed: \(error)")
+                    fatalError("reading \(results.binding.info.schema.className) failed: \(error)")
                 }
                 guard stream.isValid, let value = stream.value, let key = ObjectKey.decode(stream.currentKey) else { return nil }
                 if needsMigration, let values = binding.migratedValues(value) {
@@ -328,7 +328,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         do {
             return try filter(predicateFormat, arguments: args.map { Optional($0) })
         } catch {
-            preconditionFailure("Invalid predicate: \(error)")
+            fatalError("Invalid predicate: \(error)")
         }
     }
 
@@ -344,7 +344,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         do {
             expr = try isIncluded(Query<Element>(.truePredicate)).expression.resolve(binding.info, bindings: bindingResolver)
         } catch {
-            preconditionFailure("Invalid query: \(error)")
+            fatalError("Invalid query: \(error)")
         }
         return Results(core: core, binding: binding, predicate: predicate.map { .and($0, expr) } ?? expr, sort: sort, distinct: distinct)
     }
@@ -380,13 +380,13 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         do {
             resolved = try binding.info.resolveKeyPath(keyPath, bindings: bindingResolver).0
         } catch {
-            preconditionFailure("Cannot \(verb) on key path '\(keyPath)' of '\(binding.info.schema.className)': \(error)")
+            fatalError("Cannot \(verb) on key path '\(keyPath)' of '\(binding.info.schema.className)': \(error)")
         }
         switch resolved {
         case .property(let i): return .property(i)
         case .path(let path):
             guard !path.isToMany, case .value = path.leaf else {
-                preconditionFailure(
+                fatalError(
                     "Cannot \(verb) on key path '\(keyPath)' of '\(binding.info.schema.className)': it must go through to-one links only, to a property")
             }
             return .path(path)
@@ -397,7 +397,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
     private func values(of property: String) -> [StoredValue] {
         guard let i = binding.info.propertyIndex[property] else {
-            preconditionFailure("Invalid property name '\(property)' for class '\(binding.info.schema.className)'")
+            fatalError("Invalid property name '\(property)' for class '\(binding.info.schema.className)'")
         }
         var out: [StoredValue] = []
         let context = queryContext()
@@ -451,7 +451,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     /// The values of one property of every object.
     public func value(forKey key: String) -> [Any?] {
         guard let i = binding.info.propertyIndex[key] else {
-            preconditionFailure("Invalid property name '\(key)' for class '\(binding.info.schema.className)'")
+            fatalError("Invalid property name '\(key)' for class '\(binding.info.schema.className)'")
         }
         return map { $0._accessor.map { $0.get(i).anyValue } ?? nil }
     }
@@ -473,9 +473,9 @@ extension TypeInfo {
         let probe = objectClass.init()
         let recorder = KeyPathRecorder()
         probe._recorder = recorder
-        guard let typed = probe as? O else { preconditionFailure("key path \(keyPath) does not belong to \(schema.className)") }
+        guard let typed = probe as? O else { fatalError("key path \(keyPath) does not belong to \(schema.className)") }
         _ = typed[keyPath: keyPath]
-        guard !recorder.names.isEmpty else { preconditionFailure("key path \(keyPath) of \(schema.className) does not read a @Persisted property") }
+        guard !recorder.names.isEmpty else { fatalError("key path \(keyPath) of \(schema.className) does not read a @Persisted property") }
         let name = recorder.names.joined(separator: ".")
         keyPathNames.withLock { $0[KeyPathKey(keyPath: keyPath)] = name }
         return name
@@ -485,10 +485,10 @@ extension TypeInfo {
         let probe = objectClass.init()
         let recorder = KeyPathRecorder()
         probe._recorder = recorder
-        guard let typed = probe as? O else { preconditionFailure("key path \(keyPath) does not belong to \(schema.className)") }
+        guard let typed = probe as? O else { fatalError("key path \(keyPath) does not belong to \(schema.className)") }
         _ = typed[keyPath: keyPath]
         guard !recorder.names.isEmpty else {
-            preconditionFailure("key path \(keyPath) of \(schema.className) does not read a @Persisted property")
+            fatalError("key path \(keyPath) of \(schema.className) does not read a @Persisted property")
         }
         return recorder.names.joined(separator: ".")
     }

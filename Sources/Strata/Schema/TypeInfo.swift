@@ -270,7 +270,7 @@ final class TypeInfo: @unchecked Sendable {
             m = mirror.superclassMirror
         }
         guard let index = found else {
-            preconditionFailure("\(schema.className): a @Persisted property is not part of the schema (is it in ignoredProperties()?)")
+            fatalError("\(schema.className): a @Persisted property is not part of the schema (is it in ignoredProperties()?)")
         }
         keyPathIndex.withLock { $0.byValue[id] = index }
         let reader = Reader { object in
@@ -300,7 +300,7 @@ final class TypeInfo: @unchecked Sendable {
             }
             m = mirror.superclassMirror
         }
-        preconditionFailure("\(schema.className): a LinkingObjects property is not part of the model")
+        fatalError("\(schema.className): a LinkingObjects property is not part of the model")
     }
 
     /// The List behind list property `index` of `object`: the managed view, the one assigned, or the one its
@@ -447,7 +447,7 @@ final class TypeInfo: @unchecked Sendable {
             // A map given as a dictionary: keys and values alternating, as maps pass their entries on.
             let items = dict.sorted { $0.key < $1.key }.flatMap { [Optional($0.key as Any), $0.value] }
             guard let map = listStorage(of: object, at: index) else {
-                preconditionFailure("\(schema.className).\(schema.properties[index].name) has no Map")
+                fatalError("\(schema.className).\(schema.properties[index].name) has no Map")
             }
             map.replace(withAny: items, target: target, className: schema.className, property: schema.properties[index].name)
             return
@@ -457,10 +457,10 @@ final class TypeInfo: @unchecked Sendable {
             return
         }
         guard let items = Self.elements(of: v) else {
-            preconditionFailure("Invalid value for list property '\(schema.className).\(schema.properties[index].name)': give an array")
+            fatalError("Invalid value for list property '\(schema.className).\(schema.properties[index].name)': give an array")
         }
         guard let list = listStorage(of: object, at: index) else {
-            preconditionFailure("\(schema.className).\(schema.properties[index].name) has no List")
+            fatalError("\(schema.className).\(schema.properties[index].name) has no List")
         }
         list.replace(withAny: items, target: target, className: schema.className, property: schema.properties[index].name)
     }
@@ -488,7 +488,7 @@ final class TypeInfo: @unchecked Sendable {
         } else if let dict = value as? [String: Any] {
             assign(dict.mapValues { Optional($0) }, to: object)
         } else if let array = value as? [Any?] {
-            precondition(array.count <= schema.properties.count, "\(schema.className) has \(schema.properties.count) properties, the array \(array.count) values")
+            require(array.count <= schema.properties.count, "\(schema.className) has \(schema.properties.count) properties, the array \(array.count) values")
             for (i, v) in array.enumerated() {
                 if linkTargets[i] != nil {
                     assignLink(v, to: object, at: i)
@@ -516,7 +516,7 @@ final class TypeInfo: @unchecked Sendable {
                 }
             }
         } else {
-            preconditionFailure("Object(value:) takes a dictionary, an array or an object, not \(type(of: value))")
+            fatalError("Object(value:) takes a dictionary, an array or an object, not \(type(of: value))")
         }
     }
 }
@@ -534,7 +534,7 @@ enum TypeRegistry {
         do {
             return try checkedInfo(for: cls)
         } catch {
-            preconditionFailure("\(error)")
+            fatalError("\(error)")
         }
     }
 

@@ -121,7 +121,7 @@ final class RealmCore: @unchecked Sendable {
 
     /// A frozen copy of `core` at its current version, sharing its file and bindings.
     private init(frozenFrom core: RealmCore) throws {
-        precondition(!core.isInWriteTransaction, "Cannot freeze a Realm in a write transaction; commit or cancel it first")
+        require(!core.isInWriteTransaction, "Cannot freeze a Realm in a write transaction; commit or cancel it first")
         configuration = core.configuration
         queue = nil
         pump = nil
@@ -142,7 +142,7 @@ final class RealmCore: @unchecked Sendable {
             frozenCache = (sequence, WeakCore(core: f))
             return f
         } catch {
-            preconditionFailure("freezing \(shared.displayName) failed: \(error)")
+            fatalError("freezing \(shared.displayName) failed: \(error)")
         }
     }
 
@@ -475,7 +475,7 @@ final class RealmCore: @unchecked Sendable {
     func dynamicBinding(_ name: String) -> TypeBinding {
         if let b = dynamicBindings[name] { return b }
         guard let bound = boundType(named: name), let stored = shared.storedSchema.withLock({ $0?.type(named: name) }) else {
-            preconditionFailure("Object type '\(name)' is not in the schema of \(shared.displayName)")
+            fatalError("Object type '\(name)' is not in the schema of \(shared.displayName)")
         }
         let b = TypeBinding(info: bound.info, stored: stored, schemaVersion: bound.schemaVersion, migration: bound.migration, objectClass: DynamicObject.self)
         dynamicBindings[name] = b
@@ -495,16 +495,16 @@ final class RealmCore: @unchecked Sendable {
             return b
         }
         if configuration.objectTypes != nil || isFrozen {
-            preconditionFailure(
+            fatalError(
                 "Object type '\(type.className())' is not managed by the Realm: add \(type).self to Realm.Configuration.objectTypes")
         }
         do {
             try register([try TypeRegistry.checkedInfo(for: type)], checkVersion: true)
         } catch {
-            preconditionFailure("\(error)")
+            fatalError("\(error)")
         }
         guard let b = bindings[ObjectIdentifier(type)] else {
-            preconditionFailure("Object type '\(type.className())' could not be added to the schema of \(shared.displayName)")
+            fatalError("Object type '\(type.className())' could not be added to the schema of \(shared.displayName)")
         }
         return b
     }
@@ -620,7 +620,7 @@ final class RealmCore: @unchecked Sendable {
     static let largeCommit = 65_536
 
     func commitWrite(skipping: Set<ObjectIdentifier> = []) throws {
-        guard let w = write else { preconditionFailure("Can't commit a non-existing write transaction") }
+        guard let w = write else { fatalError("Can't commit a non-existing write transaction") }
         var summary = ChangeSummary()
         summary.everything = w.droppedPartitions || w.schemaChanged
         do {
@@ -701,7 +701,7 @@ final class RealmCore: @unchecked Sendable {
     }
 
     func cancelWrite() {
-        guard let w = write else { preconditionFailure("Can't cancel a non-existing write transaction") }
+        guard let w = write else { fatalError("Can't cancel a non-existing write transaction") }
         w.tx.abort()
         for o in w.objectsToInvalidate { o._accessor = nil }
         write = nil
@@ -744,12 +744,12 @@ final class RealmCore: @unchecked Sendable {
     func add(_ object: Object, update: Realm.UpdatePolicy, asChild: Bool = false) {
         let w = requireWrite("add objects")
         if let accessor = object._accessor {
-            precondition(accessor.core === self, "Object is already managed by another Realm. Use create instead to copy it into this Realm.")
+            require(accessor.core === self, "Object is already managed by another Realm. Use create instead to copy it into this Realm.")
             return
         }
         let binding = binding(forClass: type(of: object))
         let info = binding.info
-        precondition(
+        require(
             asChild || !info.schema.isEmbedded,
             "Embedded objects cannot be created directly: assign this \(info.schema.className) to a property, List or Map of its parent object")
         var values = info.unmanagedValues(of: object)
@@ -768,7 +768,7 @@ final class RealmCore: @unchecked Sendable {
             let pkValue = values[pkIndex]
             if let existing = objectKey(forPrimaryKey: pkValue, binding: binding) {
                 guard update != .error else {
-                    preconditionFailure(
+                    fatalError(
                         "Attempting to create an object of type '\(info.schema.className)' with an existing primary key value '\(Object.describe(pkValue))'.")
                 }
                 key = existing
@@ -935,7 +935,7 @@ final class RealmCore: @unchecked Sendable {
         }
         if object._accessor == nil { add(object, update: update, asChild: true) }
         guard let accessor = object._accessor, accessor.core === self else {
-            preconditionFailure("Cannot link to an object managed by another Realm instance; copy it into this Realm with create(_:value:update:)")
+            fatalError("Cannot link to an object managed by another Realm instance; copy it into this Realm with create(_:value:update:)")
         }
         return .link(accessor.key)
     }
@@ -1050,9 +1050,9 @@ final class RealmCore: @unchecked Sendable {
     func delete(_ object: Object) {
         let w = requireWrite("delete objects")
         guard let accessor = object._accessor, accessor.core === self else {
-            preconditionFailure("Can only delete an object from the Realm it belongs to.")
+            fatalError("Can only delete an object from the Realm it belongs to.")
         }
-        precondition(objectExists(accessor), "Object has been deleted or invalidated.")
+        require(objectExists(accessor), "Object has been deleted or invalidated.")
         deleteCascading(accessor.binding, accessor.key, w, nullifyLinks: true)
     }
 
@@ -1142,12 +1142,12 @@ final class RealmCore: @unchecked Sendable {
         // the invalidation moved the Realm's version.
         if accessor.epoch != invalidations { fatalError("Object has been deleted or invalidated.") }
         if let w = write, let r = w.pending[PendingKey(partition: accessor.binding.partition, key: accessor.key)] {
-            precondition(!r.deleted, "Object has been deleted or invalidated.")
+            require(!r.deleted, "Object has been deleted or invalidated.")
             return r.values[index]
         }
         if accessor.record == nil || accessor.recordVersion != versionToken {
             guard let bytes = try? readSnapshot.get(ObjectKey.bytes(accessor.key), in: accessor.binding.partition) else {
-                preconditionFailure("Object has been deleted or invalidated.")
+                fatalError("Object has been deleted or invalidated.")
             }
             accessor.record = accessor.binding.upgraded(bytes)
             accessor.recordVersion = versionToken
@@ -1159,9 +1159,9 @@ final class RealmCore: @unchecked Sendable {
     func write(_ accessor: ObjectAccessor, _ index: Int, _ value: StoredValue) {
         let w = requireWrite("modify objects")
         let property = accessor.binding.info.schema.properties[index]
-        precondition(!property.isPrimaryKey, "Primary key can't be changed after an object is inserted.")
-        precondition(!value.isNull || property.isNullable, "\(accessor.binding.info.schema.className).\(property.name) is not optional and cannot be set to nil")
-        precondition(objectExists(accessor), "Object has been deleted or invalidated.")
+        require(!property.isPrimaryKey, "Primary key can't be changed after an object is inserted.")
+        require(!value.isNull || property.isNullable, "\(accessor.binding.info.schema.className).\(property.name) is not optional and cannot be set to nil")
+        require(objectExists(accessor), "Object has been deleted or invalidated.")
         let record = pendingRecord(accessor.binding, accessor.key, w)
         adopt(accessor.binding, index, old: record.values[index], new: value, w)
         record.values[index] = value

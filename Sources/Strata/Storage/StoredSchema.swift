@@ -254,7 +254,7 @@ final class TypeBinding: @unchecked Sendable {
         do {
             decoded = try ObjectRecord.decodeAll(record)
         } catch {
-            preconditionFailure("a record of \(info.schema.className) is damaged (\(error)); run `strata verify` on the file")
+            fatalError("a record of \(info.schema.className) is damaged (\(error)); run `strata verify` on the file")
         }
         guard let fields = migration.migrate(fields: decoded.fields, version: decoded.schemaVersion) else { return nil }
         return info.schema.properties.indices.map { i in
@@ -308,7 +308,7 @@ final class TypeBinding: @unchecked Sendable {
             if v.isNull && !info.schema.properties[index].isNullable { return info.defaults[index] }
             return v
         } catch {
-            preconditionFailure(
+            fatalError(
                 "a record of \(info.schema.className) is damaged (\(error)); run `strata verify` on the file")
         }
     }
