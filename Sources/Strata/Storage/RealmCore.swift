@@ -864,12 +864,36 @@ final class RealmCore: @unchecked Sendable {
             }
         }
         for (i, list) in lists {
-            let v = list.storedElements(in: self, update: update)
+            let v = update == .modified ? updatedEmbeddedList(list, i, of: record, w) ?? list.storedElements(in: self, update: update)
+                : list.storedElements(in: self, update: update)
             if update != .modified || record.values[i] != v {
                 adopt(record.binding, i, old: record.values[i], new: v, w)
                 record.values[i] = v
             }
         }
+    }
+
+    /// For `update: .modified`, a List of embedded objects as Realm updates it: the element at each position
+    /// that already holds an embedded object edits that object in place (it stays the same object), further
+    /// elements are added, and positions beyond the new elements are removed. Nil for any other property.
+    private func updatedEmbeddedList(_ list: any StoredOnAdd, _ i: Int, of record: PendingRecord, _ w: WriteState) -> StoredValue? {
+        let info = record.binding.info
+        guard let target = info.embeddedTargets[i], info.schema.properties[i].isArray, case .list(let old) = record.values[i],
+              let elements = (list as? any ListStorage)?.anyElements
+        else { return nil }
+        let childBinding = binding(forClass: target)
+        var keys: [StoredValue] = []
+        keys.reserveCapacity(elements.count)
+        for (n, element) in elements.enumerated() {
+            guard let object = element as? Object else { return nil }
+            if n < old.count, object._accessor == nil, case .link(let key) = old[n], exists(binding: childBinding, key: key) {
+                updateEmbedded(object, childBinding, key, w)
+                keys.append(.link(key))
+            } else {
+                keys.append(link(to: object, update: .modified))
+            }
+        }
+        return .list(keys)
     }
 
     /// Keeps embedded objects owned by exactly one parent when property `i` of an object of `binding` goes
