@@ -46,6 +46,49 @@ import TestSupport
         #expect(names == (0..<50).map { "kennel \($0)" })
     }
 
+    /// Records read in place from segment blocks (compacted on open): objects kept from the loop, one kept at
+    /// a `break`, and two iterators over one scan all read their own records after the scan has moved on to
+    /// other blocks, or ended.
+    @Test func objectsKeptFromAScanOfSegmentsReadTheirOwnRecordsAfterItMovesOn() throws {
+        let dir = try TemporaryDirectory()
+        let url = URL(fileURLWithPath: dir.child("blocks.realm"))
+        let count = 20_000 * Seeds.scale
+        let padding = String(repeating: "x", count: 120)
+        do {
+            let realm = try Realm(configuration: .init(fileURL: url, objectTypes: [LKennel.self, LDog.self]))
+            for start in stride(from: 0, to: count, by: 5_000) {
+                try realm.write {
+                    for i in start..<(start + 5_000) {
+                        realm.create(LKennel.self, value: ["id": i, "name": "kennel \(i) \(padding)", "scores": [i]])
+                    }
+                }
+            }
+        }
+        var config = Realm.Configuration(fileURL: url, objectTypes: [LKennel.self, LDog.self])
+        config.shouldCompactOnLaunch = { _, _ in true }
+        let realm = try Realm(configuration: config)
+        var kept: [LKennel] = []
+        var stopped: LKennel? = nil
+        for k in realm.objects(LKennel.self) {
+            if k.id % 997 == 0 { kept.append(k) }
+            if k.id == count - 3 {
+                stopped = k
+                break
+            }
+        }
+        #expect(kept.map(\.id) == Array(stride(from: 0, to: count - 3, by: 997)))
+        #expect(kept.allSatisfy { $0.name == "kennel \($0.id) \(padding)" && Array($0.scores) == [$0.id] })
+        #expect(stopped?.name == "kennel \(count - 3) \(padding)")
+        // A copied iterator shares the scan: what one returned stays right while the other moves it on.
+        var first = realm.objects(LKennel.self).makeIterator()
+        let a = first.next()
+        var second = first
+        var last: LKennel? = nil
+        while let k = second.next() { last = k }
+        #expect(a?.id == 0 && a?.name == "kennel 0 \(padding)")
+        #expect(last?.id == count - 1)
+    }
+
     @Test func reusedObjectsReadTheirRecordAfterTheRealmMoves() throws {
         let dir = try TemporaryDirectory()
         let realm = try filledRealm(dir, count: 20)

@@ -128,6 +128,12 @@ package enum Bytes {
         guard offset >= 0, offset <= bytes.count - 4 else { return nil }
         return UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
     }
+
+    @inline(__always)
+    package static func loadUInt64LE(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UInt64? {
+        guard offset >= 0, offset <= bytes.count - 8 else { return nil }
+        return UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+    }
 }
 
 /// Little-endian encoders for building small on-disk structures in arrays.

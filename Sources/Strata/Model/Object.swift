@@ -239,13 +239,19 @@ public final class DynamicObject: Object {
 @usableFromInline
 final class ObjectAccessor {
     let core: RealmCore
-    let binding: TypeBinding
+    @usableFromInline let binding: TypeBinding
     @usableFromInline var info: TypeInfo { binding.info }
     // An accessor is used on its object's thread without re-entry: dynamic exclusivity checks are off on
     // these fields, read on every property access (they were a tenth of an enumeration).
     @exclusivity(unchecked) private(set) var key: Int64
     /// The record as last read, and the Realm version it was read at.
-    @exclusivity(unchecked) var record: [UInt8]?
+    @usableFromInline @exclusivity(unchecked) private(set) var record: [UInt8]?
+    /// Instead of `record`, the record's bytes lent by a streaming scan of a `Results` (no copy per object):
+    /// valid while the scan stays on this record. Before the scan moves on, it either lends this accessor the
+    /// next record (nothing else refers to the object) or has it keep its own copy (`keepRecord()`); `lender`,
+    /// the scan, keeps the bytes mapped meanwhile.
+    @usableFromInline @exclusivity(unchecked) private(set) var lent: UnsafeRawBufferPointer?
+    @exclusivity(unchecked) private var lender: AnyObject?
     @exclusivity(unchecked) var recordVersion: UInt64 = .max
     /// The Realm's `invalidate()` count when this accessor was made: a later `invalidate()` invalidates it.
     @exclusivity(unchecked) private(set) var epoch: Int
@@ -270,20 +276,53 @@ final class ObjectAccessor {
         self.recordVersion = version
     }
 
-    /// Points this accessor at another record of its type, read at `version` and needing no migration: a
-    /// `Results` iteration reusing an object (and this accessor) that nothing else refers to. The record's
-    /// buffer is reused too.
+    /// An accessor for a record lent by a streaming scan (`lender`), read at `version` and needing no migration.
     @inline(__always)
-    func reset(key: Int64, currentRecord bytes: UnsafeRawBufferPointer, version: UInt64) {
+    init(core: RealmCore, binding: TypeBinding, key: Int64, lent: UnsafeRawBufferPointer, lender: AnyObject, version: UInt64) {
+        self.core = core
+        self.binding = binding
+        self.key = key
+        self.epoch = core.invalidations
+        self.lent = lent
+        self.lender = lender
+        self.recordVersion = version
+    }
+
+    /// Points this accessor at another record of its type lent by the same kind of scan, read at `version` and
+    /// needing no migration: a `Results` iteration reusing an object (and this accessor) that nothing else
+    /// refers to.
+    @inline(__always)
+    func lend(key: Int64, _ bytes: UnsafeRawBufferPointer, by lender: AnyObject, version: UInt64) {
         self.key = key
         epoch = core.invalidations
-        if record != nil {
-            record!.removeAll(keepingCapacity: true)
-            record!.append(contentsOf: bytes)
-        } else {
-            record = [UInt8](bytes)
-        }
+        record = nil
+        lent = bytes
+        if self.lender !== lender { self.lender = lender }
         recordVersion = version
+    }
+
+    /// Copies a lent record into this accessor's own storage: the scan that lent it is about to move on while
+    /// something still refers to this accessor.
+    func keepRecord() {
+        guard let bytes = lent else { return }
+        record = [UInt8](bytes)
+        lent = nil
+        lender = nil
+    }
+
+    /// Replaces the record with one read at `version` (this accessor's own).
+    func setRecord(_ bytes: [UInt8], version: UInt64) {
+        record = bytes
+        lent = nil
+        lender = nil
+        recordVersion = version
+    }
+
+    /// The record's bytes, lent or owned, for `body`; nil when there is none.
+    @inline(__always)
+    func withRecord<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R? {
+        if let lent { return body(lent) }
+        return record?.withUnsafeBytes(body)
     }
 
     var isInvalidated: Bool { core.isInvalidated || epoch != core.invalidations || !core.objectExists(self) }
@@ -300,10 +339,31 @@ final class ObjectAccessor {
         "\(info.schema.className) holds \(stored) where a \(type) is declared; the file and the model disagree"
     }
 
+    /// Whether `record` is this object's record at the Realm's current version, outside a write transaction:
+    /// then it can be read in place.
+    @usableFromInline var recordIsCurrent: Bool {
+        recordVersion == core.versionToken && !core.hasPendingWrite && (lent != nil || record != nil)
+    }
+
+    /// Property `index` read straight from the record's bytes as a `V`, for the types that have a direct
+    /// reader; nil when that path does not apply (the caller then uses `get`).
+    @inlinable @inline(__always)
+    func directValue<V: _Persistable>(_ index: Int, as type: V.Type) -> V? {
+        guard recordIsCurrent else { return nil }
+        if let bytes = lent {
+            guard let (tag, start) = binding.directPayload(index, in: bytes) else { return nil }
+            return V._decodeDirect(tag: tag, at: start, in: bytes)
+        }
+        return record?.withUnsafeBytes { bytes in
+            guard let (tag, start) = binding.directPayload(index, in: bytes) else { return nil }
+            return V._decodeDirect(tag: tag, at: start, in: bytes)
+        }
+    }
+
     @usableFromInline func get(_ index: Int) -> StoredValue {
         // The usual read: no write transaction, and the record is of the Realm's current version.
-        if recordVersion == core.versionToken, !core.hasPendingWrite, let record {
-            return record.withUnsafeBytes { binding.value(index, in: $0) }
+        if recordVersion == core.versionToken, !core.hasPendingWrite, let v = withRecord({ binding.value(index, in: $0) }) {
+            return v
         }
         return core.read(self, index)
     }

@@ -44,6 +44,10 @@ public protocol _Persistable: _PersistableMetatype {
     static func _setManagedCollection(_ owner: AnyObject, _ index: Int, _ value: Self)
     /// For `LinkingObjects`: the objects linking to the object whose accessor is `owner` (nil: unmanaged).
     static func _linkingObjects(_ owner: AnyObject?, _ property: String) -> Self?
+    /// The value of the payload at `start` in a record, whose field tag is `tag`, read straight from the bytes
+    /// (no `StoredValue`); nil when this type has no direct reading or the payload is not of this type, and
+    /// then the caller takes the general path, which also reports damage.
+    static func _decodeDirect(tag: UInt8, at start: Int, in record: UnsafeRawBufferPointer) -> Self?
 }
 
 extension _Persistable {
@@ -61,6 +65,43 @@ extension _Persistable {
     public static func _managedCollection(_ owner: AnyObject, _ index: Int) -> Self? { nil }
     public static func _setManagedCollection(_ owner: AnyObject, _ index: Int, _ value: Self) {}
     public static func _linkingObjects(_ owner: AnyObject?, _ property: String) -> Self? { nil }
+    public static func _decodeDirect(tag: UInt8, at start: Int, in record: UnsafeRawBufferPointer) -> Self? { nil }
+}
+
+/// The record tags the direct readers know (`ObjectRecord.Tag`'s values).
+@usableFromInline
+enum DirectTag {
+    @usableFromInline static let null: UInt8 = 0
+    @usableFromInline static let falseValue: UInt8 = 1
+    @usableFromInline static let trueValue: UInt8 = 2
+    @usableFromInline static let int: UInt8 = 3
+    @usableFromInline static let float: UInt8 = 4
+    @usableFromInline static let double: UInt8 = 5
+    @usableFromInline static let string: UInt8 = 6
+    @usableFromInline static let date: UInt8 = 8
+
+    /// A length written as a varint of at most three bytes at `start`, and how many bytes it takes; nil for a
+    /// longer one (the general path reads it) or one outside the record.
+    @inlinable @inline(__always)
+    static func length(_ record: UnsafeRawBufferPointer, _ start: Int) -> (Int, Int)? {
+        guard start >= 0, start < record.count else { return nil }
+        let b0 = Int(record[start])
+        if b0 < 0x80 { return (b0, 1) }
+        guard start + 1 < record.count else { return nil }
+        let b1 = Int(record[start + 1])
+        if b1 < 0x80 { return ((b0 & 0x7F) | b1 << 7, 2) }
+        guard start + 2 < record.count else { return nil }
+        let b2 = Int(record[start + 2])
+        if b2 < 0x80 { return ((b0 & 0x7F) | (b1 & 0x7F) << 7 | b2 << 14, 3) }
+        return nil
+    }
+
+    /// A little-endian word at `start`, bounds-checked.
+    @inlinable @inline(__always)
+    static func word(_ record: UnsafeRawBufferPointer, _ start: Int) -> UInt64? {
+        guard start >= 0, start <= record.count - 8 else { return nil }
+        return UInt64(littleEndian: record.loadUnaligned(fromByteOffset: start, as: UInt64.self))
+    }
 }
 
 /// A to-one link: `@Persisted var owner: Person?`. Links must be optional, as in Realm.
@@ -81,6 +122,10 @@ extension Bool: _Persistable {
     public static var _zeroValue: Bool { false }
     public static func _fromStored(_ v: StoredValue) -> Bool? { if case .bool(let b) = v { return b }; return nil }
     public var _storedValue: StoredValue { .bool(self) }
+    @inlinable
+    public static func _decodeDirect(tag: UInt8, at start: Int, in record: UnsafeRawBufferPointer) -> Bool? {
+        tag == DirectTag.trueValue ? true : tag == DirectTag.falseValue ? false : nil
+    }
 }
 
 /// Integers of every width are stored as 64-bit integers.
@@ -94,6 +139,11 @@ extension _PersistableInteger {
     }
     public var _storedValue: StoredValue { .int(Int64(self)) }
     public static var _canBePrimaryKey: Bool { true }
+    @inlinable
+    public static func _decodeDirect(tag: UInt8, at start: Int, in record: UnsafeRawBufferPointer) -> Self? {
+        guard tag == DirectTag.int, let w = DirectTag.word(record, start) else { return nil }
+        return Self(exactly: Int64(bitPattern: w))
+    }
 }
 extension Int: _PersistableInteger {}
 extension Int8: _PersistableInteger {}
@@ -106,6 +156,11 @@ extension Float: _Persistable {
     public static var _zeroValue: Float { 0 }
     public static func _fromStored(_ v: StoredValue) -> Float? { if case .float(let x) = v { return x }; return nil }
     public var _storedValue: StoredValue { .float(self) }
+    @inlinable
+    public static func _decodeDirect(tag: UInt8, at start: Int, in record: UnsafeRawBufferPointer) -> Float? {
+        guard tag == DirectTag.float, start >= 0, start <= record.count - 4 else { return nil }
+        return Float(bitPattern: UInt32(littleEndian: record.loadUnaligned(fromByteOffset: start, as: UInt32.self)))
+    }
 }
 
 extension Double: _Persistable {
@@ -113,6 +168,11 @@ extension Double: _Persistable {
     public static var _zeroValue: Double { 0 }
     public static func _fromStored(_ v: StoredValue) -> Double? { if case .double(let x) = v { return x }; return nil }
     public var _storedValue: StoredValue { .double(self) }
+    @inlinable
+    public static func _decodeDirect(tag: UInt8, at start: Int, in record: UnsafeRawBufferPointer) -> Double? {
+        guard tag == DirectTag.double, let w = DirectTag.word(record, start) else { return nil }
+        return Double(bitPattern: w)
+    }
 }
 
 extension String: _Persistable {
@@ -121,6 +181,13 @@ extension String: _Persistable {
     public static func _fromStored(_ v: StoredValue) -> String? { if case .string(let s) = v { return s }; return nil }
     public var _storedValue: StoredValue { .string(self) }
     public static var _canBePrimaryKey: Bool { true }
+    @inlinable
+    public static func _decodeDirect(tag: UInt8, at start: Int, in record: UnsafeRawBufferPointer) -> String? {
+        guard tag == DirectTag.string, let (length, bytes) = DirectTag.length(record, start) else { return nil }
+        let from = start + bytes
+        guard length <= record.count - from else { return nil }
+        return String(decoding: UnsafeRawBufferPointer(rebasing: record[from..<(from + length)]), as: UTF8.self)
+    }
 }
 
 extension Data: _Persistable {
@@ -135,6 +202,11 @@ extension Date: _Persistable {
     public static var _zeroValue: Date { Date(timeIntervalSince1970: 0) }
     public static func _fromStored(_ v: StoredValue) -> Date? { if case .date(let d) = v { return d }; return nil }
     public var _storedValue: StoredValue { .date(self) }
+    @inlinable
+    public static func _decodeDirect(tag: UInt8, at start: Int, in record: UnsafeRawBufferPointer) -> Date? {
+        guard tag == DirectTag.date, let w = DirectTag.word(record, start) else { return nil }
+        return Date(timeIntervalSince1970: Double(bitPattern: w))
+    }
 }
 
 extension UUID: _Persistable {
@@ -165,6 +237,11 @@ extension Optional: _Persistable where Wrapped: _Persistable {
         if case .null = v { return .some(nil) }
         return Wrapped._fromStored(v).map { .some($0) }
     }
+    @inlinable
+    public static func _decodeDirect(tag: UInt8, at start: Int, in record: UnsafeRawBufferPointer) -> Wrapped?? {
+        if tag == DirectTag.null { return .some(nil) }
+        return Wrapped._decodeDirect(tag: tag, at: start, in: record).map { .some($0) }
+    }
     public var _storedValue: StoredValue { self?._storedValue ?? .null }
     public static var _objectType: Object.Type? { Wrapped._objectType }
     public static var _canBePrimaryKey: Bool { Wrapped._canBePrimaryKey }
@@ -182,6 +259,10 @@ extension PersistableEnum {
     public static var _propertyType: PropertyType { RawValue._propertyType }
     public static var _zeroValue: Self { allCases.first! }
     public static func _fromStored(_ v: StoredValue) -> Self? { RawValue._fromStored(v).flatMap { Self(rawValue: $0) } }
+    @inlinable
+    public static func _decodeDirect(tag: UInt8, at start: Int, in record: UnsafeRawBufferPointer) -> Self? {
+        RawValue._decodeDirect(tag: tag, at: start, in: record).flatMap { Self(rawValue: $0) }
+    }
     public var _storedValue: StoredValue { rawValue._storedValue }
     /// An enum backed by Int or String can be the primary key, as in RealmSwift (O010).
     public static var _canBePrimaryKey: Bool { RawValue._canBePrimaryKey }

@@ -90,8 +90,11 @@ public struct Persisted<Value: _Persistable> {
                     let index = accessor.info.cachedIndex(storageKeyPath) ?? accessor.info.propertyIndex(for: storageKeyPath, in: object)
                     if let v = accessor.anyValue(at: index) as? Value { return v }
                 }
-                if !Value._isList && Value._objectType == nil, let stored = accessor.value(at: storageKeyPath) {
-                    // The usual read: a scalar property whose key path was seen before, in one call.
+                if !Value._isList && Value._objectType == nil, let index = accessor.info.cachedIndex(storageKeyPath) {
+                    // The usual read: a scalar property whose key path was seen before, decoded in place from
+                    // the record when it is current, else through the general path.
+                    if let value = accessor.directValue(index, as: Value.self) { return value }
+                    let stored = accessor.get(index)
                     guard let value = Value._fromStored(stored) else { fatalError(accessor.mismatch(stored, Value.self)) }
                     return value
                 }

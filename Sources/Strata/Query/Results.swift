@@ -272,23 +272,22 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
             binding = results.binding
         }
 
-        /// The last object, pointed at record `value` of `key`, when no one else holds it; nil otherwise.
+        /// Before the scan moves on: the object returned last when nothing but this iterator refers to it any
+        /// more (the loop body kept no reference), to be pointed at the next record; nil otherwise, after giving
+        /// it its own copy of the bytes the scan lent it.
         @inline(__always)
-        private mutating func reused(_ key: Int64, _ value: UnsafeRawBufferPointer) -> Element? {
+        private mutating func takeReusable() -> Element? {
+            guard last != nil else { return nil }
             // An object with `let` properties is never reused: they may outlive it, bound to its accessor.
-            guard last != nil, !binding.info.hasLegacyProperties, isKnownUniquelyReferenced(&last!) else { return nil }
-            let object = last!
-            if object._accessor != nil, isKnownUniquelyReferenced(&object._accessor!) {
-                object._accessor!.reset(key: key, currentRecord: value, version: streamVersion)
-            } else {
-                // A list or another view of the old object keeps its accessor: give this one a new one.
-                object._accessor = ObjectAccessor(core: core, binding: binding, key: key, currentRecord: [UInt8](value), version: streamVersion)
-            }
-            return object
+            if !binding.info.hasLegacyProperties, isKnownUniquelyReferenced(&last!) { return last }
+            last!._accessor?.keepRecord()
+            last = nil
+            return nil
         }
 
         public mutating func next() -> Element? {
             if let stream {
+                let reusable = takeReusable()
                 do {
                     if started { try stream.next() } else { started = true }
                 } catch {
@@ -298,8 +297,17 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
                 if needsMigration, let values = binding.migratedValues(value) {
                     return results.object(key, binding.encode(values))
                 }
-                if let object = reused(key, value) { return object }
-                let made = core.makeObject(binding: binding, key: key, currentRecord: [UInt8](value), version: streamVersion)
+                if let object = reusable {
+                    if object._accessor != nil, isKnownUniquelyReferenced(&object._accessor!) {
+                        object._accessor!.lend(key: key, value, by: stream, version: streamVersion)
+                    } else {
+                        // A list or another view of the old object keeps its accessor, with its own copy.
+                        object._accessor?.keepRecord()
+                        object._accessor = ObjectAccessor(core: core, binding: binding, key: key, lent: value, lender: stream, version: streamVersion)
+                    }
+                    return object
+                }
+                let made = core.makeObject(binding: binding, key: key, lent: value, lender: stream, version: streamVersion)
                 let object = exactClass ? unsafeDowncast(made, to: Element.self) : made as! Element
                 last = object
                 return object

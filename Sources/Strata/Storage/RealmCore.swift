@@ -1151,6 +1151,15 @@ final class RealmCore: @unchecked Sendable {
         return object
     }
 
+    /// An object for a record lent by a streaming scan, read at `version` and needing no migration.
+    @inline(__always)
+    func makeObject(binding: TypeBinding, key: Int64, lent: UnsafeRawBufferPointer, lender: AnyObject, version: UInt64) -> Object {
+        let object = binding.objectClass.init()
+        object._accessor = ObjectAccessor(core: self, binding: binding, key: key, lent: lent, lender: lender, version: version)
+        if binding.info.hasLegacyProperties { binding.info.bindLegacyProperties(of: object) }
+        return object
+    }
+
     /// An object for a record read at `version` that needs no migration (a scan outside a write transaction).
     @inline(__always)
     func makeObject(binding: TypeBinding, key: Int64, currentRecord record: [UInt8], version: UInt64) -> Object {
@@ -1169,14 +1178,16 @@ final class RealmCore: @unchecked Sendable {
             require(!r.deleted, "Object has been deleted or invalidated.")
             return r.values[index]
         }
-        if accessor.record == nil || accessor.recordVersion != versionToken {
+        if accessor.recordVersion != versionToken || (accessor.record == nil && accessor.lent == nil) {
             guard let bytes = try? readSnapshot.get(ObjectKey.bytes(accessor.key), in: accessor.binding.partition) else {
                 fatalError("Object has been deleted or invalidated.")
             }
-            accessor.record = accessor.binding.upgraded(bytes)
-            accessor.recordVersion = versionToken
+            accessor.setRecord(accessor.binding.upgraded(bytes), version: versionToken)
         }
-        return accessor.record!.withUnsafeBytes { accessor.binding.value(index, in: $0) }
+        guard let value = accessor.withRecord({ accessor.binding.value(index, in: $0) }) else {
+            fatalError("Object has been deleted or invalidated.")
+        }
+        return value
     }
 
     /// Writes property `index` of a managed object (in a write transaction).

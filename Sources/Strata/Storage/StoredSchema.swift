@@ -113,6 +113,7 @@ struct StoredSchema: Codable, Equatable, Sendable {
 }
 
 /// How one model class maps onto one file: its partition and the field id of each property.
+@usableFromInline
 final class TypeBinding: @unchecked Sendable {
     let info: TypeInfo
     let partition: UInt32
@@ -154,6 +155,14 @@ final class TypeBinding: @unchecked Sendable {
     private let fastFieldIds: [UInt8]
     /// Per property: whether it is optional (a nil stored in a required property reads as its default).
     private let isOptional: [Bool]
+    /// Per property index, for direct reads: where the payload's offset sits in the offset table, where its
+    /// tag sits, and its one-byte field id (checked as above). Empty without a fast layout.
+    private struct DirectField {
+        let offsetPosition: Int32
+        let tagPosition: Int32
+        let fieldId: UInt8
+    }
+    private let directFields: ContiguousArray<DirectField>
     /// The model class, for making objects.
     let objectClass: Object.Type
     let schemaVersion: UInt64
@@ -214,6 +223,11 @@ final class TypeBinding: @unchecked Sendable {
             fastOffsetTable = layout.offsetTable
             fastTagPositions = slots.map { layout.tagPositions[$0] }
             fastFieldIds = fieldIds.map { UInt8($0) }
+            directFields = ContiguousArray(fieldIds.indices.map { i in
+                DirectField(
+                    offsetPosition: Int32(layout.offsetTable + 4 * slots[i]), tagPosition: Int32(layout.tagPositions[slots[i]]),
+                    fieldId: UInt8(fieldIds[i]))
+            })
         } else {
             fastPrefix = 0
             fastPrefixMask = 0
@@ -222,6 +236,7 @@ final class TypeBinding: @unchecked Sendable {
             fastOffsetTable = 0
             fastTagPositions = []
             fastFieldIds = []
+            directFields = []
         }
     }
 
@@ -280,6 +295,17 @@ final class TypeBinding: @unchecked Sendable {
     /// Encodes a record of this binding's values (by property index) into `out`, in the layout's field order.
     func encode(_ values: [StoredValue], schemaVersion: UInt64, into out: inout [UInt8]) {
         ObjectRecord.encode(schemaVersion: schemaVersion, fieldIds: fieldIds, values: values, order: recordOrder, into: &out)
+    }
+
+    /// Where property `index`'s payload starts in `record`, and its tag, when the record has this binding's
+    /// layout; nil otherwise (the general path reads it). A direct reader then decodes the payload in place.
+    @usableFromInline
+    func directPayload(_ index: Int, in record: UnsafeRawBufferPointer) -> (tag: UInt8, start: Int)? {
+        guard hasCurrentLayout(record), index < directFields.count else { return nil }
+        let f = directFields[index]
+        let tagPosition = Int(f.tagPosition)
+        guard record[tagPosition - 1] == f.fieldId, let offset = Bytes.loadUInt32LE(record, at: Int(f.offsetPosition)) else { return nil }
+        return (record[tagPosition], fastHeaderLength + Int(offset))
     }
 
     /// The value of property `index` in a record.
