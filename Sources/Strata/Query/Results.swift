@@ -202,9 +202,19 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     public var endIndex: Int { count }
 
     public var count: Int {
-        if predicate == nil && sort.isEmpty && distinct.isEmpty, !core.isInWriteTransaction, cache.token != core.changeToken {
+        if sort.isEmpty && distinct.isEmpty, !core.isInWriteTransaction, cache.token != core.changeToken {
+            // Counting needs neither the keys nor copies of the records: the rows are checked where they lie.
             var n = 0
-            core.forEachRecord(binding) { _, _ in n += 1; return true }
+            if let predicate {
+                let context = queryContext()
+                let count = { (key: Int64, ref: RecordRef) -> Bool in
+                    if predicate.evaluate(ref, key: key, in: context) { n += 1 }
+                    return true
+                }
+                if let keys = primaryKeyCandidates() { core.forEachRecord(binding, keys: keys, count) } else { core.forEachRecord(binding, count) }
+            } else {
+                core.forEachRecord(binding) { _, _ in n += 1; return true }
+            }
             return n
         }
         return evaluated().keys.count

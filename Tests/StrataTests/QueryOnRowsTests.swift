@@ -1,0 +1,66 @@
+import Foundation
+import Strata
+import Testing
+import TestSupport
+
+final class QRItem: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var score = 0
+    @Persisted var rank: Int?
+    @Persisted var name = ""
+}
+
+/// Queries read integers and ASCII text where they lie in the records; every other case goes through values.
+/// Both must give what Swift gives for the same test on the objects, and `count` what the results hold.
+@Suite struct QueryOnRowsTests {
+    static let names = [
+        "", "a", "ab", "abc", "Abc", "abd", "b", "ba", "zab", "xxabxx", "é", "e\u{301}", "e\u{301}tude", "étude", "ab\u{301}",
+        "日本", "ab日本", String(repeating: "ab", count: 100),
+    ]
+
+    @Test(arguments: Seeds.environmentOr([1, 2, 3]))
+    func directReadsAgreeWithSwift(seed: UInt64) throws {
+        var rng = SplitMix64(seed: seed)
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: .init(fileURL: URL(fileURLWithPath: dir.child("q.realm")), objectTypes: [QRItem.self]))
+        let count = 300 * Seeds.scale
+        try realm.write {
+            for i in 0..<count {
+                let item = QRItem()
+                item.id = i
+                item.score = Int(truncatingIfNeeded: rng.next() % 2001) - 1000
+                item.rank = rng.next() % 4 == 0 ? nil : Int(rng.next() % 100)
+                item.name = Self.names[Int(rng.next() % UInt64(Self.names.count))]
+                realm.add(item)
+            }
+        }
+        let all = Array(realm.objects(QRItem.self))
+        func check(_ format: String, _ args: [Any], _ reference: (QRItem) -> Bool) {
+            let results = realm.objects(QRItem.self).filter(format, args)
+            let expected = all.filter(reference).map(\.id)
+            #expect(results.map(\.id).sorted() == expected.sorted(), "\(format) \(args)")
+            #expect(results.count == expected.count, "count of \(format) \(args)")
+        }
+        for c in [-1000, -1, 0, 1, 500, 1000] {
+            check("score > %@", [c]) { $0.score > c }
+            check("score >= %@", [c]) { $0.score >= c }
+            check("score < %@", [c]) { $0.score < c }
+            check("score <= %@", [c]) { $0.score <= c }
+            check("score == %@", [c]) { $0.score == c }
+            check("score != %@", [c]) { $0.score != c }
+            check("rank > %@", [c]) { $0.rank.map { $0 > c } ?? false }
+            check("rank == %@", [c]) { $0.rank == c }
+            check("rank != %@", [c]) { $0.rank != c }
+        }
+        check("rank == nil", []) { $0.rank == nil }
+        for p in ["", "a", "ab", "b", "é", "e", "日", "abab"] {
+            check("name BEGINSWITH %@", [p]) { $0.name.hasPrefix(p) }
+            check("name ENDSWITH %@", [p]) { $0.name.hasSuffix(p) }
+            check("name CONTAINS %@", [p]) { p.isEmpty || $0.name.contains(p) }
+            check("score > 0 AND name BEGINSWITH %@", [p]) { $0.score > 0 && $0.name.hasPrefix(p) }
+        }
+        // The typed query builds the same predicates.
+        #expect(realm.objects(QRItem.self).where { $0.score > 50 && $0.name.starts(with: "ab") }.count
+            == all.filter { $0.score > 50 && $0.name.hasPrefix("ab") }.count)
+    }
+}
