@@ -41,23 +41,8 @@ indirect enum Predicate: Sendable {
     func evaluate(_ r: RecordRef, key: Int64 = 0, in context: QueryContext? = nil) -> Bool {
         switch self {
         case .constant(let b): return b
-        case .compare(let i, let op, let v, let options):
-            // An integer compared where it lies in the record; anything else (nil, another layout) as a value.
-            if case .int(let c) = v, case .bytes(let raw, let binding) = r, let (tag, start) = binding.directPayload(i, in: raw),
-                tag == DirectTag.int, let w = DirectTag.word(raw, start)
-            {
-                return Self.compare(Int64(bitPattern: w), op, c)
-            }
-            return Self.compare(r.value(i), op, v, options)
+        case .compare(let i, let op, let v, let options): return Self.compare(r.value(i), op, v, options)
         case .string(let i, let op, let s, let options):
-            // ASCII text matched byte for byte where it lies in the record (the same answer as Swift's string
-            // comparison for ASCII); other text, and [c]/[d], through `String`.
-            if options.isEmpty, op != .like, case .bytes(let raw, let binding) = r, let (tag, start) = binding.directPayload(i, in: raw),
-                tag == DirectTag.string, let (length, width) = DirectTag.length(raw, start), length <= raw.count - start - width,
-                let result = Self.matchASCII(UnsafeRawBufferPointer(rebasing: raw[(start + width)..<(start + width + length)]), op, s)
-            {
-                return result
-            }
             guard case .string(let value) = r.value(i) else { return false }
             return Self.match(value, op, s, options)
         case .isIn(let i, let values, let options):
@@ -173,26 +158,6 @@ indirect enum Predicate: Sendable {
         case .greater: a > b
         case .greaterOrEqual: a >= b
         }
-    }
-
-    /// `match` without options on UTF-8 bytes, when the value and the pattern are both ASCII (where bytes and
-    /// characters are the same); nil otherwise, and for LIKE.
-    static func matchASCII(_ value: UnsafeRawBufferPointer, _ op: StringOp, _ pattern: String) -> Bool? {
-        let result: Bool?? = pattern.utf8.withContiguousStorageIfAvailable { p -> Bool? in
-            guard p.allSatisfy({ $0 < 0x80 }), value.allSatisfy({ $0 < 0x80 }) else { return nil }
-            let n = p.count, m = value.count
-            guard n <= m else { return op == .contains && n == 0 }
-            switch op {
-            case .beginsWith: return (0..<n).allSatisfy { value[$0] == p[$0] }
-            case .endsWith: return (0..<n).allSatisfy { value[m - n + $0] == p[$0] }
-            case .contains:
-                if n == 0 { return true }
-                for offset in 0...(m - n) where (0..<n).allSatisfy({ value[offset + $0] == p[$0] }) { return true }
-                return false
-            case .like: return nil
-            }
-        }
-        return result ?? nil
     }
 
     static func match(_ value: String, _ op: StringOp, _ pattern: String, _ options: StringOptions) -> Bool {

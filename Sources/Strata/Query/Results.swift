@@ -66,8 +66,9 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         if cache.token == token { return cache }
         var rows: [(key: Int64, record: [UInt8]?, sortValues: [StoredValue], distinctValues: [StoredValue])] = []
         let context = queryContext()
+        let compiled = predicate.map(RowPredicate.init)
         let collect = { (key: Int64, ref: RecordRef) -> Bool in
-            if let predicate, !predicate.evaluate(ref, key: key, in: context) { return true }
+            if let compiled, !compiled.evaluate(ref, key: key, in: context) { return true }
             let record: [UInt8]?
             if case .bytes(let raw, _) = ref { record = [UInt8](raw) } else { record = nil }
             rows.append((key, record, sort.map { $0.key.value(ref, key: key, context) }, distinct.map { $0.value(ref, key: key, context) }))
@@ -207,11 +208,18 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
             var n = 0
             if let predicate {
                 let context = queryContext()
-                let count = { (key: Int64, ref: RecordRef) -> Bool in
-                    if predicate.evaluate(ref, key: key, in: context) { n += 1 }
-                    return true
+                let rows = RowPredicate(predicate)
+                if let keys = primaryKeyCandidates() {
+                    core.forEachRecord(binding, keys: keys) { key, ref in
+                        if rows.evaluate(ref, key: key, in: context) { n += 1 }
+                        return true
+                    }
+                } else {
+                    core.forEachRecord(binding) { key, ref in
+                        if rows.evaluate(ref, key: key, in: context) { n += 1 }
+                        return true
+                    }
                 }
-                if let keys = primaryKeyCandidates() { core.forEachRecord(binding, keys: keys, count) } else { core.forEachRecord(binding, count) }
             } else {
                 core.forEachRecord(binding) { _, _ in n += 1; return true }
             }

@@ -1204,28 +1204,33 @@ final class RealmCore: @unchecked Sendable {
 
     /// Calls `body` with every live object of a type (key and a way to read its properties), in key order,
     /// pending changes included.
-    func forEachRecord(_ binding: TypeBinding, _ body: (Int64, RecordRef) throws -> Bool) rethrows {
+    func forEachRecord(_ binding: TypeBinding, _ body: (Int64, RecordRef) -> Bool) {
         let partition = binding.partition
         let pending = write?.pending ?? [:]
         var stop = false
-        try? readSnapshot.scan(partition) { k, v in
-            guard let key = ObjectKey.decode(k) else { return true }
-            if let r = pending[PendingKey(partition: partition, key: key)] {
-                if r.deleted { return true }
-                stop = !(try body(key, .values(r.values)))
-            } else if let values = binding.migratedValues(v) {
-                stop = !(try body(key, .values(values)))
-            } else {
-                stop = !(try body(key, .bytes(v, binding)))
+        do {
+            try readSnapshot.scan(partition) { k, v in
+                guard let key = ObjectKey.decode(k) else { return true }
+                if let r = pending[PendingKey(partition: partition, key: key)] {
+                    if r.deleted { return true }
+                    stop = !body(key, .values(r.values))
+                } else if let values = binding.migratedValues(v) {
+                    stop = !body(key, .values(values))
+                } else {
+                    stop = !body(key, .bytes(v, binding))
+                }
+                return !stop
             }
-            return !stop
+        } catch {
+            // A query cannot throw, and a scan that stopped at damaged bytes would give a wrong answer.
+            fatalError("reading the objects of \(binding.info.schema.className) in \(shared.displayName) failed: \(error)")
         }
         if stop { return }
         for key in write?.added[partition] ?? [] {
             guard let r = pending[PendingKey(partition: partition, key: key)], !r.deleted else { continue }
             // Added keys that were already in the snapshot were handled above.
             if exists(inSnapshot: key, partition: partition) { continue }
-            if !(try body(key, .values(r.values))) { return }
+            if !body(key, .values(r.values)) { return }
         }
     }
 
@@ -1233,7 +1238,7 @@ final class RealmCore: @unchecked Sendable {
     /// order a scan gives them (`forEachRecord(_:_:)`: keys of the snapshot ascending, then keys added by
     /// this write in the order they were added): the objects a query pins by primary key, read one by one
     /// instead of scanning the type.
-    func forEachRecord(_ binding: TypeBinding, keys unordered: Set<Int64>, _ body: (Int64, RecordRef) throws -> Bool) rethrows {
+    func forEachRecord(_ binding: TypeBinding, keys unordered: Set<Int64>, _ body: (Int64, RecordRef) -> Bool) {
         let partition = binding.partition
         let snapshot = readSnapshot
         var keys: [Int64] = [], late: [Int64] = []
@@ -1252,19 +1257,23 @@ final class RealmCore: @unchecked Sendable {
         for key in keys {
             if let r = write?.pending[PendingKey(partition: partition, key: key)] {
                 if r.deleted { continue }
-                if !(try body(key, .values(r.values))) { return }
+                if !body(key, .values(r.values)) { return }
                 continue
             }
             var stop = false
-            _ = try? ObjectKey.withBytes(key) { k in
-                try snapshot.withValue(forKey: k, in: partition) { v in
-                    guard let v else { return }
-                    if let values = binding.migratedValues(v) {
-                        stop = !(try body(key, .values(values)))
-                    } else {
-                        stop = !(try body(key, .bytes(v, binding)))
+            do {
+                try ObjectKey.withBytes(key) { k in
+                    try snapshot.withValue(forKey: k, in: partition) { v in
+                        guard let v else { return }
+                        if let values = binding.migratedValues(v) {
+                            stop = !body(key, .values(values))
+                        } else {
+                            stop = !body(key, .bytes(v, binding))
+                        }
                     }
                 }
+            } catch {
+                fatalError("reading \(binding.info.schema.className) #\(key) in \(shared.displayName) failed: \(error)")
             }
             if stop { return }
         }
