@@ -298,6 +298,10 @@ extension TypeInfo {
     /// Resolves a key path of a query (`age`, `owner.name`, `dogs.@count`, `dogs.@avg.age`); errors name the
     /// type and the property that does not fit.
     func resolveKeyPath(_ text: String, bindings: BindingResolver?) throws -> (ResolvedOperand, type: PropertyType) {
+        // The usual case, a stored scalar property of this type, without splitting the text.
+        if let i = propertyIndex[text], !schema.properties[i].isCollection, schema.properties[i].type != .object {
+            return (.property(i), schema.properties[i].type)
+        }
         let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         var info = self
         var steps: [LinkStep] = []

@@ -160,7 +160,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
                 if planOnly { return (nil, "primary key") }
                 var keys = Set<Int64>()
                 for v in values {
-                    if let key = core.objectKey(forPrimaryKey: v, binding: binding) { keys.insert(key) }
+                    if let key = core.objectKey(forPrimaryKey: v, binding: binding, checked: false) { keys.insert(key) }
                 }
                 return (keys, "primary key")
             }
@@ -240,9 +240,45 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         return binding.objectClass == Element.self ? unsafeDowncast(object, to: Element.self) : object as! Element
     }
 
-    public var first: Element? { isEmpty ? nil : self[0] }
-    public var last: Element? { isEmpty ? nil : self[count - 1] }
-    public var isEmpty: Bool { count == 0 }
+    public var first: Element? {
+        if sort.isEmpty && distinct.isEmpty, !core.isInWriteTransaction, cache.token != core.changeToken {
+            // In scan order: the first match ends the scan (or the pinned candidates' reads).
+            var found: (key: Int64, record: [UInt8]?)? = nil
+            let context = queryContext()
+            let compiled = predicate.map(RowPredicate.init)
+            let take = { (key: Int64, ref: RecordRef) -> Bool in
+                if let compiled, !compiled.evaluate(ref, key: key, in: context) { return true }
+                if case .bytes(let raw, _) = ref { found = (key, [UInt8](raw)) } else { found = (key, nil) }
+                return false
+            }
+            if let keys = primaryKeyCandidates() { core.forEachRecord(binding, keys: keys, take) } else { core.forEachRecord(binding, take) }
+            return found.map { object($0.key, $0.record) }
+        }
+        let c = evaluated()
+        return c.keys.isEmpty ? nil : object(c.keys[0], c.records.first ?? nil)
+    }
+
+    public var last: Element? {
+        let c = evaluated()
+        guard let key = c.keys.last else { return nil }
+        return object(key, c.records.count == c.keys.count ? c.records[c.keys.count - 1] : nil)
+    }
+
+    public var isEmpty: Bool {
+        if sort.isEmpty && distinct.isEmpty, !core.isInWriteTransaction, cache.token != core.changeToken {
+            var any = false
+            let context = queryContext()
+            let compiled = predicate.map(RowPredicate.init)
+            let look = { (key: Int64, ref: RecordRef) -> Bool in
+                if let compiled, !compiled.evaluate(ref, key: key, in: context) { return true }
+                any = true
+                return false
+            }
+            if let keys = primaryKeyCandidates() { core.forEachRecord(binding, keys: keys, look) } else { core.forEachRecord(binding, look) }
+            return !any
+        }
+        return evaluated().keys.isEmpty
+    }
 
     public func index(of object: Element) -> Int? {
         guard let a = object._accessor, a.core === core else { return nil }

@@ -1100,10 +1100,16 @@ final class RealmCore: @unchecked Sendable {
     /// The object key of the object whose optional Int primary key is nil (an Int primary key is the object key).
     static let nilIntPrimaryKey = Int64.min
 
-    func objectKey(forPrimaryKey value: StoredValue, binding: TypeBinding) -> Int64? {
+    /// The key of the object with primary key `value`, nil when there is none. `checked: false` skips the read
+    /// that makes sure the object exists, for callers that read the key's record next anyway (and skip it
+    /// when it is missing): then a key is returned for an Int primary key whether or not its object exists.
+    func objectKey(forPrimaryKey value: StoredValue, binding: TypeBinding, checked: Bool = true) -> Int64? {
         let candidate: Int64?
         if binding.intPrimaryKey {
-            if value.isNull { return exists(binding: binding, key: Self.nilIntPrimaryKey) ? Self.nilIntPrimaryKey : nil }
+            if value.isNull {
+                if !checked { return Self.nilIntPrimaryKey }
+                return exists(binding: binding, key: Self.nilIntPrimaryKey) ? Self.nilIntPrimaryKey : nil
+            }
             guard case .int(let v) = value else { return nil }
             candidate = v
         } else if let pkPartition = binding.primaryKeyPartition {
@@ -1119,7 +1125,7 @@ final class RealmCore: @unchecked Sendable {
             return nil
         }
         guard let key = candidate else { return nil }
-        return exists(binding: binding, key: key) ? key : nil
+        return !checked || exists(binding: binding, key: key) ? key : nil
     }
 
     /// The object with primary key `value`: its key and, when it is not pending in this write, a copy of its
