@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
         // `swift package generate-documentation` (the DocC catalogs of Strata and Engine).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
+        // Counts allocations in tests and the Bench (linked into those executables only, never the library).
+        .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
     ],
     targets: [
         .systemLibrary(
@@ -54,7 +56,7 @@ let package = Package(
         ),
         .target(
             name: "TestSupport",
-            dependencies: ["Engine"],
+            dependencies: ["Engine", .product(name: "MallocInterposerSwift", package: "malloc-interposer")],
             path: "Tests/TestSupport",
             swiftSettings: strictSettings
         ),
