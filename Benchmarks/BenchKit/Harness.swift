@@ -65,6 +65,8 @@ public enum Unit: String, Codable, Sendable {
     case perSecond = "/s"
     case milliseconds = "ms"
     case megabytes = "MB"
+    /// Heap allocations per object read (counted with malloc-interposer, every thread of the process).
+    case allocations = "allocations/object"
 
     /// Whether a larger figure is better (for the ratio's direction).
     var higherIsBetter: Bool { self == .perSecond }
@@ -171,6 +173,7 @@ public enum Format {
             return String(format: "%.1f/s", x)
         case .milliseconds: return x >= 100 ? String(format: "%.0f ms", x) : String(format: "%.2f ms", x)
         case .megabytes: return String(format: "%.1f MB", x)
+        case .allocations: return String(format: "%.2f", x)
         }
     }
 

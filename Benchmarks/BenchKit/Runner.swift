@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// Runs the workloads on every engine, in one process, with the same data, and builds the report.
 public final class Runner {
@@ -73,17 +74,24 @@ public final class Runner {
 
                 try engine.open(in: dir)
                 /// Times `body` for a per-second workload of `count` items and records what it computed.
-                func rate(_ workload: String, _ count: Int, _ checkName: String, _ body: () throws -> Int) rethrows {
+                /// With `countAllocations`, the first run also counts the heap allocations of one more pass.
+                func rate(
+                    _ workload: String, _ count: Int, _ checkName: String, countAllocations: Bool = false, _ body: () throws -> Int
+                ) rethrows {
                     guard want.contains(workload) else { return }
                     progress("\(tag): \(workload)")
                     let start = now()
                     let result = try body()
                     record(workload, engine.name, Double(count) / (now() - start))
                     check(engine.name, checkName, result)
+                    if countAllocations && run == 0 {
+                        let allocations = try Allocations.count { _ = try body() }
+                        record(workload + ": allocations", engine.name, Double(allocations) / Double(count))
+                    }
                 }
-                try rate("enumerate-int", config.n, "sum of ages") { try engine.sumAges() }
-                try rate("enumerate-all", config.n, "sum of all fields") { try engine.sumAllFields() }
-                try rate("lookup", data.lookupIDs.count, "sum of looked-up ages") { try engine.lookupAges(data.lookupIDs) }
+                try rate("enumerate-int", config.n, "sum of ages", countAllocations: true) { try engine.sumAges() }
+                try rate("enumerate-all", config.n, "sum of all fields", countAllocations: true) { try engine.sumAllFields() }
+                try rate("lookup", data.lookupIDs.count, "sum of looked-up ages", countAllocations: true) { try engine.lookupAges(data.lookupIDs) }
                 let queried = Array(data.lookupIDs.prefix(100_000))
                 try rate("query-pk", queried.count, "sum of ages queried by id") { try engine.queryAgesByID(queried) }
                 if want.contains("query") {
@@ -200,7 +208,10 @@ public final class Runner {
             ("insert + close", .milliseconds, "wall time including close (Strata flushes its memtable there)"),
             ("enumerate-int", .perSecond, "iterate all objects reading age"),
             ("enumerate-all", .perSecond, "iterate all objects reading all four properties"),
+            ("enumerate-int: allocations", .allocations, "heap allocations per object of one more enumerate-int pass (first run)"),
+            ("enumerate-all: allocations", .allocations, "heap allocations per object of one more enumerate-all pass (first run)"),
             ("lookup", .perSecond, "\(data.lookupIDs.count) random primary-key lookups reading age"),
+            ("lookup: allocations", .allocations, "heap allocations per lookup of one more lookup pass (first run)"),
             ("query-pk", .perSecond, "\(min(data.lookupIDs.count, 100_000)) queries `id == x` reading age (Strata: where { $0.id == x }.first; SQLite: the prepared SELECT of lookup; LMDB: mdb_get)"),
             ("query (age > 50; firstName BEGINSWITH \"ab\")", .perSecond, "counts over full scans, no index"),
             ("index build (lastName)", .milliseconds, "open a closed copy and index lastName (Strata: a model with @Persisted(indexed: true); SQLite: CREATE INDEX; LMDB: a second database built by hand)"),
@@ -233,7 +244,8 @@ public final class Runner {
             guard let byEngine = samples[name] else { continue }
             let results = byEngine.mapValues { Measurement(samples: $0) }
             var ratios: [String: Double] = [:]
-            if let s = results[Self.strata]?.median {
+            // Allocation counts are shown as they are: a ratio against zero says nothing.
+            if unit != .allocations, let s = results[Self.strata]?.median {
                 for (engine, m) in results where engine != Self.strata {
                     ratios[engine] = unit.higherIsBetter ? s / m.median : m.median / s
                 }
