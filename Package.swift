@@ -22,6 +22,8 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
         // Counts allocations in tests and the Bench (linked into those executables only, never the library).
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
+        // A peer of the Bench (GRDB 7 on SQLite): never linked into the library.
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -133,7 +135,7 @@ let package = Package(
         ),
         .target(
             name: "BenchKit",
-            dependencies: ["Strata", "Engine", "TestSupport", "CSQLite", "CLMDB"],
+            dependencies: ["Strata", "Engine", "TestSupport", "CSQLite", "CLMDB", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Benchmarks/BenchKit",
             swiftSettings: strictSettings
         ),

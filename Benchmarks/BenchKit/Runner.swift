@@ -8,7 +8,7 @@ public final class Runner {
         public var lookups = 1_000_000
         public var runs = 3
         public var workloads: Set<String> = Set(Runner.allWorkloads)
-        public var peers: [String] = ["sqlite", "lmdb"]
+        public var peers: [String] = ["sqlite", "lmdb", "grdb"]
         public var directory: String
         public var progress = true
         public init(directory: String) { self.directory = directory }
@@ -30,6 +30,7 @@ public final class Runner {
         var engines: [any BenchEngine] = [StrataObjectPeer(), StrataEnginePeer()]
         if config.peers.contains("sqlite") { engines.append(SQLitePeer()) }
         if config.peers.contains("lmdb") { engines.append(LMDBPeer()) }
+        if config.peers.contains("grdb") { engines.append(GRDBPeer()) }
         return engines
     }
 
@@ -261,7 +262,7 @@ public final class Runner {
 
     /// The report as a Markdown table.
     public static func table(_ report: Report, peers: [String]) -> String {
-        let names = [strata] + peers.map { $0 == "sqlite" ? "SQLite" : $0 == "lmdb" ? "LMDB" : $0 }
+        let names = [strata] + peers.map { $0 == "sqlite" ? "SQLite" : $0 == "lmdb" ? "LMDB" : $0 == "grdb" ? "GRDB" : $0 }
         var out = "| workload | " + names.joined(separator: " | ") + " | " + names.dropFirst().map { "Strata/\($0)" }.joined(separator: " | ") + " |\n"
         out += "|" + String(repeating: "---|", count: 1 + names.count * 2 - 1) + "\n"
         for row in report.rows {
