@@ -309,6 +309,12 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         // The Results' core and binding, held directly: the hot path touches nothing else of `results`.
         private let core: RealmCore
         private let binding: TypeBinding
+        /// `stream` again, unretained, for the per-object steps: `stream` (a `let` of this iterator) keeps it
+        /// alive for as long as this reference can be used, and each retain and release of a use costs more
+        /// than the rest of a step's bookkeeping.
+        private unowned(unsafe) let scan: MergingIterator?
+        /// Whether the type has `let` properties (`RealmProperty`), whose objects are never reused.
+        private let hasLegacyProperties: Bool
         /// The object returned last. When nothing but this iterator refers to it any more (the loop body
         /// kept no reference), the next element reuses it, its accessor and its record buffer instead of
         /// allocating three new ones: `for p in results { sum += p.age }` allocates nothing per object.
@@ -324,6 +330,8 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
             streamVersion = results.core.versionToken
             core = results.core
             binding = results.binding
+            scan = stream
+            hasLegacyProperties = results.binding.info.hasLegacyProperties
         }
 
         /// Before the scan moves on: the object returned last when nothing but this iterator refers to it any
@@ -333,14 +341,14 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         private mutating func takeReusable() -> Element? {
             guard last != nil else { return nil }
             // An object with `let` properties is never reused: they may outlive it, bound to its accessor.
-            if !binding.info.hasLegacyProperties, isKnownUniquelyReferenced(&last!) { return last }
+            if !hasLegacyProperties, isKnownUniquelyReferenced(&last!) { return last }
             last!._accessor?.keepRecord()
             last = nil
             return nil
         }
 
         public mutating func next() -> Element? {
-            if let stream {
+            if stream != nil, let stream = scan {
                 let reusable = takeReusable()
                 do {
                     if started { try stream.next() } else { started = true }
