@@ -138,12 +138,20 @@ package enum Bytes {
 
 /// Little-endian encoders for building small on-disk structures in arrays.
 extension Array where Element == UInt8 {
+    // Inlinable: record and block encoders in other modules call these for every field.
+    @inlinable
     package mutating func appendUInt32LE(_ v: UInt32) {
-        Swift.withUnsafeBytes(of: v.littleEndian) { append(contentsOf: $0) }
+        append(UInt8(truncatingIfNeeded: v))
+        append(UInt8(truncatingIfNeeded: v >> 8))
+        append(UInt8(truncatingIfNeeded: v >> 16))
+        append(UInt8(truncatingIfNeeded: v >> 24))
     }
+    @inlinable
     package mutating func appendUInt64LE(_ v: UInt64) {
-        Swift.withUnsafeBytes(of: v.littleEndian) { append(contentsOf: $0) }
+        appendUInt32LE(UInt32(truncatingIfNeeded: v))
+        appendUInt32LE(UInt32(truncatingIfNeeded: v >> 32))
     }
+    @inlinable
     package mutating func appendVarint(_ value: UInt64) {
         var v = value
         while v >= 0x80 {

@@ -39,7 +39,29 @@ enum ObjectRecord {
     /// (replacing its contents, keeping its capacity: a commit encodes every record into one buffer). `order`
     /// lists the indices of `fieldIds` by ascending field id (`ascendingOrder(of:)`).
     static func encode(schemaVersion: UInt64, fieldIds: [UInt32], values: [StoredValue], order: [Int], into out: inout [UInt8]) {
-        encode(schemaVersion: schemaVersion, count: order.count, id: { fieldIds[order[$0]] }, value: { values[order[$0]] }, into: &out)
+        // The same layout as `encode(schemaVersion:count:id:value:into:)`, written without closures: every
+        // record of a commit goes through here, and each value is visited in place (no copies of it).
+        var dataSize = 0
+        var headerSize = 1 + varintSize(schemaVersion) + varintSize(UInt64(order.count)) + 5 * order.count
+        for j in order {
+            headerSize += varintSize(UInt64(fieldIds[j]))
+            dataSize += payloadSize(values[j])
+        }
+        out.removeAll(keepingCapacity: true)
+        out.reserveCapacity(headerSize + dataSize)
+        out.append(format)
+        out.appendVarint(schemaVersion)
+        out.appendVarint(UInt64(order.count))
+        for j in order {
+            out.appendVarint(UInt64(fieldIds[j]))
+            out.append(tag(values[j]).rawValue)
+        }
+        var offset = 0
+        for j in order {
+            out.appendUInt32LE(UInt32(offset))
+            offset += payloadSize(values[j])
+        }
+        for j in order { appendPayload(values[j], to: &out) }
     }
 
     /// The indices of `fieldIds` by ascending field id: the order in which a record holds them.
@@ -93,7 +115,9 @@ enum ObjectRecord {
         case .double(let v): out.appendUInt64LE(v.bitPattern)
         case .string(let s):
             out.appendVarint(UInt64(s.utf8.count))
-            out.append(contentsOf: s.utf8)
+            // Native strings give their UTF-8 in one piece; others are copied byte by byte.
+            var text = s
+            text.withUTF8 { out.append(contentsOf: $0) }
         case .data(let d):
             out.appendVarint(UInt64(d.count))
             out.append(contentsOf: d)
