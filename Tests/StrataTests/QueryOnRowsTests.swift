@@ -1,5 +1,5 @@
 import Foundation
-import Strata
+@testable import Strata
 import Testing
 import TestSupport
 
@@ -17,6 +17,23 @@ final class QRItem: Object {
         "", "a", "ab", "abc", "Abc", "abd", "b", "ba", "zab", "xxabxx", "é", "e\u{301}", "e\u{301}tude", "étude", "ab\u{301}",
         "日本", "ab日本", String(repeating: "ab", count: 100),
     ]
+
+    @Test func thePlannerPinsThePrimaryKeyAndScansTheRest() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: .init(fileURL: URL(fileURLWithPath: dir.child("p.realm")), objectTypes: [QRItem.self]))
+        try realm.write { for i in 0..<10 { realm.create(QRItem.self, value: ["id": i, "score": i * 10]) } }
+        let items = realm.objects(QRItem.self)
+        #expect(items.where { $0.id == 5 }.plan == .primaryKey(property: "id"))
+        #expect(items.filter("id IN {1, 2} AND score > 0").plan == .primaryKey(property: "id"))
+        #expect(items.filter("id IN {1, 2} AND score > 0").count == 2)
+        #expect(items.filter("score > 30").plan == .scan)
+        #expect(items.filter("id == 5 OR score > 80").plan == .scan)
+        #expect(items.filter("id == 5 OR score > 80").count == 2)
+        // A key that no object has: the planner's candidate is read and skipped.
+        #expect(items.where { $0.id == 42 }.first == nil)
+        #expect(items.where { $0.id == 42 }.isEmpty)
+        #expect(items.where { $0.id == 7 }.first?.score == 70)
+    }
 
     @Test(arguments: Seeds.environmentOr([1, 2, 3]))
     func directReadsAgreeWithSwift(seed: UInt64) throws {

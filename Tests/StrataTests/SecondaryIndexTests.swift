@@ -91,7 +91,7 @@ struct CardModel {
         for _ in 0..<25 {
             let (format, args, property, want) = Self.randomQuery(&rng)
             let results = try cards.filter(format, arguments: args)
-            if !property.isEmpty { #expect(results.plan == "index on Card.\(property)", "\(format)") }
+            if !property.isEmpty { #expect(results.plan == .index(type: "Card", property: property), "\(format)") }
             let got = Set(results.map(\.id))
             let expected = Set(model.cards.filter { want($0.value) }.map(\.key))
             #expect(got == expected, "\(label): \(format) \(args)")
@@ -163,18 +163,18 @@ struct CardModel {
             try realm.write {
                 for i in 0..<200 { realm.create(IndexV0.Card.self, value: ["id": i, "note": "n\(i % 10)"]) }
             }
-            #expect(realm.objects(IndexV0.Card.self).filter("note == 'n3'").plan == "scan")
+            #expect(realm.objects(IndexV0.Card.self).filter("note == 'n3'").plan == .scan)
         }
         do {
             let realm = try Realm(configuration: config(dir, [IndexV0More.Card.self]))
             let found = realm.objects(IndexV0More.Card.self).filter("note == 'n3'")
-            #expect(found.plan == "index on Card.note")
+            #expect(found.plan == .index(type: "Card", property: "note"))
             #expect(found.count == 20)
             #expect(realm.core.checkIndexes(realm.core.binding(for: IndexV0More.Card.self)) == [])
         }
         // Dropped again when the model no longer declares it.
         let realm = try Realm(configuration: config(dir))
-        #expect(realm.objects(IndexV0.Card.self).filter("note == 'n3'").plan == "scan")
+        #expect(realm.objects(IndexV0.Card.self).filter("note == 'n3'").plan == .scan)
         #expect(realm.objects(IndexV0.Card.self).filter("note == 'n3'").count == 20)
     }
 
@@ -198,7 +198,7 @@ struct CardModel {
             let realm = try Realm(configuration: c)
             let cards = realm.objects(IndexV1.Card.self)
             // While an online migration is pending, queries scan and see transformed values.
-            #expect(cards.filter("rank == 30").plan == (mode == .online ? "scan" : "index on Card.rank"))
+            #expect(cards.filter("rank == 30").plan == (mode == .online ? .scan : .index(type: "Card", property: "rank")))
             #expect(cards.filter("rank == 30").count == 60)
             #expect(cards.filter("rank == 3").count == 0)
             #expect(cards.filter("level == 7").count == 300)
@@ -209,7 +209,7 @@ struct CardModel {
         }
         let realm = try Realm(configuration: c)
         let cards = realm.objects(IndexV1.Card.self)
-        #expect(cards.filter("rank == 30").plan == "index on Card.rank")
+        #expect(cards.filter("rank == 30").plan == .index(type: "Card", property: "rank"))
         #expect(cards.filter("rank == 30").count == 61)
         #expect(cards.filter("level == 7").count == 300)
         #expect(cards.filter("level == 8").map(\.id) == [1000])

@@ -131,10 +131,11 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     /// is scanned). The candidates are then checked against the whole predicate.
     private func primaryKeyCandidates() -> Set<Int64>? { candidates().keys }
 
-    var planDescription: String { candidates(planOnly: true).plan }
+    /// How the query finds its objects (the planner's choice, which tests assert).
+    var plan: QueryPlan { candidates(planOnly: true).plan }
 
-    private func candidates(planOnly: Bool = false) -> (keys: Set<Int64>?, plan: String) {
-        guard let predicate else { return (nil, "scan") }
+    private func candidates(planOnly: Bool = false) -> (keys: Set<Int64>?, plan: QueryPlan) {
+        guard let predicate else { return (nil, .scan) }
         let info = binding.info
         /// The property and values a conjunct pins. Folded comparisons ([c], [d]) match values that differ
         /// from the constant, so they scan.
@@ -157,12 +158,12 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
                 }
             }
             if values.allSatisfy(isKeyValue) {
-                if planOnly { return (nil, "primary key") }
+                if planOnly { return (nil, .primaryKey(property: property.name)) }
                 var keys = Set<Int64>()
                 for v in values {
                     if let key = core.objectKey(forPrimaryKey: v, binding: binding, checked: false) { keys.insert(key) }
                 }
-                return (keys, "primary key")
+                return (keys, .primaryKey(property: property.name))
             }
         }
         // A secondary index, unless an online migration of the type is under way (records still change).
@@ -170,10 +171,10 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
             let (i, values) = pinned(predicate, { binding.indexPartitions[$0] != nil }),
             let partition = binding.indexPartitions[i],
             values.allSatisfy({ SecondaryIndex.canLookUp($0, info.schema.properties[i]) })
-        else { return (nil, "scan") }
-        let plan = "index on \(info.schema.className).\(info.schema.properties[i].name)"
+        else { return (nil, .scan) }
+        let plan = QueryPlan.index(type: info.schema.className, property: info.schema.properties[i].name)
         if planOnly { return (nil, plan) }
-        guard var keys = try? SecondaryIndex.lookUp(values, in: partition, snapshot: core.readSnapshot) else { return (nil, "scan") }
+        guard var keys = try? SecondaryIndex.lookUp(values, in: partition, snapshot: core.readSnapshot) else { return (nil, .scan) }
         // The index is of the last commit: objects this write transaction touched are candidates too.
         keys.formUnion(core.pendingKeys(partition: binding.partition))
         return (keys, plan)

@@ -201,8 +201,4 @@ extension RealmCore {
     }
 }
 
-extension Results {
-    /// How the query finds its objects: "primary key", "index on Type.property" or "scan" (for tests and
-    /// for people reading a slow query).
-    var plan: String { planDescription }
-}
+
