@@ -1,0 +1,252 @@
+import Engine
+import Foundation
+
+/// Reading objects: primary-key lookups, objects made for records, property reads, and the scans and keyed
+/// reads that queries run on rows.
+extension RealmCore {
+    /// A read from a path that cannot throw (property getters, queries, lookups by key): a storage error stops
+    /// the program naming the file and what was read, as an answer from a damaged file would be wrong.
+    func mustRead<R>(_ what: @autoclosure () -> String, _ body: () throws -> R) -> R {
+        do {
+            return try body()
+        } catch {
+            fatalError("reading \(what()) in \(shared.displayName) failed: \(error); run `strata verify` on the file")
+        }
+    }
+
+    // MARK: - Reads
+
+    /// The object key of the object whose optional Int primary key is nil (an Int primary key is the object key).
+    static let nilIntPrimaryKey = Int64.min
+
+    /// The key of the object with primary key `value`, nil when there is none. `checked: false` skips the read
+    /// that makes sure the object exists, for callers that read the key's record next anyway (and skip it
+    /// when it is missing): then a key is returned for an Int primary key whether or not its object exists.
+    func objectKey(forPrimaryKey value: StoredValue, binding: TypeBinding, checked: Bool = true) -> Int64? {
+        let candidate: Int64?
+        if binding.intPrimaryKey {
+            if value.isNull {
+                if !checked { return Self.nilIntPrimaryKey }
+                return exists(binding: binding, key: Self.nilIntPrimaryKey) ? Self.nilIntPrimaryKey : nil
+            }
+            guard case .int(let v) = value else { return nil }
+            candidate = v
+        } else if let pkPartition = binding.primaryKeyPartition {
+            let entry = PrimaryKeyIndex.entry(value)
+            if let w = write {
+                if w.deletedPrimaryKeys.contains(where: { $0.0 == pkPartition && $0.1 == entry }) { return nil }
+                for (k, r) in w.pending where k.partition == binding.partition && r.primaryKeyIndexEntry == entry && !r.deleted {
+                    return k.key
+                }
+            }
+            candidate = mustRead("the primary key index of \(binding.info.schema.className)") {
+                try readSnapshot.get(entry, in: pkPartition)
+            }?.withUnsafeBytes { ObjectKey.decode($0) }
+        } else {
+            return nil
+        }
+        guard let key = candidate else { return nil }
+        return !checked || exists(binding: binding, key: key) ? key : nil
+    }
+
+    /// The object with primary key `value`: its key and, when it is not pending in this write, a copy of its
+    /// record (one engine read for an Int primary key).
+    func lookup(primaryKey value: StoredValue, binding: TypeBinding) -> (Int64, [UInt8]?)? {
+        if binding.intPrimaryKey, case .int(let key) = value {
+            if let r = write?.pending[PendingKey(partition: binding.partition, key: key)] { return r.deleted ? nil : (key, nil) }
+            let snapshot = readSnapshot
+            let bytes = mustRead("\(binding.info.schema.className) #\(key)") {
+                try ObjectKey.withBytes(key) { try snapshot.get($0, in: binding.partition) }
+            }
+            guard let bytes else { return nil }
+            return (key, bytes)
+        }
+        return objectKey(forPrimaryKey: value, binding: binding).map { ($0, nil) }
+    }
+
+    func exists(binding: TypeBinding, key: Int64) -> Bool {
+        if let r = write?.pending[PendingKey(partition: binding.partition, key: key)] { return !r.deleted }
+        let snapshot = readSnapshot
+        return mustRead("\(binding.info.schema.className) #\(key)") {
+            try ObjectKey.withBytes(key) { k in try snapshot.contains(k, in: binding.partition) }
+        }
+    }
+
+    func objectExists(_ accessor: ObjectAccessor) -> Bool {
+        exists(binding: accessor.binding, key: accessor.key)
+    }
+
+    func makeObject(binding: TypeBinding, key: Int64, record: [UInt8]?) -> Object {
+        let object = binding.objectClass.init()
+        object._accessor = ObjectAccessor(core: self, binding: binding, key: key, record: record)
+        if binding.info.hasLegacyProperties { binding.info.bindLegacyProperties(of: object) }
+        return object
+    }
+
+    /// An object for a record lent by a streaming scan, read at `version` and needing no migration.
+    @inline(__always)
+    func makeObject(binding: TypeBinding, key: Int64, lent: UnsafeRawBufferPointer, lender: AnyObject, version: UInt64) -> Object {
+        let object = binding.objectClass.init()
+        object._accessor = ObjectAccessor(core: self, binding: binding, key: key, lent: lent, lender: lender, version: version)
+        if binding.info.hasLegacyProperties { binding.info.bindLegacyProperties(of: object) }
+        return object
+    }
+
+    /// An object for a record read at `version` that needs no migration (a scan outside a write transaction).
+    @inline(__always)
+    func makeObject(binding: TypeBinding, key: Int64, currentRecord record: [UInt8], version: UInt64) -> Object {
+        let object = binding.objectClass.init()
+        object._accessor = ObjectAccessor(core: self, binding: binding, key: key, currentRecord: record, version: version)
+        if binding.info.hasLegacyProperties { binding.info.bindLegacyProperties(of: object) }
+        return object
+    }
+
+    /// Reads property `index` of a managed object.
+    func read(_ accessor: ObjectAccessor, _ index: Int) -> StoredValue {
+        // An object read before `invalidate()` is invalidated (O038); the fast path never gets here for it, as
+        // the invalidation moved the Realm's version.
+        if accessor.epoch != invalidations { fatalError("Object has been deleted or invalidated.") }
+        if let w = write, let r = w.pending[PendingKey(partition: accessor.binding.partition, key: accessor.key)] {
+            require(!r.deleted, "Object has been deleted or invalidated.")
+            return r.values[index]
+        }
+        if accessor.recordVersion != versionToken || (accessor.record == nil && accessor.lent == nil) {
+            let read = mustRead("\(accessor.binding.info.schema.className) #\(accessor.key)") {
+                try readSnapshot.get(ObjectKey.bytes(accessor.key), in: accessor.binding.partition)
+            }
+            guard let bytes = read else { fatalError("Object has been deleted or invalidated.") }
+            accessor.setRecord(accessor.binding.upgraded(bytes), version: versionToken)
+        }
+        guard let value = accessor.withRecord({ accessor.binding.value(index, in: $0) }) else {
+            fatalError("Object has been deleted or invalidated.")
+        }
+        return value
+    }
+
+
+    /// Calls `body` with every live object of a type (key and a way to read its properties), in key order,
+    /// pending changes included.
+    func forEachRecord(_ binding: TypeBinding, _ body: (Int64, RecordRef) -> Bool) {
+        let partition = binding.partition
+        let pending = write?.pending ?? [:]
+        var stop = false
+        do {
+            try readSnapshot.scan(partition) { k, v in
+                guard let key = ObjectKey.decode(k) else { return true }
+                if let r = pending[PendingKey(partition: partition, key: key)] {
+                    if r.deleted { return true }
+                    stop = !body(key, .values(r.values))
+                } else if let values = binding.migratedValues(v) {
+                    stop = !body(key, .values(values))
+                } else {
+                    stop = !body(key, .bytes(v, binding))
+                }
+                return !stop
+            }
+        } catch {
+            // A query cannot throw, and a scan that stopped at damaged bytes would give a wrong answer.
+            fatalError("reading the objects of \(binding.info.schema.className) in \(shared.displayName) failed: \(error)")
+        }
+        if stop { return }
+        for key in write?.added[partition] ?? [] {
+            guard let r = pending[PendingKey(partition: partition, key: key)], !r.deleted else { continue }
+            // Added keys that were already in the snapshot were handled above.
+            if exists(inSnapshot: key, partition: partition) { continue }
+            if !body(key, .values(r.values)) { return }
+        }
+    }
+
+    /// Calls `body` with each live object among `keys` (no duplicates), pending changes included, in the
+    /// order a scan gives them (`forEachRecord(_:_:)`: keys of the snapshot ascending, then keys added by
+    /// this write in the order they were added): the objects a query pins by primary key, read one by one
+    /// instead of scanning the type.
+    func forEachRecord(_ binding: TypeBinding, keys unordered: Set<Int64>, _ body: (Int64, RecordRef) -> Bool) {
+        let partition = binding.partition
+        let snapshot = readSnapshot
+        var keys: [Int64] = [], late: [Int64] = []
+        if write == nil {
+            // Outside a write every key is in the snapshot or nowhere: the reads below skip the missing.
+            keys = unordered.sorted()
+        } else {
+            for key in unordered {
+                if exists(inSnapshot: key, partition: partition) { keys.append(key) } else { late.append(key) }
+            }
+            keys.sort()
+        }
+        if !late.isEmpty, let added = write?.added[partition] {
+            keys += late.sorted { (added.firstIndex(of: $0) ?? .max) < (added.firstIndex(of: $1) ?? .max) }
+        }
+        for key in keys {
+            if let r = write?.pending[PendingKey(partition: partition, key: key)] {
+                if r.deleted { continue }
+                if !body(key, .values(r.values)) { return }
+                continue
+            }
+            var stop = false
+            do {
+                try ObjectKey.withBytes(key) { k in
+                    try snapshot.withValue(forKey: k, in: partition) { v in
+                        guard let v else { return }
+                        if let values = binding.migratedValues(v) {
+                            stop = !body(key, .values(values))
+                        } else {
+                            stop = !body(key, .bytes(v, binding))
+                        }
+                    }
+                }
+            } catch {
+                fatalError("reading \(binding.info.schema.className) #\(key) in \(shared.displayName) failed: \(error)")
+            }
+            if stop { return }
+        }
+    }
+
+    /// Calls `body` with the live object `key` of a type (pending changes included); nil when there is none.
+    /// Queries through links read the objects they reach with it.
+    func withRecord<R>(_ binding: TypeBinding, key: Int64, _ body: (RecordRef) -> R) -> R? {
+        let partition = binding.partition
+        if let r = write?.pending[PendingKey(partition: partition, key: key)] {
+            return r.deleted ? nil : body(.values(r.values))
+        }
+        var out: R?
+        mustRead("\(binding.info.schema.className) #\(key)") {
+            try ObjectKey.withBytes(key) { k in
+                try readSnapshot.withValue(forKey: k, in: partition) { v in
+                    guard let v else { return }
+                    if let values = binding.migratedValues(v) {
+                        out = body(.values(values))
+                    } else {
+                        out = body(.bytes(v, binding))
+                    }
+                }
+            }
+        }
+        return out
+    }
+
+    /// The keys of the objects of a partition that this write transaction changed, added or deleted.
+    func pendingKeys(partition: UInt32) -> [Int64] {
+        guard let w = write else { return [] }
+        return w.order.filter { $0.partition == partition }.map(\.key)
+    }
+
+    private func exists(inSnapshot key: Int64, partition: UInt32) -> Bool {
+        mustRead("object #\(key) of partition \(partition)") {
+            try ObjectKey.withBytes(key) { k in try readSnapshot.contains(k, in: partition) }
+        }
+    }
+}
+
+/// A way to read an object's properties during a scan: its record bytes or its pending values.
+enum RecordRef {
+    case bytes(UnsafeRawBufferPointer, TypeBinding)
+    case values([StoredValue])
+
+    @inline(__always)
+    func value(_ index: Int) -> StoredValue {
+        switch self {
+        case .bytes(let raw, let binding): binding.value(index, in: raw)
+        case .values(let v): v[index]
+        }
+    }
+}
