@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+
+@testable import Strata
+
+/// Byte-exact fixtures of the object record format (`ObjectRecord`, format 1): a change to the format that
+/// would leave existing files unreadable fails here first. `Tests/Fixtures/record-v1.hex` holds one record
+/// with a field of every kind, written by this release.
+@Suite struct RecordFixtureTests {
+    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/record-v1.hex")
+
+    /// Every kind of field, with fixed ids (ascending, as every writer orders them).
+    static let fields: [(id: UInt32, value: StoredValue)] = [
+        (1, .null),
+        (2, .bool(false)),
+        (3, .bool(true)),
+        (4, .int(-1_234_567_890_123)),
+        (5, .float(1.5)),
+        (6, .double(-2.25)),
+        (7, .string("Strata ✓ é")),
+        (8, .string("")),
+        (9, .data(Data([0, 1, 2, 254, 255]))),
+        (10, .date(Date(timeIntervalSince1970: 1_700_000_000.5))),
+        (11, .uuid(UUID(uuidString: "12345678-9ABC-DEF0-1234-56789ABCDEF0")!)),
+        (12, .objectId(try! ObjectId(string: "0123456789abcdef01234567"))),
+        (13, .link(42)),
+        (14, .list([.int(1), .string("two"), .null, .list([.bool(true)])])),
+        (15, .decimal(Decimal(string: "-123.456", locale: Locale(identifier: "en_US_POSIX"))!)),
+        (200, .int(7)),
+    ]
+
+    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+    @Test func theV1FixtureDecodesToItsFields() throws {
+        let text = try String(contentsOf: Self.fixture, encoding: .utf8).filter { !$0.isWhitespace }
+        var bytes: [UInt8] = []
+        var i = text.startIndex
+        while i < text.endIndex {
+            let j = text.index(i, offsetBy: 2)
+            bytes.append(try #require(UInt8(text[i..<j], radix: 16)))
+            i = j
+        }
+        let decoded = try bytes.withUnsafeBytes { try ObjectRecord.decodeAll($0) }
+        #expect(decoded.schemaVersion == 3)
+        for (id, value) in Self.fields {
+            #expect(decoded.fields[id] == value, "field \(id)")
+        }
+        #expect(decoded.fields.count == Self.fields.count)
+        // This release writes the same bytes for the same fields.
+        #expect(Self.hex(ObjectRecord.encode(schemaVersion: 3, fields: Self.fields)) == Self.hex(bytes))
+    }
+}
