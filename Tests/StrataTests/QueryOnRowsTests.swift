@@ -15,7 +15,7 @@ final class QRItem: Object {
 @Suite struct QueryOnRowsTests {
     static let names = [
         "", "a", "ab", "abc", "Abc", "abd", "b", "ba", "zab", "xxabxx", "é", "e\u{301}", "e\u{301}tude", "étude", "ab\u{301}",
-        "日本", "ab日本", String(repeating: "ab", count: 100),
+        "日本", "ab日本", String(repeating: "ab", count: 100), "x\r\ny", "x\r", "\ny", "a\r\n",
     ]
 
     @Test func thePlannerPinsThePrimaryKeyAndScansTheRest() throws {
@@ -70,7 +70,7 @@ final class QRItem: Object {
             check("rank != %@", [c]) { $0.rank != c }
         }
         check("rank == nil", []) { $0.rank == nil }
-        for p in ["", "a", "ab", "b", "é", "e", "日", "abab"] {
+        for p in ["", "a", "ab", "b", "é", "e", "日", "abab", "x\r", "\ny", "\r", "\n", "x\r\n", "\r\ny"] {
             check("name BEGINSWITH %@", [p]) { $0.name.hasPrefix(p) }
             check("name ENDSWITH %@", [p]) { $0.name.hasSuffix(p) }
             check("name CONTAINS %@", [p]) { p.isEmpty || $0.name.contains(p) }

@@ -68,9 +68,13 @@ import TestSupport
         config.shouldCompactOnLaunch = { _, _ in true }
         let realm = try Realm(configuration: config)
         var kept: [LKennel] = []
+        var lists: [List<Int>] = []
         var stopped: LKennel? = nil
         for k in realm.objects(LKennel.self) {
             if k.id % 997 == 0 { kept.append(k) }
+            // A list view holds the object's accessor, not the object: the object is reused, the view keeps
+            // reading its own record.
+            lists.append(k.scores)
             if k.id == count - 3 {
                 stopped = k
                 break
@@ -79,6 +83,8 @@ import TestSupport
         #expect(kept.map(\.id) == Array(stride(from: 0, to: count - 3, by: 997)))
         #expect(kept.allSatisfy { $0.name == "kennel \($0.id) \(padding)" && Array($0.scores) == [$0.id] })
         #expect(stopped?.name == "kennel \(count - 3) \(padding)")
+        #expect(lists.count == count - 2)
+        #expect(lists.enumerated().allSatisfy { Array($0.element) == [$0.offset] })
         // A copied iterator shares the scan: what one returned stays right while the other moves it on.
         var first = realm.objects(LKennel.self).makeIterator()
         let a = first.next()
@@ -87,6 +93,12 @@ import TestSupport
         while let k = second.next() { last = k }
         #expect(a?.id == 0 && a?.name == "kennel 0 \(padding)")
         #expect(last?.id == count - 1)
+        // Copied before the first step: the copies share one scan, so either moving it protects the other's.
+        var third = realm.objects(LKennel.self).makeIterator()
+        var fourth = third
+        let b = third.next()
+        while fourth.next() != nil {}
+        #expect(b?.id == 0 && b?.name == "kennel 0 \(padding)")
     }
 
     @Test func reusedObjectsReadTheirRecordAfterTheRealmMoves() throws {

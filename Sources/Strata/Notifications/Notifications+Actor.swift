@@ -1,3 +1,4 @@
+import Engine
 import Foundation
 
 /// What an actor needs to find a thread-confined object or collection in its own Realm of the same file: the
@@ -67,6 +68,7 @@ extension ThreadConfined where Self: Object {
         guard let accessor = _accessor else {
             fatalError("Only objects which are managed by a Realm support change notifications")
         }
+        require(!accessor.core.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
         let key = accessor.key
         let cls = type(of: self)
         let handoff = ActorHandoff(core: accessor.core) { core in

@@ -57,20 +57,23 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     final class ResultsCache {
         var token: RealmCore.ChangeToken?
         var keys: [Int64] = []
+        /// Copies of the records of `keys`, when they were kept (empty otherwise: objects read by key).
         var records: [[UInt8]?] = []
+        var recordsKept = false
     }
 
-    /// The matching keys (and copies of their records), evaluated for the current version.
-    private func evaluated() -> ResultsCache {
+    /// The matching keys, evaluated for the current version, and with `needsRecords` copies of their records
+    /// (for iteration and subscripts; counting needs none).
+    private func evaluated(needsRecords: Bool = true) -> ResultsCache {
         let token = core.changeToken
-        if cache.token == token { return cache }
+        if cache.token == token && (cache.recordsKept || !needsRecords) { return cache }
         var rows: [(key: Int64, record: [UInt8]?, sortValues: [StoredValue], distinctValues: [StoredValue])] = []
         let context = queryContext()
         let compiled = predicate.map(RowPredicate.init)
         let collect = { (key: Int64, ref: RecordRef) -> Bool in
             if let compiled, !compiled.evaluate(ref, key: key, in: context) { return true }
             let record: [UInt8]?
-            if case .bytes(let raw, _) = ref { record = [UInt8](raw) } else { record = nil }
+            if needsRecords, case .bytes(let raw, _) = ref { record = [UInt8](raw) } else { record = nil }
             rows.append((key, record, sort.map { $0.key.value(ref, key: key, context) }, distinct.map { $0.value(ref, key: key, context) }))
             return true
         }
@@ -95,7 +98,8 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
             rows = rows.filter { seen.insert($0.distinctValues).inserted }
         }
         cache.keys = rows.map(\.key)
-        cache.records = rows.map(\.record)
+        cache.records = needsRecords ? rows.map(\.record) : []
+        cache.recordsKept = needsRecords
         cache.token = token
         return cache
     }
@@ -201,32 +205,18 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     // MARK: Collection
 
     public var startIndex: Int { 0 }
-    public var endIndex: Int { count }
+    /// Cached with the keys (collection algorithms ask for it at every step).
+    public var endIndex: Int { evaluated(needsRecords: false).keys.count }
 
     public var count: Int {
-        if sort.isEmpty && distinct.isEmpty, !core.isInWriteTransaction, cache.token != core.changeToken {
-            // Counting needs neither the keys nor copies of the records: the rows are checked where they lie.
+        if predicate == nil && sort.isEmpty && distinct.isEmpty, !core.isInWriteTransaction, cache.token != core.changeToken {
+            // Every object of the type: counted by a scan that keeps nothing.
             var n = 0
-            if let predicate {
-                let context = queryContext()
-                let rows = RowPredicate(predicate)
-                if let keys = primaryKeyCandidates() {
-                    core.forEachRecord(binding, keys: keys) { key, ref in
-                        if rows.evaluate(ref, key: key, in: context) { n += 1 }
-                        return true
-                    }
-                } else {
-                    core.forEachRecord(binding) { key, ref in
-                        if rows.evaluate(ref, key: key, in: context) { n += 1 }
-                        return true
-                    }
-                }
-            } else {
-                core.forEachRecord(binding) { _, _ in n += 1; return true }
-            }
+            core.forEachRecord(binding) { _, _ in n += 1; return true }
             return n
         }
-        return evaluated().keys.count
+        // The rows are checked where they lie; only their keys are kept (and cached).
+        return evaluated(needsRecords: false).keys.count
     }
 
     public subscript(position: Int) -> Element {
@@ -293,66 +283,81 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
     // MARK: Iteration
 
+    /// The state of a streaming scan, shared by copies of its iterator (they move one scan): the engine's
+    /// iterator and the object handed out last, which the next step reuses or lets keep its record.
+    final class ScanState {
+        let stream: MergingIterator
+        var started = false
+        var last: Element? = nil
+        init(stream: MergingIterator) { self.stream = stream }
+    }
+
     public struct Iterator: IteratorProtocol {
         let results: Results
         /// Streaming over the engine (no query, no sort, no pending writes): no list is built first.
-        let stream: MergingIterator?
+        let state: ScanState?
         let keys: [Int64]
         let records: [[UInt8]?]
         var i = 0
-        var started = false
         /// Whether the binding's objects are exactly `Element`s (then no dynamic cast is needed).
         let exactClass: Bool
         /// Whether records may need an online migration's transforms.
         let needsMigration: Bool
+        /// Whether objects are lent their records in the scan's blocks. Not for a frozen Realm: its objects may
+        /// be read on other threads while this one moves the scan on, and a lent record is copied then.
+        let lends: Bool
         /// The version the stream reads, stamped on the objects it makes.
         let streamVersion: UInt64
         // The Results' core and binding, held directly: the hot path touches nothing else of `results`.
         private let core: RealmCore
         private let binding: TypeBinding
-        /// `stream` again, unretained, for the per-object steps: `stream` (a `let` of this iterator) keeps it
+        /// `state` again, unretained, for the per-object steps: `state` (a `let` of this iterator) keeps it
         /// alive for as long as this reference can be used, and each retain and release of a use costs more
         /// than the rest of a step's bookkeeping.
-        private unowned(unsafe) let scan: MergingIterator?
+        private unowned(unsafe) let scan: ScanState?
         /// Whether the type has `let` properties (`RealmProperty`), whose objects are never reused.
         private let hasLegacyProperties: Bool
-        /// The object returned last. When nothing but this iterator refers to it any more (the loop body
-        /// kept no reference), the next element reuses it, its accessor and its record buffer instead of
-        /// allocating three new ones: `for p in results { sum += p.age }` allocates nothing per object.
-        private var last: Element? = nil
 
         init(results: Results, stream: MergingIterator?, keys: [Int64], records: [[UInt8]?]) {
             self.results = results
-            self.stream = stream
+            let state = stream.map { ScanState(stream: $0) }
+            self.state = state
             self.keys = keys
             self.records = records
             exactClass = results.binding.objectClass == Element.self
             needsMigration = results.binding.migration != nil
+            lends = !results.core.isFrozen
             streamVersion = results.core.versionToken
             core = results.core
             binding = results.binding
-            scan = stream
+            scan = state
             hasLegacyProperties = results.binding.info.hasLegacyProperties
         }
 
-        /// Before the scan moves on: the object returned last when nothing but this iterator refers to it any
-        /// more (the loop body kept no reference), to be pointed at the next record; nil otherwise, after giving
-        /// it its own copy of the bytes the scan lent it.
+        /// Before the scan moves on: the object handed out last when nothing but the scan refers to it any more
+        /// (the loop body kept no reference), to be pointed at the next record; nil otherwise. Whatever may
+        /// still read the bytes lent to it (the object, kept elsewhere; its accessor, held by a list or map
+        /// view) first gets its own copy of them.
         @inline(__always)
-        private mutating func takeReusable() -> Element? {
-            guard last != nil else { return nil }
+        private func takeReusable(_ state: ScanState) -> Element? {
+            guard state.last != nil else { return nil }
             // An object with `let` properties is never reused: they may outlive it, bound to its accessor.
-            if !hasLegacyProperties, isKnownUniquelyReferenced(&last!) { return last }
-            last!._accessor?.keepRecord()
-            last = nil
+            if !hasLegacyProperties, isKnownUniquelyReferenced(&state.last!) {
+                let object = state.last!
+                if object._accessor != nil, !isKnownUniquelyReferenced(&object._accessor!) { object._accessor!.keepRecord() }
+                return object
+            }
+            state.last!._accessor?.keepRecord()
+            state.last = nil
             return nil
         }
 
         public mutating func next() -> Element? {
-            if stream != nil, let stream = scan {
-                let reusable = takeReusable()
+            if state != nil, let scan {
+                let stream = scan.stream
+                let reusable = takeReusable(scan)
                 do {
-                    if started { try stream.next() } else { started = true }
+                    if scan.started { try stream.next() } else { scan.started = true }
                 } catch {
                     fatalError("reading \(results.binding.info.schema.className) failed: \(error)")
                 }
@@ -360,19 +365,23 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
                 if needsMigration, let values = binding.migratedValues(value) {
                     return results.object(key, binding.encode(values))
                 }
+                if !lends {
+                    let made = core.makeObject(binding: binding, key: key, currentRecord: [UInt8](value), version: streamVersion)
+                    return exactClass ? unsafeDowncast(made, to: Element.self) : made as! Element
+                }
                 if let object = reusable {
                     if object._accessor != nil, isKnownUniquelyReferenced(&object._accessor!) {
                         object._accessor!.lend(key: key, value, by: stream, version: streamVersion)
                     } else {
-                        // A list or another view of the old object keeps its accessor, with its own copy.
-                        object._accessor?.keepRecord()
+                        // A list or another view of the old object keeps its accessor (with its own copy, made
+                        // above): this object gets a new one.
                         object._accessor = ObjectAccessor(core: core, binding: binding, key: key, lent: value, lender: stream, version: streamVersion)
                     }
                     return object
                 }
                 let made = core.makeObject(binding: binding, key: key, lent: value, lender: stream, version: streamVersion)
                 let object = exactClass ? unsafeDowncast(made, to: Element.self) : made as! Element
-                last = object
+                scan.last = object
                 return object
             }
             guard i < keys.count else { return nil }
@@ -382,9 +391,10 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     }
 
     public func makeIterator() -> Iterator {
-        if predicate == nil && sort.isEmpty && distinct.isEmpty && !core.isInWriteTransaction,
-            let stream = try? core.readSnapshot.makeIterator(binding.partition)
-        {
+        if predicate == nil && sort.isEmpty && distinct.isEmpty && !core.isInWriteTransaction {
+            let stream = core.mustRead("the objects of \(binding.info.schema.className)") {
+                try core.readSnapshot.makeIterator(binding.partition)
+            }
             return Iterator(results: self, stream: stream, keys: [], records: [])
         }
         let c = evaluated()

@@ -29,7 +29,7 @@ struct RowPredicate {
             switch p {
             case .compare(let i, let op, .int(let v), _):
                 return .int(index: i, op: op, value: v, general: p)
-            case .string(let i, let op, let s, let options) where options.isEmpty && op != .like && s.utf8.allSatisfy({ $0 < 0x80 }):
+            case .string(let i, let op, let s, let options) where options.isEmpty && op != .like && Self.bytewise(op, Array(s.utf8)):
                 return .ascii(index: i, op: op, pattern: Array(s.utf8), general: p)
             default:
                 return .general(p)
@@ -63,6 +63,19 @@ struct RowPredicate {
             }
         }
         return true
+    }
+
+    /// Whether matching `pattern` byte for byte gives `String`'s answer on ASCII text. It does, but for one
+    /// character of two ASCII bytes: CR LF. A prefix ending in CR, or a suffix starting with LF, would match the
+    /// bytes of a CR LF that `String` sees as one character; such patterns go through `String`.
+    static func bytewise(_ op: StringOp, _ pattern: [UInt8]) -> Bool {
+        guard pattern.allSatisfy({ $0 < 0x80 }) else { return false }
+        switch op {
+        case .beginsWith: return pattern.last != 0x0D
+        case .endsWith: return pattern.first != 0x0A
+        case .contains: return pattern.first != 0x0A && pattern.last != 0x0D
+        case .like: return false
+        }
     }
 
     /// An ASCII pattern matched against UTF-8 bytes, byte for byte; nil when the value is not ASCII (then

@@ -25,27 +25,26 @@ enum SchemaValidation {
         return problems
     }
 
-    /// For an embedded type: the path of a cycle through embedded types that starts at it
-    /// (`Type.link.link`), found as Realm's core finds it (breadth first; a link to an embedded type already
-    /// visited closes a cycle); nil when there is none. `types` holds every type links may reach.
+    /// For an embedded type: the path of a cycle of embedded types that comes back to it (`Type.link.link`),
+    /// found as Realm's core finds it: breadth first along links to embedded types only (a link to a
+    /// top-level type ends a path), each embedded type visited once per start; nil when there is none.
+    /// `types` holds every type links may reach.
     static func embeddedCycle(from start: TypeInfo, in types: [String: TypeInfo]) -> String? {
         guard start.schema.isEmbedded else { return nil }
         var queue: [(info: TypeInfo, path: String)] = [(start, start.schema.className)]
-        var visited: Set<String> = []
+        var seen: Set<String> = []
         var head = 0
         while head < queue.count {
             let (current, path) = queue[head]
             head += 1
-            visited.insert(current.schema.className)
             for (i, p) in current.schema.properties.enumerated() {
                 guard current.linkTargets[i] != nil || (current.listTargets[i] ?? nil) != nil,
-                      let name = p.objectClassName, let target = types[name] else { continue }
+                      let name = p.objectClassName, let target = types[name], target.schema.isEmbedded,
+                      !seen.contains(name) else { continue }
                 let next = path + "." + p.columnName
-                if !visited.contains(name) {
-                    queue.append((target, next))
-                } else if target.schema.isEmbedded {
-                    return next
-                }
+                if name == start.schema.className { return next }
+                queue.append((target, next))
+                seen.insert(name)
             }
         }
         return nil
@@ -63,7 +62,7 @@ enum SchemaValidation {
         // As in Realm, cycles are looked for only in an otherwise valid model.
         if problems.isEmpty {
             let byName = Dictionary(infos.map { ($0.schema.className, $0) }, uniquingKeysWith: { a, _ in a })
-            for info in infos {
+            for info in infos.sorted(by: { $0.schema.className < $1.schema.className }) {
                 if let cycle = embeddedCycle(from: info, in: byName) {
                     problems.append("Cycles containing embedded objects are not currently supported: '\(cycle)'")
                 }

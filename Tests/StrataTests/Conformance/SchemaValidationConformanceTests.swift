@@ -45,6 +45,33 @@ final class SVPair: Object {
     @Persisted var left: SVLeft?
 }
 
+/// Realm's core accepts these: an embedded type linking back to a top-level type, and two paths to one
+/// embedded type (a diamond).
+final class SVHome: Object {
+    @Persisted var address: SVAddress?
+}
+
+final class SVAddress: EmbeddedObject {
+    @Persisted var owner: SVHome?
+}
+
+final class SVRoot: Object {
+    @Persisted var a: SVDiamondA?
+}
+
+final class SVDiamondA: EmbeddedObject {
+    @Persisted var b: SVDiamondB?
+    @Persisted var c: SVDiamondC?
+}
+
+final class SVDiamondB: EmbeddedObject {
+    @Persisted var c: SVDiamondC?
+}
+
+final class SVDiamondC: EmbeddedObject {
+    @Persisted var value = 0
+}
+
 final class SVAliased: Object {
     @Persisted var first = ""
     @Persisted var second = ""
@@ -99,6 +126,11 @@ final class SVMapped: Object {
             - Cycles containing embedded objects are not currently supported: 'SVLeft.right.left'
             - Cycles containing embedded objects are not currently supported: 'SVRight.left.right'
             """)
+    }
+
+    @Test func O032_linksBackToTopLevelTypesAndTwoPathsToOneEmbeddedTypeAreNotCycles() throws {
+        #expect(try error([SVHome.self, SVAddress.self]) == nil)
+        #expect(try error([SVRoot.self, SVDiamondA.self, SVDiamondB.self, SVDiamondC.self]) == nil)
     }
 
     @Test func O056_everyProblemIsReportedInOneError() throws {
