@@ -215,7 +215,22 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
             core.forEachRecord(binding) { _, _ in n += 1; return true }
             return n
         }
-        // The rows are checked where they lie; only their keys are kept (and cached).
+        if sort.isEmpty && distinct.isEmpty, let predicate, !core.isInWriteTransaction, cache.token != core.changeToken {
+            // The rows are checked where they lie; only their keys are kept (and cached, for endIndex).
+            var keys: [Int64] = []
+            let context = queryContext()
+            let rows = RowPredicate(predicate)
+            let collect = { (key: Int64, ref: RecordRef) -> Bool in
+                if rows.evaluate(ref, key: key, in: context) { keys.append(key) }
+                return true
+            }
+            if let candidates = primaryKeyCandidates() { core.forEachRecord(binding, keys: candidates, collect) } else { core.forEachRecord(binding, collect) }
+            cache.keys = keys
+            cache.records = []
+            cache.recordsKept = false
+            cache.token = core.changeToken
+            return keys.count
+        }
         return evaluated(needsRecords: false).keys.count
     }
 
@@ -287,8 +302,10 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     /// iterator and the object handed out last, which the next step reuses or lets keep its record.
     final class ScanState {
         let stream: MergingIterator
-        var started = false
-        var last: Element? = nil
+        // Used by one thread at a time, without re-entry (an iterator is not shared across threads): dynamic
+        // exclusivity checks are off, as on an accessor's fields.
+        @exclusivity(unchecked) var started = false
+        @exclusivity(unchecked) var last: Element? = nil
         init(stream: MergingIterator) { self.stream = stream }
     }
 
@@ -338,14 +355,17 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         /// (the loop body kept no reference), to be pointed at the next record; nil otherwise. Whatever may
         /// still read the bytes lent to it (the object, kept elsewhere; its accessor, held by a list or map
         /// view) first gets its own copy of them.
+        /// Also says whether the object's accessor is its alone (then it is pointed at the next record too).
         @inline(__always)
-        private func takeReusable(_ state: ScanState) -> Element? {
+        private func takeReusable(_ state: ScanState) -> (object: Element, ownAccessor: Bool)? {
             guard state.last != nil else { return nil }
             // An object with `let` properties is never reused: they may outlive it, bound to its accessor.
             if !hasLegacyProperties, isKnownUniquelyReferenced(&state.last!) {
                 let object = state.last!
-                if object._accessor != nil, !isKnownUniquelyReferenced(&object._accessor!) { object._accessor!.keepRecord() }
-                return object
+                guard object._accessor != nil else { return (object, false) }
+                if isKnownUniquelyReferenced(&object._accessor!) { return (object, true) }
+                object._accessor!.keepRecord()
+                return (object, false)
             }
             state.last!._accessor?.keepRecord()
             state.last = nil
@@ -369,8 +389,8 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
                     let made = core.makeObject(binding: binding, key: key, currentRecord: [UInt8](value), version: streamVersion)
                     return exactClass ? unsafeDowncast(made, to: Element.self) : made as! Element
                 }
-                if let object = reusable {
-                    if object._accessor != nil, isKnownUniquelyReferenced(&object._accessor!) {
+                if let (object, ownAccessor) = reusable {
+                    if ownAccessor {
                         object._accessor!.lend(key: key, value, by: stream, version: streamVersion)
                     } else {
                         // A list or another view of the old object keeps its accessor (with its own copy, made
