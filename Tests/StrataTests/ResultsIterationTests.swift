@@ -144,8 +144,10 @@ final class AllocPerson: Object {
                 }
             }
             guard counted == n else { fatalError("enumerated \(counted) of \(n)") }
-            // A handful per scan (the iterator, the first object and its accessor), none per object.
-            guard allocations < 64 else { fatalError("\(allocations) allocations for \(n) objects (sum \(sum))") }
+            // A handful per scan (the iterator, the first object and its accessor), none per object. The count
+            // covers the engine's maintenance thread too (a flush may run meanwhile): the bound leaves room for
+            // it and still fails at one allocation per hundred objects.
+            guard allocations < n / 100 else { fatalError("\(allocations) allocations for \(n) objects (sum \(sum))") }
             FileHandle.standardError.write(Data("allocations: \(allocations) for \(n) objects\n".utf8))
         }
         let report = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
