@@ -240,7 +240,7 @@ public final class DynamicObject: Object {
 final class ObjectAccessor {
     let core: RealmCore
     @usableFromInline let binding: TypeBinding
-    @usableFromInline var info: TypeInfo { binding.info }
+    @inlinable var info: TypeInfo { binding.info }
     // An accessor is used on its object's thread without re-entry: dynamic exclusivity checks are off on
     // these fields, read on every property access (they were a tenth of an enumeration).
     @exclusivity(unchecked) private(set) var key: Int64

@@ -115,7 +115,7 @@ struct StoredSchema: Codable, Equatable, Sendable {
 /// How one model class maps onto one file: its partition and the field id of each property.
 @usableFromInline
 final class TypeBinding: @unchecked Sendable {
-    let info: TypeInfo
+    @usableFromInline let info: TypeInfo
     let partition: UInt32
     let primaryKeyPartition: UInt32?
     /// The secondary index of each indexed property that has one, by property index.
