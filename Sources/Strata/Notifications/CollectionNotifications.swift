@@ -47,7 +47,9 @@ final class CollectionObserver<C>: ChangeObserver {
             guard let elements else { return values }
             return values.filter { v in
                 guard case .link(let k) = v else { return false }
-                return (try? s.withValue(forKey: ObjectKey.bytes(k), in: elements.binding.partition) { $0 != nil }) ?? false
+                return RealmCore.mustRead("\(elements.binding.info.schema.className) #\(k) for change notifications") {
+                    try s.withValue(forKey: ObjectKey.bytes(k), in: elements.binding.partition) { $0 != nil }
+                }
             }
         }
         let beforeShown = shown(before, old)
@@ -131,12 +133,13 @@ extension RealmCore {
     /// The stored elements of list, set or map property `property` of the object `key` in `snapshot` (nil when
     /// the object is not there).
     static func storedList(_ binding: TypeBinding, key: Int64, property: Int, in snapshot: Snapshot) -> [StoredValue]? {
-        let found: [StoredValue]?? = try? snapshot.withValue(forKey: ObjectKey.bytes(key), in: binding.partition) { raw in
-            guard let raw else { return nil }
-            guard case .list(let items) = values(binding, raw, [property])[0] else { return [] }
-            return items
+        mustRead("\(binding.info.schema.className) #\(key) for change notifications") {
+            try snapshot.withValue(forKey: ObjectKey.bytes(key), in: binding.partition) { raw -> [StoredValue]? in
+                guard let raw else { return nil }
+                guard case .list(let items) = values(binding, raw, [property])[0] else { return [] }
+                return items
+            }
         }
-        return found ?? nil
     }
 
     /// The element type and watched properties of a collection of objects (nil for collections of values).

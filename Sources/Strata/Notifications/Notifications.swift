@@ -140,8 +140,9 @@ extension RealmCore {
     /// Whether properties `indices` of the object with `key` differ between two snapshots (both holding it).
     static func differs(_ binding: TypeBinding, key: Int64, old: Snapshot, new: Snapshot, indices: [Int]) -> Bool {
         let k = ObjectKey.bytes(key)
-        let a = (try? old.withValue(forKey: k, in: binding.partition) { $0.map { values(binding, $0, indices) } }) ?? nil
-        let b = (try? new.withValue(forKey: k, in: binding.partition) { $0.map { values(binding, $0, indices) } }) ?? nil
+        let what = "\(binding.info.schema.className) #\(key) for change notifications"
+        let a = mustRead(what) { try old.withValue(forKey: k, in: binding.partition) { $0.map { values(binding, $0, indices) } } }
+        let b = mustRead(what) { try new.withValue(forKey: k, in: binding.partition) { $0.map { values(binding, $0, indices) } } }
         guard let a, let b else { return a != nil || b != nil }
         return !zip(a, b).allSatisfy { Self.same($0, $1) }
     }
@@ -187,11 +188,13 @@ struct LinkWatch {
                 RealmCore.differs(holder, key: $0, old: old, new: new, indices: [link])
             })
             if !touched.isEmpty {
-                try? new.scan(holder.partition) { k, raw in
-                    guard let key = ObjectKey.decode(k) else { return true }
-                    let v = RealmCore.values(holder, raw, [link])[0]
-                    if RealmCore.linkKeys(v).contains(where: touched.contains) { up.insert(key) }
-                    return true
+                RealmCore.mustRead("the objects of \(holder.info.schema.className) for change notifications") {
+                    try new.scan(holder.partition) { k, raw in
+                        guard let key = ObjectKey.decode(k) else { return true }
+                        let v = RealmCore.values(holder, raw, [link])[0]
+                        if RealmCore.linkKeys(v).contains(where: touched.contains) { up.insert(key) }
+                        return true
+                    }
                 }
             }
             touched = up
@@ -313,15 +316,17 @@ final class ResultsObserver<Element: Object>: ChangeObserver {
             var extra = Set(modifications)
             let inserted = Set(insertions)
             for (j, key) in keys.enumerated() where !extra.contains(j) && !inserted.contains(j) {
-                let hit: Bool = (try? new.withValue(forKey: ObjectKey.bytes(key), in: results.binding.partition) { raw -> Bool in
-                    guard let raw else { return false }
-                    for (n, watch) in linkWatches.enumerated() {
-                        guard let targets = touchedTargets[n] else { continue }
-                        let v = RealmCore.values(results.binding, raw, [watch.property])[0]
-                        if RealmCore.linkKeys(v).contains(where: targets.contains) { return true }
+                let hit: Bool = RealmCore.mustRead("\(results.binding.info.schema.className) #\(key) for change notifications") {
+                    try new.withValue(forKey: ObjectKey.bytes(key), in: results.binding.partition) { raw -> Bool in
+                        guard let raw else { return false }
+                        for (n, watch) in linkWatches.enumerated() {
+                            guard let targets = touchedTargets[n] else { continue }
+                            let v = RealmCore.values(results.binding, raw, [watch.property])[0]
+                            if RealmCore.linkKeys(v).contains(where: targets.contains) { return true }
+                        }
+                        return false
                     }
-                    return false
-                }) ?? false
+                }
                 if hit { extra.insert(j) }
             }
             modifications = extra.sorted()
@@ -338,13 +343,14 @@ final class ResultsObserver<Element: Object>: ChangeObserver {
 
     /// Whether the object with `key` exists in `snapshot` and matches `predicate`.
     static func matches(_ key: Int64, in snapshot: Snapshot, binding: TypeBinding, predicate: Predicate?) -> Bool {
-        let found: Bool? = try? snapshot.withValue(forKey: ObjectKey.bytes(key), in: binding.partition) { raw in
-            guard let raw else { return false }
-            guard let predicate else { return true }
-            if let values = binding.migratedValues(raw) { return predicate.evaluate(.values(values)) }
-            return predicate.evaluate(.bytes(raw, binding))
+        RealmCore.mustRead("\(binding.info.schema.className) #\(key) for change notifications") {
+            try snapshot.withValue(forKey: ObjectKey.bytes(key), in: binding.partition) { raw in
+                guard let raw else { return false }
+                guard let predicate else { return true }
+                if let values = binding.migratedValues(raw) { return predicate.evaluate(.values(values)) }
+                return predicate.evaluate(.bytes(raw, binding))
+            }
         }
-        return found ?? false
     }
 
     static func index(of key: Int64, in sorted: [Int64]) -> Int? {
@@ -431,8 +437,9 @@ final class ObjectObserver<T: Object>: ChangeObserver {
     func changes(core: RealmCore, old: Snapshot, new: Snapshot, summary: ChangeSummary) -> (() -> Void)? {
         guard !done, summary.everything || summary.keys[binding.partition]?.contains(key) == true else { return nil }
         let k = ObjectKey.bytes(key)
-        let before = (try? old.withValue(forKey: k, in: binding.partition) { $0.map { RealmCore.values(binding, $0, watched) } }) ?? nil
-        let after = (try? new.withValue(forKey: k, in: binding.partition) { $0.map { RealmCore.values(binding, $0, watched) } }) ?? nil
+        let what = "\(binding.info.schema.className) #\(key) for change notifications"
+        let before = RealmCore.mustRead(what) { try old.withValue(forKey: k, in: binding.partition) { $0.map { RealmCore.values(binding, $0, watched) } } }
+        let after = RealmCore.mustRead(what) { try new.withValue(forKey: k, in: binding.partition) { $0.map { RealmCore.values(binding, $0, watched) } } }
         let block = self.block
         guard let after else {
             guard before != nil else { return nil }

@@ -14,6 +14,16 @@ extension RealmCore {
         }
     }
 
+    /// `mustRead` where no Realm is at hand (change computations between two snapshots): the storage error
+    /// itself names the file and offset.
+    static func mustRead<R>(_ what: @autoclosure () -> String, _ body: () throws -> R) -> R {
+        do {
+            return try body()
+        } catch {
+            fatalError("reading \(what()) failed: \(error); run `strata verify` on the file")
+        }
+    }
+
     // MARK: - Reads
 
     /// The object key of the object whose optional Int primary key is nil (an Int primary key is the object key).
