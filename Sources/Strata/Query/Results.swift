@@ -70,19 +70,12 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         var rows: [(key: Int64, record: [UInt8]?, sortValues: [StoredValue], distinctValues: [StoredValue])] = []
         let context = queryContext()
         let compiled = predicate.map(RowPredicate.init)
-        let collect = { (key: Int64, ref: RecordRef) -> Bool in
+        forEachCandidate { key, ref in
             if let compiled, !compiled.evaluate(ref, key: key, in: context) { return true }
             let record: [UInt8]?
             if needsRecords, case .bytes(let raw, _) = ref { record = [UInt8](raw) } else { record = nil }
             rows.append((key, record, sort.map { $0.key.value(ref, key: key, context) }, distinct.map { $0.value(ref, key: key, context) }))
             return true
-        }
-        if let keys = primaryKeyCandidates() {
-            // `pk == v` or `pk IN {...}` (alone or ANDed with more): the primary key finds the few candidates,
-            // which the whole predicate then checks, instead of a scan of the type.
-            core.forEachRecord(binding, keys: keys, collect)
-        } else {
-            core.forEachRecord(binding, collect)
         }
         if !sort.isEmpty {
             rows.sort { a, b in
@@ -102,6 +95,17 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         cache.recordsKept = needsRecords
         cache.token = token
         return cache
+    }
+
+    /// Calls `body` with each record the query may match: with `pk == v` or `pk IN {...}` (alone or ANDed with
+    /// more) the few candidates the primary key or an index finds, else every object of the type. The closure
+    /// does not escape, so what it captures stays on the stack, without exclusivity checks per row.
+    private func forEachCandidate(_ body: (Int64, RecordRef) -> Bool) {
+        if let keys = primaryKeyCandidates() {
+            core.forEachRecord(binding, keys: keys, body)
+        } else {
+            core.forEachRecord(binding, body)
+        }
     }
 
     /// What the predicate (or a sort or distinct through links) needs to follow links, when it does.
@@ -220,11 +224,10 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
             var keys: [Int64] = []
             let context = queryContext()
             let rows = RowPredicate(predicate)
-            let collect = { (key: Int64, ref: RecordRef) -> Bool in
+            forEachCandidate { key, ref in
                 if rows.evaluate(ref, key: key, in: context) { keys.append(key) }
                 return true
             }
-            if let candidates = primaryKeyCandidates() { core.forEachRecord(binding, keys: candidates, collect) } else { core.forEachRecord(binding, collect) }
             cache.keys = keys
             cache.records = []
             cache.recordsKept = false
@@ -252,12 +255,11 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
             var found: (key: Int64, record: [UInt8]?)? = nil
             let context = queryContext()
             let compiled = predicate.map(RowPredicate.init)
-            let take = { (key: Int64, ref: RecordRef) -> Bool in
+            forEachCandidate { key, ref in
                 if let compiled, !compiled.evaluate(ref, key: key, in: context) { return true }
                 if case .bytes(let raw, _) = ref { found = (key, [UInt8](raw)) } else { found = (key, nil) }
                 return false
             }
-            if let keys = primaryKeyCandidates() { core.forEachRecord(binding, keys: keys, take) } else { core.forEachRecord(binding, take) }
             return found.map { object($0.key, $0.record) }
         }
         let c = evaluated()
@@ -275,12 +277,11 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
             var any = false
             let context = queryContext()
             let compiled = predicate.map(RowPredicate.init)
-            let look = { (key: Int64, ref: RecordRef) -> Bool in
+            forEachCandidate { key, ref in
                 if let compiled, !compiled.evaluate(ref, key: key, in: context) { return true }
                 any = true
                 return false
             }
-            if let keys = primaryKeyCandidates() { core.forEachRecord(binding, keys: keys, look) } else { core.forEachRecord(binding, look) }
             return !any
         }
         return evaluated().keys.isEmpty
