@@ -3,19 +3,23 @@ import Foundation
 /// Entry points for the object layer's fuzz targets: none may trap, whatever the bytes.
 package enum StrataFuzzing {
     /// An object record: decoded whole and field by field.
+    /// Format-2 records are read in `recordLayout` whatever their schema version.
     package static func record(_ bytes: [UInt8]) -> String? {
         bytes.withUnsafeBytes { raw in
-            let all = try? ObjectRecord.decodeAll(raw)
-            for id: UInt32 in 0..<8 {
-                let one = (try? ObjectRecord.value(of: id, in: raw)) ?? nil
+            let version = (try? ObjectRecord.schemaVersion(raw)) ?? 0
+            let layouts = RecordLayouts([version: recordLayout])
+            let all = try? ObjectRecord.decodeAll(raw, layouts: layouts)
+            for id: UInt32 in 0..<10 {
+                let one = (try? ObjectRecord.value(of: id, in: raw, layouts: layouts)) ?? nil
                 if let all, let one, let whole = all.fields[id], !sameBits(whole, one) {
                     return "field \(id) decodes differently alone and with the others"
                 }
             }
             if let all {
                 let fields = all.fields.sorted { $0.id < $1.id }.map { (id: $0.id, value: $0.value) }
-                let again = ObjectRecord.encode(schemaVersion: all.schemaVersion, fields: fields)
-                guard let back = try? again.withUnsafeBytes({ try ObjectRecord.decodeAll($0) }), back.fields.count == all.fields.count,
+                let again = ObjectRecord.encode(schemaVersion: all.schemaVersion, fields: fields, layout: raw.first == RecordLayout.format ? recordLayout : nil)
+                guard again.first == raw.first else { return "a decoded record is written in another format" }
+                guard let back = try? again.withUnsafeBytes({ try ObjectRecord.decodeAll($0, layouts: layouts) }), back.fields.count == all.fields.count,
                     back.fields.allSatisfy({ e in all.fields[e.id].map { sameBits($0, e.value) } ?? false })
                 else {
                     return "a decoded record does not survive re-encoding"
@@ -24,6 +28,19 @@ package enum StrataFuzzing {
             return nil
         }
     }
+
+    /// The layout format-2 inputs are read in: one field of each kind, nil allowed where it may be.
+    static let recordLayout = RecordLayout([
+        .init(fieldId: 1, name: "int", type: .int, isOptional: false, isPrimaryKey: false, isIndexed: false, objectClassName: nil),
+        .init(fieldId: 2, name: "string", type: .string, isOptional: false, isPrimaryKey: false, isIndexed: false, objectClassName: nil),
+        .init(fieldId: 3, name: "optionalInt", type: .int, isOptional: true, isPrimaryKey: false, isIndexed: false, objectClassName: nil),
+        .init(fieldId: 4, name: "bool", type: .bool, isOptional: false, isPrimaryKey: false, isIndexed: false, objectClassName: nil),
+        .init(fieldId: 5, name: "double", type: .double, isOptional: false, isPrimaryKey: false, isIndexed: false, objectClassName: nil),
+        .init(fieldId: 6, name: "date", type: .date, isOptional: true, isPrimaryKey: false, isIndexed: false, objectClassName: nil),
+        .init(fieldId: 7, name: "data", type: .data, isOptional: true, isPrimaryKey: false, isIndexed: false, objectClassName: nil),
+        .init(fieldId: 8, name: "uuid", type: .UUID, isOptional: false, isPrimaryKey: false, isIndexed: false, objectClassName: nil),
+        .init(fieldId: 9, name: "list", type: .any, isOptional: false, isPrimaryKey: false, isIndexed: false, objectClassName: nil, isList: true),
+    ])
 
     /// Equal, or the same bits (NaN is not equal to itself but decodes the same each time).
     static func sameBits(_ a: StoredValue, _ b: StoredValue) -> Bool {
@@ -52,6 +69,11 @@ package enum StrataFuzzing {
             (1, .int(42)), (2, .string("Ada")), (3, .null), (4, .bool(true)), (5, .double(2.5)),
             (6, .date(Date(timeIntervalSince1970: 1000))), (7, .data(Data([1, 2, 3]))), (8, .uuid(UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)))),
         ])
+        let record2 = ObjectRecord.encode(schemaVersion: 3, fields: [
+            (1, .int(42)), (2, .string("Ada")), (3, .null), (4, .bool(true)), (5, .double(2.5)),
+            (6, .date(Date(timeIntervalSince1970: 1000))), (7, .null), (8, .uuid(UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)))),
+            (9, .list([.int(1), .string("x"), .list([.null])])),
+        ], layout: recordLayout)
         let schema = StoredSchema(schemaVersion: 2, nextPartition: 3, types: [
             .init(name: "Person", partition: 1, primaryKeyPartition: 2, nextFieldId: 3, properties: [
                 .init(fieldId: 1, name: "id", type: .string, isOptional: false, isPrimaryKey: true, isIndexed: true, objectClassName: nil),
@@ -63,7 +85,7 @@ package enum StrataFuzzing {
             "name LIKE 'a*b?'", "flag", "TRUEPREDICATE", "(age >= 1 && age <= 2) || name ENDSWITH[cd] \"x\"",
         ]
         return [
-            "recordDecode": [record],
+            "recordDecode": [record, record2],
             "schemaDecode": [schema.encoded()],
             "queryParse": queries.map { Array($0.utf8) },
         ]

@@ -41,7 +41,7 @@ import Testing
             bytes.append(try #require(UInt8(text[i..<j], radix: 16)))
             i = j
         }
-        let decoded = try bytes.withUnsafeBytes { try ObjectRecord.decodeAll($0) }
+        let decoded = try bytes.withUnsafeBytes { try ObjectRecord.decodeAll($0, layouts: RecordLayouts()) }
         #expect(decoded.schemaVersion == 3)
         for (id, value) in Self.fields {
             #expect(decoded.fields[id] == value, "field \(id)")

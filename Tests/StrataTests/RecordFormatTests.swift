@@ -13,16 +13,16 @@ import Testing
     @Test func nestedListsRoundTripUpToTheDepthLimit() throws {
         for depth in [0, 1, 5, ObjectRecord.maxListDepth] {
             let bytes = ObjectRecord.encode(schemaVersion: 3, fields: [(id: 1, value: Self.nested(depth)), (id: 2, value: .int(1))])
-            let read = try bytes.withUnsafeBytes { try ObjectRecord.value(of: 1, in: $0) }
+            let read = try bytes.withUnsafeBytes { try ObjectRecord.value(of: 1, in: $0, layouts: RecordLayouts()) }
             #expect(read == Self.nested(depth), "depth \(depth)")
-            #expect(try bytes.withUnsafeBytes { try ObjectRecord.value(of: 2, in: $0) } == .int(1))
+            #expect(try bytes.withUnsafeBytes { try ObjectRecord.value(of: 2, in: $0, layouts: RecordLayouts()) } == .int(1))
         }
     }
 
     @Test func deeperNestingIsRefusedAsDamage() throws {
         let bytes = ObjectRecord.encode(schemaVersion: 3, fields: [(id: 1, value: Self.nested(ObjectRecord.maxListDepth + 1))])
         #expect {
-            _ = try bytes.withUnsafeBytes { try ObjectRecord.value(of: 1, in: $0) }
+            _ = try bytes.withUnsafeBytes { try ObjectRecord.value(of: 1, in: $0, layouts: RecordLayouts()) }
         } throws: { error in
             "\(error)".contains("lists nest more than \(ObjectRecord.maxListDepth) deep")
         }
@@ -42,7 +42,8 @@ import Testing
         #expect(binding.fieldIds == [2, 1])
         // What this release writes: ascending ids.
         let current = binding.encode([.int(20), .int(10)])
-        #expect(try current.withUnsafeBytes { try ObjectRecord.value(of: 1, in: $0) } == .int(10))
+        #expect(current.first == RecordLayout.format)
+        #expect(try current.withUnsafeBytes { try ObjectRecord.value(of: 1, in: $0, layouts: binding.layouts) } == .int(10))
         current.withUnsafeBytes { raw in
             #expect(binding.value(0, in: raw) == .int(20))
             #expect(binding.value(1, in: raw) == .int(10))

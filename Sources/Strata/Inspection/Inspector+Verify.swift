@@ -19,6 +19,7 @@ extension DatabaseInspector {
         for t in schema.types {
             progress(t.name)
             let pending = schema.pending(for: t.name)
+            let layouts = RecordLayouts(partition: t.partition, in: schema)
             var keys: [Int64] = []
             do {
                 try snapshot.scan(t.partition) { k, v in
@@ -29,7 +30,7 @@ extension DatabaseInspector {
                     keys.append(key)
                     let record: (schemaVersion: UInt64, fields: FieldValues)
                     do {
-                        record = try ObjectRecord.decodeAll(v)
+                        record = try ObjectRecord.decodeAll(v, layouts: layouts)
                     } catch {
                         problems.append("\(path): \(t.name) object \(key): the record cannot be read: \(error)")
                         return true

@@ -209,10 +209,11 @@ package final class DatabaseInspector {
         }
         let snapshot = try database.snapshot()
         var rows: [(key: Int64, values: [DumpValue?])] = []
+        let layouts = RecordLayouts(partition: t.partition, in: schema)
         try snapshot.scan(t.partition) { k, v in
             if let limit, rows.count >= limit { return false }
             guard let key = ObjectKey.decode(k) else { return true }
-            let record = try ObjectRecord.decodeAll(v)
+            let record = try ObjectRecord.decodeAll(v, layouts: layouts)
             rows.append((key, t.properties.map { p in record.fields[p.fieldId].map { render($0, p, snapshot) } }))
             return true
         }
@@ -277,7 +278,9 @@ package final class DatabaseInspector {
         guard let t = schema?.type(named: className) else { return "\(className)#\(key)" }
         guard let record = try? snapshot.get(ObjectKey.bytes(key), in: t.partition) else { return "\(className)#\(key) (deleted)" }
         guard let pk = t.properties.first(where: \.isPrimaryKey),
-            let value = record.withUnsafeBytes({ try? ObjectRecord.value(of: pk.fieldId, in: $0) }) ?? nil
+            let value = record.withUnsafeBytes({ [layouts = RecordLayouts(partition: t.partition, in: schema)] in
+                try? ObjectRecord.value(of: pk.fieldId, in: $0, layouts: layouts)
+            }) ?? nil
         else { return "\(className)#\(key)" }
         switch value {
         case .string(let s): return "\(className)(\"\(s)\")"

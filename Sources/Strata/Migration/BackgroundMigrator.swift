@@ -178,6 +178,7 @@ final class BackgroundMigrator: @unchecked Sendable {
             var bytes = 0
             var nextKey: [UInt8]? = nil
             let reporter = MigrationReporter()
+            let layouts = RecordLayouts(partition: t.partition, in: schema)
             try Migration.$runningTransform.withValue(typeName) {
             try tx.snapshot.scan(t.partition, from: ts.resumeKey) { k, v in
                 if examined >= batchRecords || bytes >= batchBytes {
@@ -188,7 +189,7 @@ final class BackgroundMigrator: @unchecked Sendable {
                 bytes += v.count
                 let version = try ObjectRecord.schemaVersion(v)
                 guard migration.generation(for: version) != nil else { return true }
-                let fields = try ObjectRecord.decodeAll(v).fields
+                let fields = try ObjectRecord.decodeAll(v, layouts: layouts).fields
                 if let out = migration.migrate(fields: fields, version: version, report: reporter) {
                     puts.append(([UInt8](k), migration.encode(out)))
                 }

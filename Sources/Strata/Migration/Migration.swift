@@ -243,7 +243,20 @@ public final class Migration {
     let core: RealmCore
     let tx: WriteTransaction?
     let old: StoredSchema
-    private(set) var new: StoredSchema
+    private(set) var new: StoredSchema {
+        didSet { layoutCache = [:] }
+    }
+    /// The record layouts of each partition read so far (`layouts(_:)`).
+    private var layoutCache: [UInt32: RecordLayouts] = [:]
+
+    /// The layouts the records of `partition` may be in: every version of the old schema's history, the old
+    /// schema and the new one.
+    func layouts(_ partition: UInt32) -> RecordLayouts {
+        if let l = layoutCache[partition] { return l }
+        let l = RecordLayouts(partition: partition, in: old, new)
+        layoutCache[partition] = l
+        return l
+    }
     let declared: [String: TypeInfo]
     let mode: Mode
     /// Transforms registered by this call, per type, for records of `old.schemaVersion` and older.
@@ -403,9 +416,10 @@ public final class Migration {
         let migration = priorMigration(typeName)
         var rows: [(Int64, UInt64, FieldValues)] = []
         do {
+            let layouts = layouts(oldType.partition)
             try openTx.snapshot.scan(oldType.partition) { k, v in
                 guard let key = ObjectKey.decode(k) else { return true }
-                let record = try ObjectRecord.decodeAll(v)
+                let record = try ObjectRecord.decodeAll(v, layouts: layouts)
                 rows.append((key, record.schemaVersion, record.fields))
                 return true
             }
@@ -725,7 +739,8 @@ public final class Migration {
     private func writableState(_ t: StoredSchema.StoredType, key: Int64) throws -> DynamicState? {
         if let state = written[t.partition]?[key] { return state }
         guard let bytes = try openTx.snapshot.get(ObjectKey.bytes(key), in: t.partition) else { return nil }
-        let record = try bytes.withUnsafeBytes { try ObjectRecord.decodeAll($0) }
+        let layouts = layouts(t.partition)
+        let record = try bytes.withUnsafeBytes { try ObjectRecord.decodeAll($0, layouts: layouts) }
         let gens = generations(t.name)
         let migration = gens.isEmpty ? nil : TypeMigration(
             typeName: t.name, newType: t, newVersion: new.schemaVersion, defaults: defaults(for: t.name), generations: gens)
@@ -741,9 +756,10 @@ public final class Migration {
         let changed = written[t.partition] ?? [:]
         let gone = deleted[t.partition] ?? []
         if !dataDeleted.contains(t.name) {
+            let layouts = layouts(t.partition)
             try openTx.snapshot.scan(t.partition) { k, v in
                 guard let key = ObjectKey.decode(k), !gone.contains(key), changed[key] == nil else { return true }
-                try body(key, try ObjectRecord.decodeAll(v).fields)
+                try body(key, try ObjectRecord.decodeAll(v, layouts: layouts).fields)
                 return true
             }
         }
@@ -759,7 +775,7 @@ public final class Migration {
             if deleted[t.partition]?.contains(key) ?? false { return nil }
         }
         guard let bytes = try? openTx.snapshot.get(ObjectKey.bytes(key), in: t.partition),
-            let record = bytes.withUnsafeBytes({ try? ObjectRecord.decodeAll($0) })
+            let record = bytes.withUnsafeBytes({ [layouts = layouts(t.partition)] in try? ObjectRecord.decodeAll($0, layouts: layouts) })
         else {
             return nil
         }
@@ -913,6 +929,7 @@ public final class Migration {
         let fieldIds: [UInt32]
         let order: [Int]
         let defaults: [StoredValue]
+        let layout: RecordLayout
         var values: [StoredValue] = []
         var bytes: [UInt8] = []
 
@@ -920,13 +937,16 @@ public final class Migration {
             fieldIds = t.properties.map(\.fieldId)
             order = ObjectRecord.ascendingOrder(of: fieldIds)
             defaults = t.properties.map { byName[$0.name] ?? .null }
+            layout = RecordLayout(t.properties)
         }
     }
 
     private func put(_ state: DynamicState, key: Int64, type t: StoredSchema.StoredType, with w: inout RecordWriter) throws {
         w.values.removeAll(keepingCapacity: true)
         for (i, id) in w.fieldIds.enumerated() { w.values.append(state.values[id] ?? w.defaults[i]) }
-        ObjectRecord.encode(schemaVersion: new.schemaVersion, fieldIds: w.fieldIds, values: w.values, order: w.order, into: &w.bytes)
+        if !w.layout.encode(schemaVersion: new.schemaVersion, values: w.values, order: w.order, into: &w.bytes) {
+            ObjectRecord.encode(schemaVersion: new.schemaVersion, fieldIds: w.fieldIds, values: w.values, order: w.order, into: &w.bytes)
+        }
         let bytes = w.bytes
         try ObjectKey.withBytes(key) { try openTx.put($0, bytes, in: t.partition) }
     }
@@ -947,6 +967,7 @@ public final class Migration {
         var objects: [(key: Int64, state: DynamicState)] = []
         var seen = Set<Int64>()
         let defaults = self.defaults(for: t.name)
+        let layouts = layouts(t.partition)
         // After deleteData, only the objects the block created count.
         try tx.snapshot.scan(t.partition) { k, v in
             guard !dataDeleted.contains(t.name), let key = ObjectKey.decode(k) else { return false }
@@ -955,7 +976,7 @@ public final class Migration {
             if let state = pending[key] {
                 objects.append((key, state))
             } else {
-                let state = DynamicState(type: t, values: try ObjectRecord.decodeAll(v).fields, writable: true, defaults: defaults)
+                let state = DynamicState(type: t, values: try ObjectRecord.decodeAll(v, layouts: layouts).fields, writable: true, defaults: defaults)
                 state.modified = false
                 objects.append((key, state))
             }
@@ -1032,8 +1053,9 @@ public final class Migration {
     /// on some later read. Returns whether a transform wrote the primary key (whole-type work).
     private func probe(_ t: StoredSchema.StoredType, _ generations: [TypeMigration.Generation]) throws -> Bool {
         var first: FieldValues? = nil
+        let layouts = layouts(t.partition)
         try openTx.snapshot.scan(t.partition) { _, v in
-            first = try ObjectRecord.decodeAll(v).fields
+            first = try ObjectRecord.decodeAll(v, layouts: layouts).fields
             return false
         }
         guard let fields = first else { return false }
@@ -1055,9 +1077,10 @@ public final class Migration {
     private func materialize(_ t: StoredSchema.StoredType, _ generations: [TypeMigration.Generation]) throws {
         let migration = TypeMigration(typeName: t.name, newType: t, newVersion: new.schemaVersion, defaults: defaults(for: t.name), generations: generations)
         var states = written[t.partition] ?? [:]
+        let layouts = layouts(t.partition)
         try openTx.snapshot.scan(t.partition) { k, v in
             guard let key = ObjectKey.decode(k), !(deleted[t.partition]?.contains(key) ?? false) else { return true }
-            let record = try ObjectRecord.decodeAll(v)
+            let record = try ObjectRecord.decodeAll(v, layouts: layouts)
             guard let generation = migration.generation(for: record.schemaVersion) else { return true }
             if let state = states[key] {
                 // enumerateObjects has been here: an older pending generation already ran (freshState); this

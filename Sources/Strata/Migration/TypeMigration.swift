@@ -26,6 +26,8 @@ final class TypeMigration: @unchecked Sendable {
     let typeName: String
     let newType: StoredSchema.StoredType
     let newVersion: UInt64
+    /// The layout migrated records are written in.
+    let newLayout: RecordLayout
     /// The declared defaults of the current model, by property name.
     let defaults: [String: StoredValue]
     let generations: [Generation]
@@ -40,6 +42,7 @@ final class TypeMigration: @unchecked Sendable {
         self.typeName = typeName
         self.newType = newType
         self.newVersion = newVersion
+        newLayout = RecordLayout(newType.properties)
         self.defaults = defaults
         self.generations = generations.sorted { $0.fromVersion < $1.fromVersion }
         self.onFirstUse = onFirstUse
@@ -91,7 +94,7 @@ final class TypeMigration: @unchecked Sendable {
         let fields = newType.properties.map { p -> (id: UInt32, value: StoredValue) in
             (p.fieldId, values[p.fieldId] ?? defaults[p.name] ?? .null)
         }
-        return ObjectRecord.encode(schemaVersion: newVersion, fields: fields)
+        return ObjectRecord.encode(schemaVersion: newVersion, fields: fields, layout: newLayout)
     }
 }
 

@@ -1,7 +1,10 @@
 import Engine
 import Foundation
 
-/// The byte layout of one object's record (see Engine.docc's neighbour, Strata.docc/RecordFormat.md):
+/// The byte layout of one object's record (see Strata.docc/RecordFormat.md). Records are written in format 2
+/// (`RecordLayout`: fixed slots per type and schema version) whenever their values fit their slots; format 1,
+/// self-describing, is what files written before format 2 hold and what a record whose values do not fit is
+/// written in:
 ///
 /// ```
 /// u8 format (1) · varint schemaVersion · varint fieldCount
@@ -28,9 +31,15 @@ enum ObjectRecord {
 
     /// A record of `fields`, written in ascending field-id order (the order every writer uses, so that records
     /// of one type and schema version share one layout whatever order a model declares its properties in).
-    static func encode(schemaVersion: UInt64, fields: [(id: UInt32, value: StoredValue)]) -> [UInt8] {
+    /// With a `layout` whose fields are exactly these and whose slots the values fit, in format 2.
+    static func encode(schemaVersion: UInt64, fields: [(id: UInt32, value: StoredValue)], layout: RecordLayout? = nil) -> [UInt8] {
         var out: [UInt8] = []
         let sorted = fields.sorted { $0.id < $1.id }
+        if let layout, sorted.count == layout.fields.count, zip(sorted, layout.fields).allSatisfy({ $0.id == $1.id }),
+            layout.encode(schemaVersion: schemaVersion, values: sorted.map(\.value), order: Array(sorted.indices), into: &out)
+        {
+            return out
+        }
         encode(schemaVersion: schemaVersion, count: sorted.count, id: { sorted[$0].id }, value: { sorted[$0].value }, into: &out)
         return out
     }
@@ -186,15 +195,23 @@ enum ObjectRecord {
     static func schemaVersion(_ bytes: UnsafeRawBufferPointer) throws -> UInt64 {
         var r = ByteReader(bytes)
         let f = try r.readUInt8("record format")
-        guard f == format else { throw StorageError(.corrupted, "record format \(f) is unknown (expected \(format))") }
+        guard f == format || f == RecordLayout.format else { throw unknownFormat(f) }
         return try r.readVarint("schema version")
     }
 
-    /// The value of field `id`, or nil when the record has no such field.
-    static func value(of id: UInt32, in bytes: UnsafeRawBufferPointer) throws -> StoredValue? {
+    static func unknownFormat(_ f: UInt8) -> StorageError {
+        StorageError(.corrupted, "record format \(f) is unknown (expected \(format) or \(RecordLayout.format))")
+    }
+
+    /// The value of field `id`, or nil when the record has no such field. A format-2 record is read in the
+    /// layout `layouts` gives for its schema version.
+    static func value(of id: UInt32, in bytes: UnsafeRawBufferPointer, layouts: RecordLayouts) throws -> StoredValue? {
+        if bytes.first == RecordLayout.format {
+            return try layouts.required(try schemaVersion(bytes)).value(of: id, in: bytes)
+        }
         var r = ByteReader(bytes)
         let f = try r.readUInt8("record format")
-        guard f == format else { throw StorageError(.corrupted, "record format \(f) is unknown (expected \(format))") }
+        guard f == format else { throw unknownFormat(f) }
         _ = try r.readVarint("schema version")
         let count = try r.readLength("field count", limit: 65_535)
         var found: (Int, UInt8)? = nil
@@ -218,10 +235,14 @@ enum ObjectRecord {
     }
 
     /// Every field of a record: its schema version and field id -> value.
-    static func decodeAll(_ bytes: UnsafeRawBufferPointer) throws -> (schemaVersion: UInt64, fields: FieldValues) {
+    static func decodeAll(_ bytes: UnsafeRawBufferPointer, layouts: RecordLayouts) throws -> (schemaVersion: UInt64, fields: FieldValues) {
+        if bytes.first == RecordLayout.format {
+            let version = try schemaVersion(bytes)
+            return (version, try layouts.required(version).decodeAll(bytes))
+        }
         var r = ByteReader(bytes)
         let f = try r.readUInt8("record format")
-        guard f == format else { throw StorageError(.corrupted, "record format \(f) is unknown (expected \(format))") }
+        guard f == format else { throw unknownFormat(f) }
         let version = try r.readVarint("schema version")
         let count = try r.readLength("field count", limit: 65_535)
         var entries: [(UInt32, UInt8)] = []

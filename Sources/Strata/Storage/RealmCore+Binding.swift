@@ -170,8 +170,11 @@ extension RealmCore {
                     toBind = toBind.map { (info, t, version) in (info, latest.type(named: t.name) ?? t, version) }
                 }
             }
+            let boundSchema = shared.storedSchema.withLock { $0 }
             for (info, t, version) in toBind {
-                bindings[ObjectIdentifier(info.objectClass)] = TypeBinding(info: info, stored: t, schemaVersion: version, migration: shared.migration(for: t.name))
+                bindings[ObjectIdentifier(info.objectClass)] = TypeBinding(
+                    info: info, stored: t, schemaVersion: version, migration: shared.migration(for: t.name),
+                    layouts: RecordLayouts(partition: t.partition, in: boundSchema))
             }
             if let pending = shared.storedSchema.withLock({ $0?.pending }), !pending.isEmpty {
                 shared.migrator.schedule(Set(pending.map(\.typeName)).sorted(), start: configuration.backgroundMigration)
@@ -277,7 +280,8 @@ extension RealmCore {
                 t = schema.types[0]
             }
             bindings[ObjectIdentifier(info.objectClass)] = TypeBinding(
-                info: info, stored: t, schemaVersion: stored.schemaVersion, migration: shared.migration(for: t.name))
+                info: info, stored: t, schemaVersion: stored.schemaVersion, migration: shared.migration(for: t.name),
+                layouts: RecordLayouts(partition: t.partition, in: stored))
         }
     }
 
@@ -292,7 +296,9 @@ extension RealmCore {
         guard let bound = boundType(named: name), let stored = shared.storedSchema.withLock({ $0?.type(named: name) }) else {
             fatalError("Object type '\(name)' is not in the schema of \(shared.displayName)")
         }
-        let b = TypeBinding(info: bound.info, stored: stored, schemaVersion: bound.schemaVersion, migration: bound.migration, objectClass: DynamicObject.self)
+        let b = TypeBinding(
+            info: bound.info, stored: stored, schemaVersion: bound.schemaVersion, migration: bound.migration, objectClass: DynamicObject.self,
+            layouts: bound.layouts)
         dynamicBindings[name] = b
         return b
     }

@@ -702,15 +702,22 @@ final class RealmCore: @unchecked Sendable {
             }
             // Then the stored records.
             var rewrites: [(Int64, [UInt8])] = []
+            let layouts = RecordLayouts(partition: t.partition, in: stored)
             try w.tx.snapshot.scan(t.partition) { k, v in
                 guard let key = ObjectKey.decode(k), w.pending[PendingKey(partition: t.partition, key: key)] == nil else { return true }
-                guard linkFields.contains(where: { p in dangling(try? ObjectRecord.value(of: p.fieldId, in: v), p) }) else { return true }
+                guard try linkFields.contains(where: { p in dangling(try ObjectRecord.value(of: p.fieldId, in: v, layouts: layouts), p) }) else {
+                    return true
+                }
                 if bound != nil {
                     rewrites.append((key, []))
                 } else {
-                    var record = try ObjectRecord.decodeAll(v)
+                    var record = try ObjectRecord.decodeAll(v, layouts: layouts)
                     for p in linkFields { if let c = cleaned(record.fields[p.fieldId], p) { record.fields[p.fieldId] = c } }
-                    rewrites.append((key, ObjectRecord.encode(schemaVersion: record.schemaVersion, fields: record.fields.map { ($0.id, $0.value) })))
+                    rewrites.append((
+                        key,
+                        ObjectRecord.encode(
+                            schemaVersion: record.schemaVersion, fields: record.fields.map { ($0.id, $0.value) }, layout: layouts.layout(record.schemaVersion))
+                    ))
                 }
                 return true
             }

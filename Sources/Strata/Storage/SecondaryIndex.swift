@@ -121,7 +121,8 @@ extension RealmCore {
                     guard let ti = schema.types.firstIndex(where: { $0.name == info.schema.className }) else { continue }
                     let t = schema.types[ti]
                     let pending = !schema.pending(for: t.name).isEmpty
-                    let binding = TypeBinding(info: info, stored: t, schemaVersion: schema.schemaVersion)
+                    let binding = TypeBinding(
+                        info: info, stored: t, schemaVersion: schema.schemaVersion, layouts: RecordLayouts(partition: t.partition, in: schema))
                     var kept: [StoredSchema.StoredIndex] = []
                     for index in t.indexes ?? [] {
                         if !pending, let i = binding.fieldIds.firstIndex(of: index.fieldId), SecondaryIndex.matches(index, info: info, property: i) {

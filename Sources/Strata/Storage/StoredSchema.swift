@@ -125,44 +125,41 @@ final class TypeBinding: @unchecked Sendable {
     /// Whether the primary key is an Int, used as the object key itself.
     let intPrimaryKey: Bool
 
-    /// Where each field sits in records written by this binding. Records hold their fields in ascending
-    /// field-id order (`ObjectRecord.ascendingOrder`), so every writer of one type at one schema version gives
-    /// the same layout, whatever order the model declares its properties in; `slots` maps a property index to
-    /// its position in the record.
-    struct RecordLayout {
-        var prefix: [UInt8]
-        var headerLength: Int
-        var tagPositions: [Int]
-        var offsetTable: Int
-    }
-    let layout: RecordLayout?
     /// Property index -> position of its field in a record (ascending field id).
     let slots: [Int]
     /// Record position -> property index: the order `encode` writes values in.
     let recordOrder: [Int]
-    // The layout again, flattened for the read path (no optional struct of arrays to copy per read):
-    // the prefix as one little-endian word when it fits in 8 bytes and every field id is one byte long
-    // (`fastPrefixCount` 0 otherwise).
+    /// The layout of records of this type at this binding's schema version (format 2), and those of the
+    /// type's other versions, for records written before a migration that did not rewrite them.
+    let recordLayout: RecordLayout
+    let layouts: RecordLayouts
+    /// Whether the declared properties are exactly the stored type's, so that records are written in format 2.
+    private let writesFormat2: Bool
+    // The layout again, flattened for the read path: the header (format, schema version, layout check) as one
+    // little-endian word when it fits in 8 bytes (`fastPrefixCount` 0 otherwise), the shortest record of the
+    // layout, and where the variable area starts.
     private let fastPrefix: UInt64
     private let fastPrefixMask: UInt64
     private let fastPrefixCount: Int
-    private let fastHeaderLength: Int
-    private let fastOffsetTable: Int
-    /// Per property index: where its tag byte sits, and its field id (one byte), checked against the byte
-    /// before the tag: a record of the same version written in another field order (by a release that
-    /// followed the declaration order) is read by id, never by position.
-    private let fastTagPositions: [Int]
-    private let fastFieldIds: [UInt8]
-    /// Per property: whether it is optional (a nil stored in a required property reads as its default).
-    private let isOptional: [Bool]
-    /// Per property index, for direct reads: where the payload's offset sits in the offset table, where its
-    /// tag sits, and its one-byte field id (checked as above). Empty without a fast layout.
+    private let fastMinimumLength: Int
+    private let fastPlaces: RecordLayout.Places
+    /// Per property index: where its value sits in a record of this layout, for direct reads.
     private struct DirectField {
-        let offsetPosition: Int32
-        let tagPosition: Int32
-        let fieldId: UInt8
+        enum Mode: UInt8 { case absent, fixed, bool, variable }
+        let mode: Mode
+        /// A fixed field's tag (format 1's, which direct readers take).
+        let tag: UInt8
+        /// A fixed field's place in the record; a variable field's start-table entry (-1: the first variable field).
+        let at: Int32
+        /// The null bitmap byte and bit of a fixed field that may be nil (byte -1: it may not).
+        let nullByte: Int32
+        let nullMask: UInt8
+        /// The field's index in `recordLayout.fields` (-1: absent).
+        let layoutIndex: Int32
     }
     private let directFields: ContiguousArray<DirectField>
+    /// Per property: whether it is optional (a nil stored in a required property reads as its default).
+    private let isOptional: [Bool]
     /// The model class, for making objects.
     let objectClass: Object.Type
     let schemaVersion: UInt64
@@ -170,7 +167,12 @@ final class TypeBinding: @unchecked Sendable {
     let migration: TypeMigration?
 
     /// `objectClass`: the class of the objects it makes, when not the model's (`DynamicObject` for the dynamic API).
-    init(info: TypeInfo, stored: StoredSchema.StoredType, schemaVersion: UInt64, migration: TypeMigration? = nil, objectClass: Object.Type? = nil) {
+    /// `layouts`: those of the type's records at every version (`RecordLayouts(partition:in:)`); without, only
+    /// this version's.
+    init(
+        info: TypeInfo, stored: StoredSchema.StoredType, schemaVersion: UInt64, migration: TypeMigration? = nil, objectClass: Object.Type? = nil,
+        layouts: RecordLayouts? = nil
+    ) {
         self.info = info
         self.migration = migration
         self.schemaVersion = schemaVersion
@@ -196,62 +198,58 @@ final class TypeBinding: @unchecked Sendable {
         } else {
             intPrimaryKey = false
         }
-        var layout: RecordLayout? = nil
-        if !fieldIds.contains(UInt32.max) {
-            var prefix: [UInt8] = [ObjectRecord.format]
-            prefix.appendVarint(schemaVersion)
-            prefix.appendVarint(UInt64(fieldIds.count))
-            var position = prefix.count
-            var tags: [Int] = []
-            for index in order {
-                position += ObjectRecord.varintSize(UInt64(fieldIds[index]))
-                tags.append(position)
-                position += 1
-            }
-            layout = RecordLayout(prefix: prefix, headerLength: position + 4 * fieldIds.count, tagPositions: tags, offsetTable: position)
-        }
-        self.layout = layout
         self.objectClass = objectClass ?? info.objectClass
         isOptional = info.schema.properties.map(\.isNullable)
-        if let layout, layout.prefix.count <= 8, fieldIds.allSatisfy({ $0 < 0x80 }) {
+        let layout = RecordLayout(stored.properties)
+        recordLayout = layout
+        self.layouts = layouts ?? RecordLayouts([schemaVersion: layout])
+        writesFormat2 = order.map { fieldIds[$0] } == layout.fields.map(\.id)
+        var prefix: [UInt8] = [RecordLayout.format]
+        prefix.appendVarint(schemaVersion)
+        prefix.append(UInt8(truncatingIfNeeded: layout.check))
+        prefix.append(UInt8(truncatingIfNeeded: layout.check >> 8))
+        let places = layout.places(headerLength: prefix.count)
+        fastPlaces = places
+        fastMinimumLength = max(8, places.minimumLength)
+        if prefix.count <= 8 {
             var word: UInt64 = 0
-            for (i, b) in layout.prefix.enumerated() { word |= UInt64(b) << (8 * UInt64(i)) }
+            for (i, b) in prefix.enumerated() { word |= UInt64(b) << (8 * UInt64(i)) }
             fastPrefix = word
-            fastPrefixMask = layout.prefix.count == 8 ? .max : (1 << (8 * UInt64(layout.prefix.count))) - 1
-            fastPrefixCount = layout.prefix.count
-            fastHeaderLength = layout.headerLength
-            fastOffsetTable = layout.offsetTable
-            fastTagPositions = slots.map { layout.tagPositions[$0] }
-            fastFieldIds = fieldIds.map { UInt8($0) }
-            directFields = ContiguousArray(fieldIds.indices.map { i in
-                DirectField(
-                    offsetPosition: Int32(layout.offsetTable + 4 * slots[i]), tagPosition: Int32(layout.tagPositions[slots[i]]),
-                    fieldId: UInt8(fieldIds[i]))
-            })
+            fastPrefixMask = prefix.count == 8 ? .max : (1 << (8 * UInt64(prefix.count))) - 1
+            fastPrefixCount = prefix.count
         } else {
             fastPrefix = 0
             fastPrefixMask = 0
             fastPrefixCount = 0
-            fastHeaderLength = 0
-            fastOffsetTable = 0
-            fastTagPositions = []
-            fastFieldIds = []
-            directFields = []
         }
+        directFields = ContiguousArray(fieldIds.map { id in
+            guard let li = layout.fields.firstIndex(where: { $0.id == id }) else {
+                return DirectField(mode: .absent, tag: 0, at: 0, nullByte: -1, nullMask: 0, layoutIndex: -1)
+            }
+            let f = layout.fields[li]
+            let nullByte = f.nullBit >= 0 ? Int32(prefix.count + f.nullBit / 8) : -1
+            let nullMask = f.nullBit >= 0 ? UInt8(1) << UInt8(f.nullBit % 8) : 0
+            switch f.kind {
+            case .variable:
+                return DirectField(
+                    mode: .variable, tag: 0, at: f.position == 0 ? -1 : Int32(places.tableStart + 4 * (f.position - 1)),
+                    nullByte: -1, nullMask: 0, layoutIndex: Int32(li))
+            case .bool:
+                return DirectField(mode: .bool, tag: 0, at: Int32(places.fixedStart + f.position), nullByte: nullByte, nullMask: nullMask, layoutIndex: Int32(li))
+            default:
+                return DirectField(
+                    mode: .fixed, tag: f.kind.tag, at: Int32(places.fixedStart + f.position), nullByte: nullByte, nullMask: nullMask,
+                    layoutIndex: Int32(li))
+            }
+        })
     }
 
-    /// Whether `record` was written with this binding's field list (so its field table need not be parsed).
+    /// Whether `record` is in this binding's layout (format 2, its schema version and field list), long enough
+    /// for every fixed field and the variable fields' start table.
     @inline(__always)
     func hasCurrentLayout(_ record: UnsafeRawBufferPointer) -> Bool {
-        guard fastPrefixCount > 0, record.count >= fastHeaderLength, record.count >= 8 else { return false }
+        guard fastPrefixCount > 0, record.count >= fastMinimumLength else { return false }
         return record.loadUnaligned(as: UInt64.self).littleEndian & fastPrefixMask == fastPrefix
-    }
-
-    @inline(__always)
-    static func startsWith(_ record: UnsafeRawBufferPointer, _ prefix: [UInt8]) -> Bool {
-        guard record.count >= prefix.count else { return false }
-        for i in prefix.indices where record[i] != prefix[i] { return false }
-        return true
     }
 
     /// A record's values by property index when it must pass through an online migration's transforms (its
@@ -260,14 +258,13 @@ final class TypeBinding: @unchecked Sendable {
     func migratedValues(_ record: UnsafeRawBufferPointer) -> [StoredValue]? {
         guard let migration else { return nil }
         if hasCurrentLayout(record) { return nil }
-        if let layout, Self.startsWith(record, layout.prefix) { return nil }
         return slowMigratedValues(record, migration)
     }
 
     private func slowMigratedValues(_ record: UnsafeRawBufferPointer, _ migration: TypeMigration) -> [StoredValue]? {
         let decoded: (schemaVersion: UInt64, fields: FieldValues)
         do {
-            decoded = try ObjectRecord.decodeAll(record)
+            decoded = try ObjectRecord.decodeAll(record, layouts: layouts)
         } catch {
             fatalError("a record of \(info.schema.className) is damaged (\(error)); run `strata verify` on the file")
         }
@@ -292,34 +289,59 @@ final class TypeBinding: @unchecked Sendable {
         return out
     }
 
-    /// Encodes a record of this binding's values (by property index) into `out`, in the layout's field order.
+    /// Encodes a record of this binding's values (by property index) into `out`: in format 2 at the binding's
+    /// own version when the values fit the layout, in format 1 otherwise.
     func encode(_ values: [StoredValue], schemaVersion: UInt64, into out: inout [UInt8]) {
+        if writesFormat2, schemaVersion == self.schemaVersion,
+            recordLayout.encode(schemaVersion: schemaVersion, values: values, order: recordOrder, into: &out)
+        {
+            return
+        }
         ObjectRecord.encode(schemaVersion: schemaVersion, fieldIds: fieldIds, values: values, order: recordOrder, into: &out)
     }
 
-    /// Where property `index`'s payload starts in `record`, and its tag, when the record has this binding's
-    /// layout; nil otherwise (the general path reads it). A direct reader then decodes the payload in place.
+    /// Where property `index`'s payload starts in `record`, and its tag (format 1's, which fixed fields do not
+    /// store: it comes from the layout), when the record has this binding's layout; nil otherwise (the general
+    /// path reads it). A direct reader then decodes the payload in place.
     @usableFromInline
     func directPayload(_ index: Int, in record: UnsafeRawBufferPointer) -> (tag: UInt8, start: Int)? {
         guard hasCurrentLayout(record), index < directFields.count else { return nil }
         let f = directFields[index]
-        let tagPosition = Int(f.tagPosition)
-        guard record[tagPosition - 1] == f.fieldId, let offset = Bytes.loadUInt32LE(record, at: Int(f.offsetPosition)) else { return nil }
-        return (record[tagPosition], fastHeaderLength + Int(offset))
+        switch f.mode {
+        case .fixed:
+            if f.nullByte >= 0, record[Int(f.nullByte)] & f.nullMask != 0 { return (DirectTag.null, 0) }
+            return (f.tag, Int(f.at))
+        case .bool:
+            if f.nullByte >= 0, record[Int(f.nullByte)] & f.nullMask != 0 { return (DirectTag.null, 0) }
+            switch record[Int(f.at)] {
+            case 0: return (DirectTag.falseValue, Int(f.at))
+            case 1: return (DirectTag.trueValue, Int(f.at))
+            default: return nil
+            }
+        case .variable:
+            var start = fastPlaces.variableStart
+            if f.at >= 0 {
+                guard let offset = Bytes.loadUInt32LE(record, at: Int(f.at)) else { return nil }
+                start += Int(offset)
+            }
+            guard start < record.count else { return nil }
+            return (record[start], start + 1)
+        case .absent:
+            return nil
+        }
     }
 
     /// The value of property `index` in a record.
     @inline(__always)
     func value(_ index: Int, in record: UnsafeRawBufferPointer) -> StoredValue {
-        // The usual case: a record written with this binding's layout; one offset and one payload read. The
-        // prefix fixes the version and field count, hence the field set; the id before the tag fixes the order.
-        if hasCurrentLayout(record), record[fastTagPositions[index] - 1] == fastFieldIds[index],
-            let offset = Bytes.loadUInt32LE(record, at: fastOffsetTable + 4 * slots[index])
-        {
-            var d = ByteReader(record, position: fastHeaderLength)
-            if (try? d.skip(Int(offset))) != nil, let v = try? ObjectRecord.decodePayload(tag: record[fastTagPositions[index]], &d) {
+        // The usual case: a record in this binding's layout, one load (and one offset for a variable field).
+        if hasCurrentLayout(record), index < directFields.count, directFields[index].layoutIndex >= 0 {
+            do {
+                let v = try recordLayout.value(Int(directFields[index].layoutIndex), in: record, fastPlaces)
                 if v.isNull && !isOptional[index] { return info.defaults[index] }
                 return v
+            } catch {
+                // Damaged: the general path reads it again and reports where.
             }
         }
         return slowValue(index, in: record)
@@ -329,7 +351,7 @@ final class TypeBinding: @unchecked Sendable {
     private func slowValue(_ index: Int, in record: UnsafeRawBufferPointer) -> StoredValue {
         if let migration, let values = slowMigratedValues(record, migration) { return values[index] }
         do {
-            let v = try ObjectRecord.value(of: fieldIds[index], in: record) ?? info.defaults[index]
+            let v = try ObjectRecord.value(of: fieldIds[index], in: record, layouts: layouts) ?? info.defaults[index]
             // A property made required keeps every value but nil, which becomes the declared default.
             if v.isNull && !info.schema.properties[index].isNullable { return info.defaults[index] }
             return v

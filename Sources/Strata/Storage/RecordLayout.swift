@@ -1,0 +1,287 @@
+import Engine
+import Foundation
+
+/// Record format 2: the fields of one type at one schema version at fixed places, computed once from the
+/// stored type (never from the record):
+///
+/// ```
+/// u8 format (2) · varint schemaVersion · u16 layout check
+/// null bitmap: one bit per fixed field that may be nil (set: nil), rounded up to bytes
+/// fixed area: each fixed-width field in ascending field id (Int, Date, Double and links 8 bytes, Float 4,
+///             Bool 1, ObjectId 12, UUID 16)
+/// u32 start of each variable field but the first, from the start of the variable area
+/// variable area: per variable field (String, Data, Decimal128, AnyRealmValue, List, MutableSet, Map),
+///                in ascending field id: u8 tag · payload, as in format 1
+/// ```
+/// Reading a fixed field is a bounds check and a load; a variable one adds one offset load. The layout check
+/// (a hash of the field list) guards against reading a record under another layout: a reader that finds
+/// another value refuses the record as damaged. A record whose values do not fit their slots (a value of
+/// another kind, which only older writers and damaged input give) is written in format 1, which every reader
+/// still reads.
+struct RecordLayout: Sendable, Equatable {
+    enum Kind: UInt8, Sendable {
+        case int = 1, bool, float, double, date, uuid, objectId, link, variable
+
+        var width: Int {
+            switch self {
+            case .int, .double, .date, .link: 8
+            case .float: 4
+            case .bool: 1
+            case .objectId: 12
+            case .uuid: 16
+            case .variable: 0
+            }
+        }
+
+        /// The format-1 tag a fixed field's value has (Bool's depends on the value).
+        var tag: UInt8 {
+            switch self {
+            case .int: ObjectRecord.Tag.int.rawValue
+            case .bool: ObjectRecord.Tag.falseValue.rawValue
+            case .float: ObjectRecord.Tag.float.rawValue
+            case .double: ObjectRecord.Tag.double.rawValue
+            case .date: ObjectRecord.Tag.date.rawValue
+            case .uuid: ObjectRecord.Tag.uuid.rawValue
+            case .objectId: ObjectRecord.Tag.objectId.rawValue
+            case .link: ObjectRecord.Tag.link.rawValue
+            case .variable: 0
+            }
+        }
+    }
+
+    struct Field: Sendable, Equatable {
+        let id: UInt32
+        let kind: Kind
+        /// For a fixed field that may be nil, its bit in the null bitmap; -1 otherwise.
+        let nullBit: Int
+        /// A fixed field's place in the fixed area; a variable field's index among the variable fields.
+        let position: Int
+    }
+
+    static let format: UInt8 = 2
+
+    /// The fields, by ascending id.
+    let fields: [Field]
+    let check: UInt16
+    let nullBytes: Int
+    let fixedSize: Int
+    let variableCount: Int
+
+    init(_ properties: [StoredSchema.StoredProperty]) {
+        let sorted = properties.sorted { $0.fieldId < $1.fieldId }
+        var fields: [Field] = []
+        var nullable = 0, fixed = 0, variable = 0
+        // FNV-1a over (id, kind, nullable) of every field.
+        var hash: UInt32 = 2_166_136_261
+        func mix(_ byte: UInt8) { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        for p in sorted {
+            let kind = Self.kind(p)
+            let mayBeNil = kind != .variable && (p.isOptional || kind == .link)
+            if kind == .variable {
+                fields.append(Field(id: p.fieldId, kind: kind, nullBit: -1, position: variable))
+                variable += 1
+            } else {
+                fields.append(Field(id: p.fieldId, kind: kind, nullBit: mayBeNil ? nullable : -1, position: fixed))
+                if mayBeNil { nullable += 1 }
+                fixed += kind.width
+            }
+            for shift in stride(from: 0, to: 32, by: 8) { mix(UInt8(truncatingIfNeeded: p.fieldId >> UInt32(shift))) }
+            mix(kind.rawValue)
+            mix(mayBeNil ? 1 : 0)
+        }
+        self.fields = fields
+        check = UInt16(truncatingIfNeeded: hash ^ (hash >> 16))
+        nullBytes = (nullable + 7) / 8
+        fixedSize = fixed
+        variableCount = variable
+    }
+
+    /// A stored property's slot: fixed for single values of a fixed width, variable for the rest.
+    static func kind(_ p: StoredSchema.StoredProperty) -> Kind {
+        if p.isList == true || p.isMap == true { return .variable }
+        switch p.type {
+        case .int: return .int
+        case .bool: return .bool
+        case .float: return .float
+        case .double: return .double
+        case .date: return .date
+        case .UUID: return .uuid
+        case .objectId: return .objectId
+        case .object: return .link
+        case .string, .data, .any, .decimal128, .linkingObjects: return .variable
+        }
+    }
+
+    /// The record's fixed places once its header length is known (it depends on the schema version's varint).
+    struct Places {
+        let fixedStart: Int
+        let tableStart: Int
+        let variableStart: Int
+        /// The shortest record of this layout: every variable field has at least its tag.
+        let minimumLength: Int
+    }
+
+    func places(headerLength: Int) -> Places {
+        let fixedStart = headerLength + nullBytes
+        let tableStart = fixedStart + fixedSize
+        let variableStart = tableStart + 4 * max(0, variableCount - 1)
+        return Places(fixedStart: fixedStart, tableStart: tableStart, variableStart: variableStart, minimumLength: variableStart + variableCount)
+    }
+
+    static func headerLength(schemaVersion: UInt64) -> Int { 3 + ObjectRecord.varintSize(schemaVersion) }
+
+    // MARK: Writing
+
+    /// Whether `value` can be written in a slot of `field`.
+    @inline(__always)
+    private static func fits(_ value: StoredValue, _ field: Field) -> Bool {
+        switch (field.kind, value) {
+        case (.variable, _): true
+        case (_, .null): field.nullBit >= 0
+        case (.int, .int), (.bool, .bool), (.float, .float), (.double, .double), (.date, .date), (.uuid, .uuid), (.link, .link): true
+        case (.objectId, .objectId(let o)): o.bytes.count == 12
+        default: false
+        }
+    }
+
+    /// Encodes the record whose field `fields[i]` has the value `values[order[i]]` into `out` (replacing its
+    /// contents). False, with `out` untouched, when the values are not exactly this layout's fields or one does
+    /// not fit its slot: the caller writes format 1 then.
+    func encode(schemaVersion: UInt64, values: [StoredValue], order: [Int], into out: inout [UInt8]) -> Bool {
+        guard order.count == fields.count else { return false }
+        var variableSize = 0
+        for (i, f) in fields.enumerated() {
+            let v = values[order[i]]
+            guard Self.fits(v, f) else { return false }
+            if f.kind == .variable { variableSize += 1 + ObjectRecord.payloadSize(v) }
+        }
+        let header = Self.headerLength(schemaVersion: schemaVersion)
+        let p = places(headerLength: header)
+        out.removeAll(keepingCapacity: true)
+        out.reserveCapacity(p.variableStart + variableSize)
+        out.append(Self.format)
+        out.appendVarint(schemaVersion)
+        out.append(UInt8(truncatingIfNeeded: check))
+        out.append(UInt8(truncatingIfNeeded: check >> 8))
+        // Null bitmap, then the fixed values, nil ones as zeros.
+        for _ in 0..<nullBytes { out.append(0) }
+        for (i, f) in fields.enumerated() where f.kind != .variable {
+            let v = values[order[i]]
+            switch v {
+            case .null:
+                out[header + f.nullBit / 8] |= 1 << UInt8(f.nullBit % 8)
+                out.append(contentsOf: repeatElement(0, count: f.kind.width))
+            case .bool(let b): out.append(b ? 1 : 0)
+            default: ObjectRecord.appendPayload(v, to: &out)
+            }
+        }
+        // The variable fields' starts (but the first's), then their tags and payloads.
+        var start = 0
+        for (i, f) in fields.enumerated() where f.kind == .variable {
+            if f.position > 0 { out.appendUInt32LE(UInt32(start)) }
+            start += 1 + ObjectRecord.payloadSize(values[order[i]])
+        }
+        for (i, f) in fields.enumerated() where f.kind == .variable {
+            let v = values[order[i]]
+            out.append(ObjectRecord.tag(v).rawValue)
+            ObjectRecord.appendPayload(v, to: &out)
+        }
+        return true
+    }
+
+    // MARK: Reading
+
+    /// The places of `record` after checking its header against this layout; a typed error when it is not a
+    /// record of this layout.
+    func checkedPlaces(_ record: UnsafeRawBufferPointer) throws -> Places {
+        var r = ByteReader(record)
+        let f = try r.readUInt8("record format")
+        guard f == Self.format else { throw StorageError(.corrupted, "record format \(f) is not \(Self.format)") }
+        _ = try r.readVarint("schema version")
+        let lo = try r.readUInt8("layout check"), hi = try r.readUInt8("layout check")
+        let found = UInt16(lo) | UInt16(hi) << 8
+        guard found == check else {
+            throw StorageError(.corrupted, "record's layout check is \(found), but its type's fields at its schema version give \(check)")
+        }
+        let p = places(headerLength: r.position)
+        guard record.count >= p.minimumLength else {
+            throw StorageError(.corrupted, "record of \(record.count) bytes is shorter than its layout's \(p.minimumLength)")
+        }
+        return p
+    }
+
+    /// The value of field `i` (an index into `fields`) of a record whose places are `p`.
+    func value(_ i: Int, in record: UnsafeRawBufferPointer, _ p: Places) throws -> StoredValue {
+        let f = fields[i]
+        if f.kind == .variable {
+            var start = 0
+            if f.position > 0 {
+                var t = ByteReader(record, position: p.tableStart + 4 * (f.position - 1))
+                start = Int(try t.readUInt32LE("variable field start"))
+            }
+            var d = ByteReader(record, position: p.variableStart)
+            try d.skip(start, "variable field start")
+            let tag = try d.readUInt8("field tag")
+            return try ObjectRecord.decodePayload(tag: tag, &d)
+        }
+        if f.nullBit >= 0, record[p.fixedStart - nullBytes + f.nullBit / 8] & (1 << UInt8(f.nullBit % 8)) != 0 { return .null }
+        let at = p.fixedStart + f.position
+        if f.kind == .bool {
+            switch record[at] {
+            case 0: return .bool(false)
+            case 1: return .bool(true)
+            case let b: throw StorageError(.corrupted, "a Bool field (byte \(at) of the record) holds \(b)")
+            }
+        }
+        var d = ByteReader(record, position: at)
+        return try ObjectRecord.decodePayload(tag: f.kind.tag, &d)
+    }
+
+    /// Every field of a record of this layout.
+    func decodeAll(_ record: UnsafeRawBufferPointer) throws -> FieldValues {
+        let p = try checkedPlaces(record)
+        var out = FieldValues(minimumCapacity: fields.count)
+        for i in fields.indices { out.appendNew(fields[i].id, try value(i, in: record, p)) }
+        return out
+    }
+
+    /// The value of field `id`, or nil when the layout has no such field.
+    func value(of id: UInt32, in record: UnsafeRawBufferPointer) throws -> StoredValue? {
+        let p = try checkedPlaces(record)
+        guard let i = fields.firstIndex(where: { $0.id == id }) else { return nil }
+        return try value(i, in: record, p)
+    }
+}
+
+/// The layouts records of one partition may have been written in, by schema version: the type at the current
+/// version, at each pending online migration's version and at every version of the schema's history.
+struct RecordLayouts: Sendable {
+    private var byVersion: [UInt64: RecordLayout] = [:]
+
+    init() {}
+
+    init(_ layouts: [UInt64: RecordLayout]) { byVersion = layouts }
+
+    /// The layouts of `partition` in `schemas` (later ones win where they name the same version).
+    init(partition: UInt32, in schemas: StoredSchema?...) {
+        for case let schema? in schemas {
+            for v in schema.history ?? [] {
+                if let t = v.types.first(where: { $0.partition == partition }) { byVersion[v.schemaVersion] = RecordLayout(t.properties) }
+            }
+            for m in schema.pending ?? [] where m.oldType.partition == partition {
+                byVersion[m.fromVersion] = RecordLayout(m.oldType.properties)
+            }
+            if let t = schema.types.first(where: { $0.partition == partition }) { byVersion[schema.schemaVersion] = RecordLayout(t.properties) }
+        }
+    }
+
+    func layout(_ version: UInt64) -> RecordLayout? { byVersion[version] }
+
+    /// The layout of a format-2 record of `version`, or a typed error naming what is missing.
+    func required(_ version: UInt64) throws -> RecordLayout {
+        guard let l = byVersion[version] else {
+            throw StorageError(.corrupted, "record of schema version \(version) is in format 2, but the stored schema has no layout for that version")
+        }
+        return l
+    }
+}
