@@ -5,7 +5,7 @@ import Testing
 
 /// Byte-exact fixtures of the object record format (`ObjectRecord`, format 1): a change to the format that
 /// would leave existing files unreadable fails here first. `Tests/Fixtures/record-v1.hex` holds one record
-/// with a field of every kind, written by this release.
+/// with a field of every kind in format 1, `record-v2.hex` the same record in format 2 (`RecordLayout`).
 @Suite struct RecordFixtureTests {
     static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Fixtures/record-v1.hex")
@@ -29,6 +29,49 @@ import Testing
         (15, .decimal(Decimal(string: "-123.456", locale: Locale(identifier: "en_US_POSIX"))!)),
         (200, .int(7)),
     ]
+
+    /// The layout of the format-2 fixture (`record-v2.hex`): a property of each field's kind.
+    static let layout = RecordLayout([
+        property(1, .int, optional: true), property(2, .bool), property(3, .bool), property(4, .int), property(5, .float),
+        property(6, .double), property(7, .string), property(8, .string), property(9, .data), property(10, .date), property(11, .UUID),
+        property(12, .objectId), property(13, .object, optional: true), property(14, .any, list: true), property(15, .decimal128),
+        property(200, .int),
+    ])
+
+    static func property(_ id: UInt32, _ type: PropertyType, optional: Bool = false, list: Bool = false) -> StoredSchema.StoredProperty {
+        .init(fieldId: id, name: "p\(id)", type: type, isOptional: optional, isPrimaryKey: false, isIndexed: false, objectClassName: nil, isList: list ? true : nil)
+    }
+
+    static func readHex(_ name: String) throws -> [UInt8] {
+        let url = fixture.deletingLastPathComponent().appendingPathComponent(name)
+        let text = try String(contentsOf: url, encoding: .utf8).filter { !$0.isWhitespace }
+        var bytes: [UInt8] = []
+        var i = text.startIndex
+        while i < text.endIndex {
+            let j = text.index(i, offsetBy: 2)
+            bytes.append(try #require(UInt8(text[i..<j], radix: 16)))
+            i = j
+        }
+        return bytes
+    }
+
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["STRATA_WRITE_FIXTURES"] == "1"))
+    func writeV2Fixture() throws {
+        let bytes = ObjectRecord.encode(schemaVersion: 3, fields: Self.fields, layout: Self.layout)
+        try (Self.hex(bytes) + "\n").write(to: Self.fixture.deletingLastPathComponent().appendingPathComponent("record-v2.hex"), atomically: true, encoding: .utf8)
+    }
+
+    @Test func theV2FixtureDecodesToItsFields() throws {
+        let bytes = try Self.readHex("record-v2.hex")
+        #expect(bytes.first == RecordLayout.format)
+        let decoded = try bytes.withUnsafeBytes { try ObjectRecord.decodeAll($0, layouts: RecordLayouts([3: Self.layout])) }
+        #expect(decoded.schemaVersion == 3)
+        for (id, value) in Self.fields {
+            #expect(decoded.fields[id] == value, "field \(id)")
+        }
+        #expect(decoded.fields.count == Self.fields.count)
+        #expect(Self.hex(ObjectRecord.encode(schemaVersion: 3, fields: Self.fields, layout: Self.layout)) == Self.hex(bytes))
+    }
 
     static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 

@@ -156,9 +156,13 @@ final class BackgroundMigrator: @unchecked Sendable {
         guard var ts = state.withLock({ $0.types[typeName] }), !ts.finished else { return true }
         let tx = try file.database.beginWrite()
         do {
-            guard let schema = file.storedSchema.withLock({ $0 }), let t = schema.type(named: typeName),
-                !schema.pending(for: typeName).isEmpty, let migration = file.migration(for: typeName)
-            else {
+            // A type's online migration, its upgrade to record format 2, or both.
+            let schema = file.storedSchema.withLock { $0 }
+            let t = schema?.type(named: typeName)
+            let hasPending = !(schema?.pending(for: typeName).isEmpty ?? true)
+            let migration = hasPending ? file.migration(for: typeName) : nil
+            let upgrade = t.map { $0.recordFormat != RecordLayout.storedFormat } ?? false
+            guard let schema, let t, hasPending ? migration != nil : upgrade else {
                 tx.abort()
                 ts.finished = true
                 state.withLock { $0.types[typeName] = ts }
@@ -188,7 +192,16 @@ final class BackgroundMigrator: @unchecked Sendable {
                 examined += 1
                 bytes += v.count
                 let version = try ObjectRecord.schemaVersion(v)
-                guard migration.generation(for: version) != nil else { return true }
+                guard let migration, migration.generation(for: version) != nil else {
+                    // A record of an earlier release, in format 1: the same fields at the same version in format 2
+                    // (one whose values do not fit the layout stays as it is; readers take both).
+                    if upgrade, v.first == ObjectRecord.format, let layout = layouts.layout(version) {
+                        let record = try ObjectRecord.decodeAll(v, layouts: layouts)
+                        let out = ObjectRecord.encode(schemaVersion: version, fields: record.fields.map { ($0.id, $0.value) }, layout: layout)
+                        if out.first == RecordLayout.format { puts.append(([UInt8](k), out)) }
+                    }
+                    return true
+                }
                 let fields = try ObjectRecord.decodeAll(v, layouts: layouts).fields
                 if let out = migration.migrate(fields: fields, version: version, report: reporter) {
                     puts.append(([UInt8](k), migration.encode(out)))
@@ -210,6 +223,10 @@ final class BackgroundMigrator: @unchecked Sendable {
                     guard var s = stored else { return }
                     s.pending = s.pending?.filter { $0.typeName != typeName }
                     if s.pending?.isEmpty == true { s.pending = nil }
+                    // Every record was examined: none is left in format 1 that fits its layout.
+                    if upgrade, let i = s.types.firstIndex(where: { $0.name == typeName && $0.partition == t.partition }) {
+                        s.types[i].recordFormat = RecordLayout.storedFormat
+                    }
                     try tx.put(StoredSchema.schemaKey, s.encoded(), in: StoredSchema.metadataPartition)
                     try tx.commit()
                     stored = s

@@ -163,6 +163,7 @@ struct SchemaDiff: CustomStringConvertible, Equatable {
         }
         var t = StoredSchema.StoredType(name: name, partition: schema.nextPartition, primaryKeyPartition: nil, nextFieldId: 1, properties: [])
         t.isEmbedded = info.schema.isEmbedded ? true : nil
+        t.recordFormat = RecordLayout.storedFormat
         schema.nextPartition += 1
         if let pk = info.schema.primaryKeyProperty, pk.type != .int {
             t.primaryKeyPartition = schema.nextPartition

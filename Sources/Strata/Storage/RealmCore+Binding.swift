@@ -176,8 +176,12 @@ extension RealmCore {
                     info: info, stored: t, schemaVersion: version, migration: shared.migration(for: t.name),
                     layouts: RecordLayouts(partition: t.partition, in: boundSchema))
             }
-            if let pending = shared.storedSchema.withLock({ $0?.pending }), !pending.isEmpty {
-                shared.migrator.schedule(Set(pending.map(\.typeName)).sorted(), start: configuration.backgroundMigration)
+            // Online migrations under way, and types of an earlier release whose records are still in format 1.
+            let background = shared.storedSchema.withLock { s -> Set<String> in
+                Set((s?.pending ?? []).map(\.typeName)).union((s?.types ?? []).filter { $0.recordFormat != RecordLayout.storedFormat }.map(\.name))
+            }
+            if !background.isEmpty {
+                shared.migrator.schedule(background.sorted(), start: configuration.backgroundMigration)
             }
         } catch {
             if ownTx { tx.abort() }

@@ -59,6 +59,8 @@ struct RecordLayout: Sendable, Equatable {
     }
 
     static let format: UInt8 = 2
+    /// `StoredType.recordFormat` of a type whose records no longer need the background upgrade.
+    static let storedFormat = 2
 
     /// The fields, by ascending id.
     let fields: [Field]

@@ -33,6 +33,10 @@ struct StoredSchema: Codable, Equatable, Sendable {
         var indexes: [StoredIndex]? = nil
         /// An embedded type (absent: no).
         var isEmbedded: Bool? = nil
+        /// 2 once every record of the type was written, or rewritten by the background migrator, by a release
+        /// that writes record format 2 (`RecordLayout`); absent in files of earlier releases, whose records the
+        /// migrator then upgrades (format 1 stays readable meanwhile).
+        var recordFormat: Int? = nil
     }
 
     /// A secondary index of one property: a partition whose keys are the property's value followed by the
