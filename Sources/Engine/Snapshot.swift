@@ -112,6 +112,17 @@ package final class Snapshot: @unchecked Sendable {
         try withValue(forKey: key, in: partition) { $0.map { [UInt8]($0) } }
     }
 
+    /// `withValue` for a borrowed key and a body that returns nothing, not generic: other modules' calls run
+    /// code specialized here (a generic call from another module looks its types' metadata up per call).
+    package func visitValue(forKey key: UnsafeRawBufferPointer, in partition: UInt32, _ body: (UnsafeRawBufferPointer?) throws -> Void) throws {
+        try withValue(forKey: key, in: partition, body)
+    }
+
+    /// `get` for a borrowed key, not generic either (an object lookup by key).
+    package func get(_ key: UnsafeRawBufferPointer, in partition: UInt32) throws -> [UInt8]? {
+        try withValue(forKey: key, in: partition) { $0.map { [UInt8]($0) } }
+    }
+
     /// Calls `body` with each live entry of `partition` in key order, from `start` (inclusive) on, until it
     /// returns false. The views are valid only during each call.
     package func scan(

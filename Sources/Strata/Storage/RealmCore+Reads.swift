@@ -195,7 +195,7 @@ extension RealmCore {
             var stop = false
             do {
                 try ObjectKey.withBytes(key) { k in
-                    try snapshot.withValue(forKey: k, in: partition) { v in
+                    try snapshot.visitValue(forKey: k, in: partition) { v in
                         guard let v else { return }
                         if let values = binding.migratedValues(v) {
                             stop = !body(key, .values(values))
@@ -221,7 +221,7 @@ extension RealmCore {
         var out: R?
         mustRead("\(binding.info.schema.className) #\(key)") {
             try ObjectKey.withBytes(key) { k in
-                try readSnapshot.withValue(forKey: k, in: partition) { v in
+                try readSnapshot.visitValue(forKey: k, in: partition) { v in
                     guard let v else { return }
                     if let values = binding.migratedValues(v) {
                         out = body(.values(values))
