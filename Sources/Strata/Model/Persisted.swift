@@ -180,7 +180,7 @@ public struct Persisted<Value: _Persistable> {
             }
             if object._unmanagedValues != nil { object._unmanagedValues?[index] = nil }
             if object._setValues == nil {
-                object._setValues = Array(repeating: nil, count: info.propertyCount)
+                object._setValues = info.unsetValues()
                 object._unmanagedInfo = info
             }
             // Recorded here only: writing the storage through its key path costs more than all the rest.

@@ -9,6 +9,17 @@ final class TypeInfo: @unchecked Sendable {
     let objectClass: Object.Type
     @usableFromInline let schema: ObjectSchema
     @usableFromInline var propertyCount: Int { schema.properties.count }
+
+    /// A value slot per property, none set: what an unmanaged object records its setters' values in. Built by
+    /// appending to reserved capacity, which runs code specialized for the element type: `Array(repeating:)`
+    /// and `init(unsafeUninitializedCapacity:)` went through the standard library's generic allocation (a
+    /// metadata lookup per object), and copying a template through the runtime's generic element copy.
+    @usableFromInline func unsetValues() -> [StoredValue?] {
+        var values: [StoredValue?] = []
+        values.reserveCapacity(defaults.count)
+        for _ in 0..<defaults.count { values.append(nil) }
+        return values
+    }
     /// Property name -> index in `schema.properties`.
     let propertyIndex: [String: Int]
     /// The value each property gets when nothing else is given.
@@ -567,8 +578,20 @@ final class ClassSlots: Sendable {
             self.info = info
         }
     }
+    /// An atomic reference of this module's own (not the engine's generic `LazyReference`: a generic class
+    /// of another module is used through run-time metadata lookups, which cost more than the rest of a setter).
     private final class Slot: Sendable {
-        let entry = LazyReference<Entry>()
+        private let storage = Atomic<Unmanaged<Entry>?>(nil)
+
+        @inline(__always)
+        func load() -> Entry? { storage.load(ordering: .acquiring)?.takeUnretainedValue() }
+
+        func storeIfNil(_ desired: Entry) {
+            let new = Unmanaged.passRetained(desired)
+            if !storage.compareExchange(expected: nil, desired: new, ordering: .acquiringAndReleasing).exchanged { new.release() }
+        }
+
+        deinit { storage.load(ordering: .acquiring)?.release() }
     }
     private static let slotCount = 64
     private let slots: [Slot] = (0..<ClassSlots.slotCount).map { _ in Slot() }
@@ -580,12 +603,12 @@ final class ClassSlots: Sendable {
 
     @inline(__always)
     func info(for id: ObjectIdentifier) -> TypeInfo? {
-        guard let e = slots[Self.home(id)].entry.load(), e.id == id else { return nil }
+        guard let e = slots[Self.home(id)].load(), e.id == id else { return nil }
         return e.info
     }
 
     /// Classes are never unloaded, so an identifier in a slot always names the same class.
     func publish(_ info: TypeInfo, for id: ObjectIdentifier) {
-        _ = slots[Self.home(id)].entry.storeIfNil(Entry(id: id, info: info))
+        slots[Self.home(id)].storeIfNil(Entry(id: id, info: info))
     }
 }
