@@ -1,0 +1,229 @@
+import Engine
+import Foundation
+
+/// Beginning, committing and cancelling write transactions: what the pending records become in the engine.
+extension RealmCore {
+    // MARK: - Writes
+
+    var isInWriteTransaction: Bool { write != nil }
+
+    func beginWrite() throws {
+        if isFrozen { fatalError("Can't perform transactions on a frozen Realm") }
+        if write != nil { fatalError("The Realm is already in a write transaction") }
+        // A commit needs a version of its own: refuse to start one that could not end in a readable state.
+        if let limit = configuration.maximumNumberOfActiveVersions, database.liveSnapshotCount >= Int(limit) {
+            throw Realm.Error(
+                .fail,
+                "Number of active versions (\(database.liveSnapshotCount)) in \(shared.displayName) exceeded the limit of \(limit) "
+                    + "(maximumNumberOfActiveVersions): every frozen Realm, object or results, and every Realm instance that has not "
+                    + "refreshed, keeps a version alive; release them or raise the limit",
+                fileURL: configuration.fileURL)
+        }
+        let tx: WriteTransaction
+        do {
+            tx = try database.beginWrite()
+        } catch {
+            throw realmError(error, fileURL: configuration.fileURL)
+        }
+        write = WriteState(tx: tx)
+        // The write sees the latest version, as Realm's does.
+        try? moveToLatest()
+    }
+
+    /// Commits touching more objects than this log no key set for observers (see `commitWrite`).
+    static let largeCommit = 65_536
+
+    func commitWrite(skipping: Set<ObjectIdentifier> = []) throws {
+        guard let w = write else { fatalError("Can't commit a non-existing write transaction") }
+        var summary = ChangeSummary()
+        summary.everything = w.droppedPartitions || w.schemaChanged
+        do {
+            let version = shared.storedSchema.withLock { $0?.schemaVersion } ?? configuration.schemaVersion
+            if w.schemaChanged, let schema = shared.storedSchema.withLock({ $0 }) {
+                try w.tx.put(StoredSchema.schemaKey, schema.encoded(), in: StoredSchema.metadataPartition)
+            }
+            // Embedded objects that no parent took (none, unless a caller added one and dropped it) go.
+            for orphan in w.orphans {
+                if let b = bindings.values.first(where: { $0.partition == orphan.partition }) {
+                    deleteCascading(b, orphan.key, w, nullifyLinks: false)
+                }
+            }
+            try nullifyLinks(w, &summary)
+            if w.order.count > Self.largeCommit {
+                // A very large commit is logged as unknown changes: observers re-evaluate from scratch, which
+                // costs about what checking this many keys one by one would, and the key set is not built.
+                summary.everything = true
+            } else {
+                for (partition, keys) in w.pendingKeysByPartition() { summary.keys[partition, default: []].formUnion(keys) }
+            }
+            // In key order, so the engine receives sorted operations and skips sorting them. Keys first seen in
+            // increasing order (a bulk insert) are in order already.
+            var ordered = w.order
+            if !ordered.isSorted { ordered.sort() }
+            var encoded: [UInt8] = []
+            // The indexes the file lists now (another instance may have built one this binding predates).
+            let storedNow = shared.storedSchema.withLock { $0 }
+            var indexesByPartition: [UInt32: [(property: Int, partition: UInt32)]] = [:]
+            for pk in ordered {
+                guard let record = w.pending[pk] else { continue }
+                let indexes: [(property: Int, partition: UInt32)]
+                if let known = indexesByPartition[pk.partition] {
+                    indexes = known
+                } else {
+                    indexes = SecondaryIndex.indexes(of: record.binding, in: storedNow)
+                    indexesByPartition[pk.partition] = indexes
+                }
+                try ObjectKey.withBytes(pk.key) { key in
+                    if !indexes.isEmpty {
+                        try SecondaryIndex.update(
+                            record.binding, indexes, key: pk.key, keyBytes: key, values: record.deleted ? nil : record.values, in: w.tx)
+                    }
+                    if record.deleted {
+                        try w.tx.delete(key, in: pk.partition)
+                    } else {
+                        record.binding.encode(record.values, schemaVersion: version, into: &encoded)
+                        try w.tx.put(key, encoded, in: pk.partition)
+                        if let entry = record.primaryKeyIndexEntry, let pkPartition = record.binding.primaryKeyPartition {
+                            try w.tx.put(entry, key, in: pkPartition)
+                        }
+                    }
+                }
+            }
+            for (partition, entry) in w.deletedPrimaryKeys { try w.tx.delete(entry, in: partition) }
+            for (partition, next) in w.nextKeys {
+                try w.tx.put(StoredSchema.nextKeyKey(partition), ObjectKey.bytes(next), in: StoredSchema.metadataPartition)
+            }
+            // Logged before it is published (the writer lock is held), so no reader sees the version without it.
+            shared.recordCommit(sequence: w.tx.snapshot.sequence + 1, summary)
+            try w.tx.commit()
+        } catch {
+            write = nil
+            w.tx.abort()
+            try? moveToLatest()
+            throw realmError(error, fileURL: configuration.fileURL)
+        }
+        write = nil
+        // Added objects are managed for good: what they held while unmanaged (links to other objects, which
+        // may link back) is let go, so objects linked in a cycle are freed once the program drops them.
+        for o in w.objectsToInvalidate {
+            o._unmanagedLinks = nil
+            o._unmanagedCollections = nil
+            o._setValues = nil
+        }
+        try? moveToLatest(skipping: skipping)
+        shared.committed(by: self)
+    }
+
+    func cancelWrite() {
+        guard let w = write else { fatalError("Can't cancel a non-existing write transaction") }
+        w.tx.abort()
+        for o in w.objectsToInvalidate { o._accessor = nil }
+        write = nil
+        try? moveToLatest()
+    }
+
+    func requireWrite(_ what: String) -> WriteState {
+        writeChanges += 1
+        guard let w = write else {
+            fatalError("Cannot modify managed objects outside of a write transaction. (\(what): call write {} or beginWrite() on the Realm first)")
+        }
+        return w
+    }
+
+    /// The next object key of a partition, read from and advanced in `tx` (migrations).
+    static func allocateKey(partition p: UInt32, in tx: WriteTransaction, cache: inout [UInt32: Int64]) -> Int64 {
+        if cache[p] == nil {
+            let stored = (try? tx.snapshot.get(StoredSchema.nextKeyKey(p), in: StoredSchema.metadataPartition)) ?? nil
+            cache[p] = stored.flatMap { $0.withUnsafeBytes { ObjectKey.decode($0) } } ?? 0
+        }
+        let k = cache[p] ?? 0
+        cache[p] = k + 1
+        return k
+    }
+
+    /// The next object key of a type without an Int primary key.
+    func allocateKey(_ binding: TypeBinding, _ w: WriteState) -> Int64 {
+        let p = binding.partition
+        if w.nextKeys[p] == nil {
+            let stored = try? w.tx.snapshot.get(StoredSchema.nextKeyKey(p), in: StoredSchema.metadataPartition)
+            w.nextKeys[p] = stored.flatMap { $0.withUnsafeBytes { ObjectKey.decode($0) } } ?? 0
+        }
+        let k = w.nextKeys[p]!
+        w.nextKeys[p] = k + 1
+        return k
+    }
+
+    /// Links to objects deleted in this write become nil, in every type that links to their type: one scan of
+    /// each such type per commit, whatever the number of deletions.
+    func nullifyLinks(_ w: WriteState, _ summary: inout ChangeSummary) throws {
+        guard !w.deletedKeys.isEmpty, let stored = shared.storedSchema.withLock({ $0 }) else { return }
+        for t in stored.types {
+            let linkFields = t.properties.filter { $0.type == .object && w.deletedKeys[$0.objectClassName ?? ""] != nil }
+            /// The value with links to deleted objects removed (lists) or nulled (links); nil when unchanged.
+            func cleaned(_ v: StoredValue?, _ p: StoredSchema.StoredProperty) -> StoredValue? {
+                let deleted = w.deletedKeys[p.objectClassName ?? ""] ?? []
+                switch v {
+                case .link(let k)? where deleted.contains(k): return .null
+                case .list(let items)? where p.isMap ?? false:
+                    // A map keeps its keys: a value naming a deleted object becomes nil.
+                    var changed = false
+                    let kept = items.map { item -> StoredValue in
+                        if case .link(let k) = item, deleted.contains(k) {
+                            changed = true
+                            return .null
+                        }
+                        return item
+                    }
+                    return changed ? .list(kept) : nil
+                case .list(let items)?:
+                    let kept = items.filter { if case .link(let k) = $0 { return !deleted.contains(k) } else { return true } }
+                    return kept.count == items.count ? nil : .list(kept)
+                default: return nil
+                }
+            }
+            guard !linkFields.isEmpty else { continue }
+            let bound = bindings.values.first { $0.info.schema.className == t.name && $0.partition == t.partition }
+            func dangling(_ v: StoredValue?, _ p: StoredSchema.StoredProperty) -> Bool { cleaned(v, p) != nil }
+            // Pending records of this write first.
+            for (pk, record) in w.pending where pk.partition == t.partition && !record.deleted {
+                for p in linkFields {
+                    guard let i = record.binding.info.schema.properties.firstIndex(where: { $0.columnName == p.name }) else { continue }
+                    if let c = cleaned(record.values[i], p) { record.values[i] = c }
+                }
+            }
+            // Then the stored records.
+            var rewrites: [(Int64, [UInt8])] = []
+            let layouts = RecordLayouts(partition: t.partition, in: stored)
+            try w.tx.snapshot.scan(t.partition) { k, v in
+                guard let key = ObjectKey.decode(k), w.pending[PendingKey(partition: t.partition, key: key)] == nil else { return true }
+                guard try linkFields.contains(where: { p in dangling(try ObjectRecord.value(of: p.fieldId, in: v, layouts: layouts), p) }) else {
+                    return true
+                }
+                if bound != nil {
+                    rewrites.append((key, []))
+                } else {
+                    var record = try ObjectRecord.decodeAll(v, layouts: layouts)
+                    for p in linkFields { if let c = cleaned(record.fields[p.fieldId], p) { record.fields[p.fieldId] = c } }
+                    rewrites.append((
+                        key,
+                        ObjectRecord.encode(
+                            schemaVersion: record.schemaVersion, fields: record.fields.map { ($0.id, $0.value) }, layout: layouts.layout(record.schemaVersion))
+                    ))
+                }
+                return true
+            }
+            for (key, bytes) in rewrites {
+                summary.keys[t.partition, default: []].insert(key)
+                if let bound {
+                    let record = pendingRecord(bound, key, w)
+                    for p in linkFields {
+                        guard let i = bound.info.schema.properties.firstIndex(where: { $0.columnName == p.name }) else { continue }
+                        if let c = cleaned(record.values[i], p) { record.values[i] = c }
+                    }
+                } else {
+                    try w.tx.put(ObjectKey.bytes(key), bytes, in: t.partition)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,306 @@
+import Engine
+import Foundation
+
+/// The object graph of a write: adding objects with what they link to (links, lists, embedded objects),
+/// deleting them with what they own, and writing single properties.
+extension RealmCore {
+    /// Adds an unmanaged object (and the unmanaged objects it links to). `asChild`: an embedded object being
+    /// given to a parent (the only way one is added).
+    func add(_ object: Object, update: Realm.UpdatePolicy, asChild: Bool = false) {
+        let w = requireWrite("add objects")
+        if let accessor = object._accessor {
+            require(accessor.core === self, "Object is already managed by another Realm. Use create instead to copy it into this Realm.")
+            return
+        }
+        let binding = binding(forClass: type(of: object))
+        let info = binding.info
+        require(
+            asChild || !info.schema.isEmbedded,
+            "Embedded objects cannot be created directly: assign this \(info.schema.className) to a property, List or Map of its parent object")
+        var values = info.unmanagedValues(of: object)
+        for i in info.requiredIndices where values[i].isNull { values[i] = info.defaults[i] }
+        // Linked objects are resolved once this one has its key, so that a cycle of links ends here.
+        let links = object._unmanagedLinks ?? [:]
+        var lists: [(Int, any StoredOnAdd)] =
+            info.listIndices.isEmpty ? [] : info.listIndices.compactMap { i in info.listStorage(of: object, at: i).map { (i, $0) } }
+        // AnyRealmValue properties holding nested collections (with the objects in them).
+        if let collections = object._unmanagedCollections {
+            for (i, c) in collections { if let any = c as? UnmanagedAnyValue { lists.append((i, any)) } }
+        }
+        var key: Int64
+        var pkEntry: [UInt8]? = nil
+        if let pkIndex = info.primaryKeyIndex {
+            let pkValue = values[pkIndex]
+            if let existing = objectKey(forPrimaryKey: pkValue, binding: binding) {
+                guard update != .error else {
+                    fatalError(
+                        "Attempting to create an object of type '\(info.schema.className)' with an existing primary key value '\(Object.describe(pkValue))'.")
+                }
+                key = existing
+                let record = pendingRecord(binding, existing, w)
+                for i in values.indices where links[i] == nil && info.listTargets[i] == nil && (update == .all || record.values[i] != values[i]) {
+                    record.values[i] = values[i]
+                }
+                attach(object, binding: binding, key: key)
+                resolve(links, lists, into: record, update: update, w)
+                return
+            }
+            if binding.intPrimaryKey, case .int(let v) = pkValue {
+                if v == Self.nilIntPrimaryKey, info.schema.properties[pkIndex].isNullable {
+                    fatalError("\(info.schema.className): primary key \(v) is reserved for nil in an optional Int primary key; use another value")
+                }
+                key = v
+            } else if binding.intPrimaryKey, pkValue.isNull {
+                key = Self.nilIntPrimaryKey
+            } else {
+                key = allocateKey(binding, w)
+                pkEntry = PrimaryKeyIndex.entry(pkValue)
+            }
+        } else {
+            key = allocateKey(binding, w)
+        }
+        let record = PendingRecord(binding: binding, values: values)
+        record.primaryKeyIndexEntry = pkEntry
+        let pk = PendingKey(partition: binding.partition, key: key)
+        if w.setPending(pk, record) { w.added[binding.partition, default: []].append(key) }
+        if info.schema.isEmbedded { w.orphans.insert(pk) }
+        attach(object, binding: binding, key: key)
+        w.objectsToInvalidate.append(object)
+        // A new record's embedded properties own nothing yet, whatever the unmanaged values said.
+        for i in info.embeddedTargets.keys { record.values[i] = info.listTargets[i] != nil ? .list([]) : .null }
+        resolve(links, lists, into: record, update: update, w)
+    }
+
+    /// Stores the links and lists of an object being added, adding the linked objects that are not managed yet.
+    /// Models have no polymorphism (O046): a link or collection of `target` holds `target` objects only, never
+    /// a subclass's (a subclass is another type, in another partition; its key would name the wrong object).
+    static func checkLinkType(_ object: Object, _ target: Object.Type, _ place: String) {
+        let actual = type(of: object)
+        guard actual != target, target != Object.self, !(object is DynamicObject) else { return }
+        fatalError(
+            "Object of type '\(actual.className())' cannot be stored in \(place), which holds '\(target.className())' objects: "
+                + "a subclass of a model is a separate type (Realm models have no polymorphism)")
+    }
+
+    /// Gives the existing embedded object `key` the values of the unmanaged `object` (only those that differ),
+    /// its nested links and lists included; `object` then is that managed child.
+    func updateEmbedded(_ object: Object, _ binding: TypeBinding, _ key: Int64, _ w: WriteState) {
+        let info = binding.info
+        let record = pendingRecord(binding, key, w)
+        var values = info.unmanagedValues(of: object)
+        for j in info.requiredIndices where values[j].isNull { values[j] = info.defaults[j] }
+        for j in values.indices where info.linkTargets[j] == nil && info.listTargets[j] == nil && record.values[j] != values[j] {
+            record.values[j] = values[j]
+        }
+        let links = object._unmanagedLinks ?? [:]
+        let lists: [(Int, any StoredOnAdd)] = info.listIndices.compactMap { j in info.listStorage(of: object, at: j).map { (j, $0) } }
+        attach(object, binding: binding, key: key)
+        resolve(links, lists, into: record, update: .modified, w)
+    }
+
+    func resolve(_ links: [Int: Object?], _ lists: [(Int, any StoredOnAdd)], into record: PendingRecord, update: Realm.UpdatePolicy, _ w: WriteState) {
+        resolvingAdd += 1
+        defer { resolvingAdd -= 1 }
+        for (i, linked) in links {
+            if let linked, let target = record.binding.info.linkTargets[i] {
+                Self.checkLinkType(linked, target, "'\(record.binding.info.schema.className).\(record.binding.info.schema.properties[i].name)'")
+            }
+            // `.modified` edits an existing embedded child in place (O031): it stays the same object.
+            if update == .modified, let linked, linked._accessor == nil, let target = record.binding.info.embeddedTargets[i],
+                record.binding.info.linkTargets[i] != nil, case .link(let childKey) = record.values[i]
+            {
+                let childBinding = binding(forClass: target)
+                if exists(binding: childBinding, key: childKey) {
+                    updateEmbedded(linked, childBinding, childKey, w)
+                    continue
+                }
+            }
+            var v = link(to: linked, update: update)
+            // An AnyRealmValue holding an object stores the object's type with its key.
+            if record.binding.info.schema.properties[i].type == .any, case .link(let k) = v, let linked {
+                v = AnyRealmValue.objectForm(type(of: linked).className(), k)
+            }
+            if update != .modified || record.values[i] != v {
+                adopt(record.binding, i, old: record.values[i], new: v, w)
+                record.values[i] = v
+            }
+        }
+        for (i, list) in lists {
+            let v = update == .modified ? updatedEmbeddedList(list, i, of: record, w) ?? list.storedElements(in: self, update: update)
+                : list.storedElements(in: self, update: update)
+            if update != .modified || record.values[i] != v {
+                adopt(record.binding, i, old: record.values[i], new: v, w)
+                record.values[i] = v
+            }
+        }
+    }
+
+    /// For `update: .modified`, a List of embedded objects as Realm updates it: the element at each position
+    /// that already holds an embedded object edits that object in place (it stays the same object), further
+    /// elements are added, and positions beyond the new elements are removed. Nil for any other property.
+    func updatedEmbeddedList(_ list: any StoredOnAdd, _ i: Int, of record: PendingRecord, _ w: WriteState) -> StoredValue? {
+        let info = record.binding.info
+        guard let target = info.embeddedTargets[i], info.schema.properties[i].isArray, case .list(let old) = record.values[i],
+              let elements = (list as? any ListStorage)?.anyElements
+        else { return nil }
+        let childBinding = binding(forClass: target)
+        var keys: [StoredValue] = []
+        keys.reserveCapacity(elements.count)
+        for (n, element) in elements.enumerated() {
+            guard let object = element as? Object else { return nil }
+            if n < old.count, object._accessor == nil, case .link(let key) = old[n], exists(binding: childBinding, key: key) {
+                updateEmbedded(object, childBinding, key, w)
+                keys.append(.link(key))
+            } else {
+                keys.append(link(to: object, update: .modified))
+            }
+        }
+        return .list(keys)
+    }
+
+    /// Keeps embedded objects owned by exactly one parent when property `i` of an object of `binding` goes
+    /// from `old` to `new`: objects it gains must be new (added in this write, without a parent), objects it
+    /// loses are deleted with what they embed. Nothing for other properties.
+    func adopt(_ binding: TypeBinding, _ i: Int, old: StoredValue, new: StoredValue, _ w: WriteState) {
+        // Every property write comes here: most types embed nothing, and answer without hashing.
+        guard !binding.info.embeddedTargets.isEmpty, let target = binding.info.embeddedTargets[i] else { return }
+        let childBinding = self.binding(forClass: target)
+        let name = "\(binding.info.schema.className).\(binding.info.schema.properties[i].name)"
+        let oldKeys = Self.linkKeys(old), newKeys = Self.linkKeys(new)
+        let oldSet = Set(oldKeys), newSet = Set(newKeys)
+        if newSet.count != newKeys.count { fatalError("\(name) cannot hold the same embedded \(target.className()) twice") }
+        let property = binding.info.schema.properties[i]
+        for k in newKeys where !oldSet.contains(k) {
+            if w.orphans.remove(PendingKey(partition: childBinding.partition, key: k)) == nil {
+                // RealmSwift's texts (O028), then which property and what to do instead.
+                let reason = property.isMap ? "Cannot add an existing managed embedded object to a Dictionary."
+                    : property.isCollection ? "Cannot add an existing managed embedded object to a List."
+                    : "Can't set link to existing managed embedded object"
+                fatalError("\(reason) (\(name): an embedded \(target.className()) belongs to one parent; assign a new, unmanaged one)")
+            }
+        }
+        for k in oldKeys where !newSet.contains(k) { deleteCascading(childBinding, k, w, nullifyLinks: false) }
+    }
+
+    static func linkKeys(_ v: StoredValue) -> [Int64] {
+        switch v {
+        case .link(let k): return [k]
+        case .list(let items): return items.compactMap { if case .link(let k) = $0 { return k } else { return nil } }
+        default: return []
+        }
+    }
+
+    /// Deletes an object and the objects it embeds. `nullifyLinks`: links to it elsewhere become nil at commit
+    /// (not needed when its parent is the one letting it go).
+    func deleteCascading(_ binding: TypeBinding, _ key: Int64, _ w: WriteState, nullifyLinks: Bool) {
+        guard exists(binding: binding, key: key) else { return }
+        let record = pendingRecord(binding, key, w)
+        if record.deleted { return }
+        if let pkIndex = binding.info.primaryKeyIndex, let pkPartition = binding.primaryKeyPartition {
+            w.deletedPrimaryKeys.append((pkPartition, PrimaryKeyIndex.entry(record.values[pkIndex])))
+            record.primaryKeyIndexEntry = nil
+        }
+        record.deleted = true
+        w.orphans.remove(PendingKey(partition: binding.partition, key: key))
+        if nullifyLinks { w.deletedKeys[binding.info.schema.className, default: []].insert(key) }
+        for (i, target) in binding.info.embeddedTargets {
+            let childBinding = self.binding(forClass: target)
+            for k in Self.linkKeys(record.values[i]) { deleteCascading(childBinding, k, w, nullifyLinks: false) }
+        }
+    }
+
+    /// The stored form of a link to `object`, adding it to this Realm first when it is unmanaged.
+    func link(to object: Object?, update: Realm.UpdatePolicy = .error) -> StoredValue {
+        guard var object else { return .null }
+        // Adding or creating an object that holds a managed embedded object (another parent's) copies it, as
+        // RealmSwift does (O031): an embedded object has one parent.
+        if resolvingAdd > 0, object is EmbeddedObject, object._accessor != nil {
+            let copy = type(of: object).init()
+            TypeRegistry.info(for: type(of: object)).assign(object, to: copy)
+            object = copy
+        }
+        if object._accessor == nil { add(object, update: update, asChild: true) }
+        guard let accessor = object._accessor, accessor.core === self else {
+            fatalError("Cannot link to an object managed by another Realm instance; copy it into this Realm with create(_:value:update:)")
+        }
+        return .link(accessor.key)
+    }
+
+    /// The object a link names in this Realm, or nil for no link or a deleted object.
+    func linkedObject(_ stored: StoredValue, target: Object.Type) -> Object? {
+        guard case .link(let key) = stored else { return nil }
+        let b = binding(forClass: target)
+        guard exists(binding: b, key: key) else { return nil }
+        return makeObject(binding: b, key: key, record: nil)
+    }
+
+    /// The object a link of type `typeName` names, as a `DynamicObject` (`dynamicList` and its kin).
+    func linkedDynamicObject(_ stored: StoredValue, typeName: String) -> Object? {
+        guard case .link(let key) = stored else { return nil }
+        let b = dynamicBinding(typeName)
+        guard exists(binding: b, key: key) else { return nil }
+        return makeObject(binding: b, key: key, record: nil)
+    }
+
+    func attach(_ object: Object, binding: TypeBinding, key: Int64) {
+        object._accessor = ObjectAccessor(core: self, binding: binding, key: key, record: nil)
+        object._unmanagedValues = nil
+        if binding.info.hasLegacyProperties { binding.info.bindLegacyProperties(of: object) }
+        // `_setValues` stays: if the write is cancelled, the object is unmanaged again with its values.
+    }
+
+    /// The pending record of an existing object, loading its current values on first change.
+    func pendingRecord(_ binding: TypeBinding, _ key: Int64, _ w: WriteState) -> PendingRecord {
+        let pk = PendingKey(partition: binding.partition, key: key)
+        if let r = w.pending[pk] { return r }
+        let values: [StoredValue]
+        if let bytes = try? w.tx.snapshot.get(ObjectKey.bytes(key), in: binding.partition) {
+            values = bytes.withUnsafeBytes { raw in
+                binding.migratedValues(raw) ?? binding.info.schema.properties.indices.map { binding.value($0, in: raw) }
+            }
+        } else {
+            values = binding.info.defaults
+        }
+        let r = PendingRecord(binding: binding, values: values)
+        w.setPending(pk, r)
+        return r
+    }
+
+    func delete(_ object: Object) {
+        let w = requireWrite("delete objects")
+        guard let accessor = object._accessor, accessor.core === self else {
+            fatalError("Can only delete an object from the Realm it belongs to.")
+        }
+        require(objectExists(accessor), "Object has been deleted or invalidated.")
+        deleteCascading(accessor.binding, accessor.key, w, nullifyLinks: true)
+    }
+
+    func deleteAll() {
+        let w = requireWrite("delete objects")
+        let stored = shared.storedSchema.withLock { $0 }
+        w.droppedPartitions = true
+        for t in stored?.types ?? [] {
+            // Dropping a partition is O(1) in the engine.
+            try? w.tx.dropPartition(t.partition)
+            if let p = t.primaryKeyPartition { try? w.tx.dropPartition(p) }
+            // The type's indexes stay listed: empty, they are right for no objects.
+            for index in t.indexes ?? [] { try? w.tx.dropPartition(index.partition) }
+            w.removePending(partition: t.partition)
+            w.added[t.partition] = nil
+        }
+    }
+
+    // MARK: - Writes (continued)
+
+    /// Writes property `index` of a managed object (in a write transaction).
+    func write(_ accessor: ObjectAccessor, _ index: Int, _ value: StoredValue) {
+        let w = requireWrite("modify objects")
+        let property = accessor.binding.info.schema.properties[index]
+        require(!property.isPrimaryKey, "Primary key can't be changed after an object is inserted.")
+        require(!value.isNull || property.isNullable, "\(accessor.binding.info.schema.className).\(property.name) is not optional and cannot be set to nil")
+        require(objectExists(accessor), "Object has been deleted or invalidated.")
+        let record = pendingRecord(accessor.binding, accessor.key, w)
+        adopt(accessor.binding, index, old: record.values[index], new: value, w)
+        record.values[index] = value
+    }
+}
