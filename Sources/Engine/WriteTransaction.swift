@@ -29,6 +29,13 @@ package final class WriteTransaction: @unchecked Sendable {
         try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try batch.put(k, v, partition: partition) } }
     }
 
+    /// `put` of borrowed bytes, not generic: other modules' calls (a record per object of a commit) run code
+    /// specialized here rather than generic code that looks its types' metadata up at run time.
+    package func putBytes(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, in partition: UInt32) throws {
+        checkOpen("put")
+        try batch.put(key, value, partition: partition)
+    }
+
     /// Removes `key` from `partition` (a no-op when it is absent).
     package func delete(_ key: some ByteContainer, in partition: UInt32) throws {
         checkOpen("delete")

@@ -139,17 +139,14 @@ package enum Bytes {
 /// Little-endian encoders for building small on-disk structures in arrays.
 extension Array where Element == UInt8 {
     // Inlinable: record and block encoders in other modules call these for every field.
+    // One append of the word's bytes: a capacity and uniqueness check per word instead of per byte.
     @inlinable
     package mutating func appendUInt32LE(_ v: UInt32) {
-        append(UInt8(truncatingIfNeeded: v))
-        append(UInt8(truncatingIfNeeded: v >> 8))
-        append(UInt8(truncatingIfNeeded: v >> 16))
-        append(UInt8(truncatingIfNeeded: v >> 24))
+        Swift.withUnsafeBytes(of: v.littleEndian) { append(contentsOf: $0) }
     }
     @inlinable
     package mutating func appendUInt64LE(_ v: UInt64) {
-        appendUInt32LE(UInt32(truncatingIfNeeded: v))
-        appendUInt32LE(UInt32(truncatingIfNeeded: v >> 32))
+        Swift.withUnsafeBytes(of: v.littleEndian) { append(contentsOf: $0) }
     }
     @inlinable
     package mutating func appendVarint(_ value: UInt64) {

@@ -29,6 +29,9 @@ final class TypeInfo: @unchecked Sendable {
     let requiredIndices: [Int]
     /// The List and MutableSet properties, ascending.
     let listIndices: [Int]
+    /// Whether every property holds a plain value (no link, collection or `AnyRealmValue`): an object of such a
+    /// type is added whole, its record encoded at once.
+    let holdsValuesOnly: Bool
     /// Mirror child label -> property index, for reading unmanaged values.
     private let labelIndex: [String: Int]
     /// The properties declared with `let` (`RealmProperty`, `RealmOptional`): Mirror label -> property index.
@@ -194,6 +197,7 @@ final class TypeInfo: @unchecked Sendable {
         self.primaryKeyIndex = properties.firstIndex { $0.isPrimaryKey }
         self.requiredIndices = properties.indices.filter { !properties[$0].isNullable }
         self.listIndices = listTargets.keys.sorted()
+        holdsValuesOnly = properties.allSatisfy { p in !p.isCollection && p.type != .object && p.type != .any && p.type != .linkingObjects }
         self.propertyIndex = Dictionary(uniqueKeysWithValues: properties.enumerated().map { ($1.name, $0) })
     }
 

@@ -64,27 +64,42 @@ extension RealmCore {
             // The indexes the file lists now (another instance may have built one this binding predates).
             let storedNow = shared.storedSchema.withLock { $0 }
             var indexesByPartition: [UInt32: [(property: Int, partition: UInt32)]] = [:]
-            for pk in ordered {
-                guard let record = w.pending[pk] else { continue }
-                let indexes: [(property: Int, partition: UInt32)]
-                if let known = indexesByPartition[pk.partition] {
-                    indexes = known
-                } else {
-                    indexes = SecondaryIndex.indexes(of: record.binding, in: storedNow)
-                    indexesByPartition[pk.partition] = indexes
-                }
-                try ObjectKey.withBytes(pk.key) { key in
-                    if !indexes.isEmpty {
-                        try SecondaryIndex.update(
-                            record.binding, indexes, key: pk.key, keyBytes: key, values: record.deleted ? nil : record.values, in: w.tx)
+            try w.arena.withUnsafeBytes { arena in
+                for pk in ordered {
+                    guard let entry = w.entry(pk) else { continue }
+                    let binding: TypeBinding
+                    switch entry {
+                    case .record(let r): binding = r.binding
+                    case .encoded: binding = w.encodedBinding(pk.partition)
                     }
-                    if record.deleted {
-                        try w.tx.delete(key, in: pk.partition)
+                    let indexes: [(property: Int, partition: UInt32)]
+                    if let known = indexesByPartition[pk.partition] {
+                        indexes = known
                     } else {
-                        record.binding.encode(record.values, schemaVersion: version, into: &encoded)
-                        try w.tx.put(key, encoded, in: pk.partition)
-                        if let entry = record.primaryKeyIndexEntry, let pkPartition = record.binding.primaryKeyPartition {
-                            try w.tx.put(entry, key, in: pkPartition)
+                        indexes = SecondaryIndex.indexes(of: binding, in: storedNow)
+                        indexesByPartition[pk.partition] = indexes
+                    }
+                    // A record encoded when its object was added goes as it is.
+                    if case .encoded(let range) = entry, indexes.isEmpty, w.encodedVersion == version {
+                        try ObjectKey.withBytes(pk.key) { key in
+                            try w.tx.putBytes(key, UnsafeRawBufferPointer(rebasing: arena[range]), in: pk.partition)
+                        }
+                        continue
+                    }
+                    guard let record = w.record(pk) else { continue }
+                    try ObjectKey.withBytes(pk.key) { key in
+                        if !indexes.isEmpty {
+                            try SecondaryIndex.update(
+                                record.binding, indexes, key: pk.key, keyBytes: key, values: record.deleted ? nil : record.values, in: w.tx)
+                        }
+                        if record.deleted {
+                            try w.tx.delete(key, in: pk.partition)
+                        } else {
+                            record.binding.encode(record.values, schemaVersion: version, into: &encoded)
+                            try encoded.withUnsafeBytes { try w.tx.putBytes(key, $0, in: pk.partition) }
+                            if let entry = record.primaryKeyIndexEntry, let pkPartition = record.binding.primaryKeyPartition {
+                                try w.tx.put(entry, key, in: pkPartition)
+                            }
                         }
                     }
                 }
@@ -185,7 +200,7 @@ extension RealmCore {
             let bound = bindings.values.first { $0.info.schema.className == t.name && $0.partition == t.partition }
             func dangling(_ v: StoredValue?, _ p: StoredSchema.StoredProperty) -> Bool { cleaned(v, p) != nil }
             // Pending records of this write first.
-            for (pk, record) in w.pending where pk.partition == t.partition && !record.deleted {
+            for (_, record) in w.records(in: t.partition) where !record.deleted {
                 for p in linkFields {
                     guard let i = record.binding.info.schema.properties.firstIndex(where: { $0.columnName == p.name }) else { continue }
                     if let c = cleaned(record.values[i], p) { record.values[i] = c }
@@ -195,7 +210,7 @@ extension RealmCore {
             var rewrites: [(Int64, [UInt8])] = []
             let layouts = RecordLayouts(partition: t.partition, in: stored)
             try w.tx.snapshot.scan(t.partition) { k, v in
-                guard let key = ObjectKey.decode(k), w.pending[PendingKey(partition: t.partition, key: key)] == nil else { return true }
+                guard let key = ObjectKey.decode(k), w.isLive(PendingKey(partition: t.partition, key: key)) == nil else { return true }
                 guard try linkFields.contains(where: { p in dangling(try ObjectRecord.value(of: p.fieldId, in: v, layouts: layouts), p) }) else {
                     return true
                 }

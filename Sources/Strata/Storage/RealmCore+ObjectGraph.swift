@@ -59,10 +59,19 @@ extension RealmCore {
         } else {
             key = allocateKey(binding, w)
         }
+        let pk = PendingKey(partition: binding.partition, key: key)
+        if pkEntry == nil, info.holdsValuesOnly, links.isEmpty, lists.isEmpty, !info.schema.isEmbedded {
+            // Nothing to resolve: the record is encoded now, into the write's arena, and no pending record is made.
+            let version = w.encodedVersion ?? (shared.storedSchema.withLock { $0?.schemaVersion } ?? configuration.schemaVersion)
+            w.encodedVersion = version
+            w.addEncoded(pk, binding, values, version: version)
+            attach(object, binding: binding, key: key)
+            w.objectsToInvalidate.append(object)
+            return
+        }
         let record = PendingRecord(binding: binding, values: values)
         record.primaryKeyIndexEntry = pkEntry
-        let pk = PendingKey(partition: binding.partition, key: key)
-        if w.setPending(pk, record) { w.added[binding.partition, default: []].append(key) }
+        w.setPending(pk, record, added: true)
         if info.schema.isEmbedded { w.orphans.insert(pk) }
         attach(object, binding: binding, key: key)
         w.objectsToInvalidate.append(object)
@@ -252,7 +261,7 @@ extension RealmCore {
     /// The pending record of an existing object, loading its current values on first change.
     func pendingRecord(_ binding: TypeBinding, _ key: Int64, _ w: WriteState) -> PendingRecord {
         let pk = PendingKey(partition: binding.partition, key: key)
-        if let r = w.pending[pk] { return r }
+        if let r = w.record(pk) { return r }
         let values: [StoredValue]
         if let bytes = try? w.tx.snapshot.get(ObjectKey.bytes(key), in: binding.partition) {
             values = bytes.withUnsafeBytes { raw in
@@ -286,7 +295,6 @@ extension RealmCore {
             // The type's indexes stay listed: empty, they are right for no objects.
             for index in t.indexes ?? [] { try? w.tx.dropPartition(index.partition) }
             w.removePending(partition: t.partition)
-            w.added[t.partition] = nil
         }
     }
 

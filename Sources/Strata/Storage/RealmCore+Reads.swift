@@ -45,9 +45,7 @@ extension RealmCore {
             let entry = PrimaryKeyIndex.entry(value)
             if let w = write {
                 if w.deletedPrimaryKeys.contains(where: { $0.0 == pkPartition && $0.1 == entry }) { return nil }
-                for (k, r) in w.pending where k.partition == binding.partition && r.primaryKeyIndexEntry == entry && !r.deleted {
-                    return k.key
-                }
+                if let key = w.key(forPrimaryKeyEntry: entry, partition: binding.partition) { return key }
             }
             candidate = mustRead("the primary key index of \(binding.info.schema.className)") {
                 try readSnapshot.get(entry, in: pkPartition)
@@ -63,7 +61,7 @@ extension RealmCore {
     /// record (one engine read for an Int primary key).
     func lookup(primaryKey value: StoredValue, binding: TypeBinding) -> (Int64, [UInt8]?)? {
         if binding.intPrimaryKey, case .int(let key) = value {
-            if let r = write?.pending[PendingKey(partition: binding.partition, key: key)] { return r.deleted ? nil : (key, nil) }
+            if let live = write?.isLive(PendingKey(partition: binding.partition, key: key)) { return live ? (key, nil) : nil }
             let snapshot = readSnapshot
             let bytes = mustRead("\(binding.info.schema.className) #\(key)") {
                 try ObjectKey.withBytes(key) { try snapshot.get($0, in: binding.partition) }
@@ -75,7 +73,7 @@ extension RealmCore {
     }
 
     func exists(binding: TypeBinding, key: Int64) -> Bool {
-        if let r = write?.pending[PendingKey(partition: binding.partition, key: key)] { return !r.deleted }
+        if let live = write?.isLive(PendingKey(partition: binding.partition, key: key)) { return live }
         let snapshot = readSnapshot
         return mustRead("\(binding.info.schema.className) #\(key)") {
             try ObjectKey.withBytes(key) { k in try snapshot.contains(k, in: binding.partition) }
@@ -116,9 +114,13 @@ extension RealmCore {
         // An object read before `invalidate()` is invalidated (O038); the fast path never gets here for it, as
         // the invalidation moved the Realm's version.
         if accessor.epoch != invalidations { fatalError("Object has been deleted or invalidated.") }
-        if let w = write, let r = w.pending[PendingKey(partition: accessor.binding.partition, key: accessor.key)] {
-            require(!r.deleted, "Object has been deleted or invalidated.")
-            return r.values[index]
+        if let w = write {
+            var value: StoredValue?
+            switch w.visit(PendingKey(partition: accessor.binding.partition, key: accessor.key), { value = $0.value(index) }) {
+            case .live: if let value { return value }
+            case .deleted: fatalError("Object has been deleted or invalidated.")
+            case .none: break
+            }
         }
         if accessor.recordVersion != versionToken || (accessor.record == nil && accessor.lent == nil) {
             let read = mustRead("\(accessor.binding.info.schema.className) #\(accessor.key)") {
@@ -138,14 +140,13 @@ extension RealmCore {
     /// pending changes included.
     func forEachRecord(_ binding: TypeBinding, _ body: (Int64, RecordRef) -> Bool) {
         let partition = binding.partition
-        let pending = write?.pending ?? [:]
+        let w = write
         var stop = false
         do {
             try readSnapshot.scan(partition) { k, v in
                 guard let key = ObjectKey.decode(k) else { return true }
-                if let r = pending[PendingKey(partition: partition, key: key)] {
-                    if r.deleted { return true }
-                    stop = !body(key, .values(r.values))
+                if let w, w.visit(PendingKey(partition: partition, key: key), { stop = !body(key, $0) }) != .none {
+                    // Pending: read there (or deleted).
                 } else if let values = binding.migratedValues(v) {
                     stop = !body(key, .values(values))
                 } else {
@@ -158,11 +159,14 @@ extension RealmCore {
             fatalError("reading the objects of \(binding.info.schema.className) in \(shared.displayName) failed: \(error)")
         }
         if stop { return }
-        for key in write?.added[partition] ?? [] {
-            guard let r = pending[PendingKey(partition: partition, key: key)], !r.deleted else { continue }
+        guard let w else { return }
+        for key in w.added(in: partition) {
+            let pk = PendingKey(partition: partition, key: key)
+            guard w.isLive(pk) == true else { continue }
             // Added keys that were already in the snapshot were handled above.
             if exists(inSnapshot: key, partition: partition) { continue }
-            if !body(key, .values(r.values)) { return }
+            w.visit(pk) { stop = !body(key, $0) }
+            if stop { return }
         }
     }
 
@@ -183,16 +187,15 @@ extension RealmCore {
             }
             keys.sort()
         }
-        if !late.isEmpty, let added = write?.added[partition] {
+        if !late.isEmpty, let added = write?.added(in: partition) {
             keys += late.sorted { (added.firstIndex(of: $0) ?? .max) < (added.firstIndex(of: $1) ?? .max) }
         }
         for key in keys {
-            if let r = write?.pending[PendingKey(partition: partition, key: key)] {
-                if r.deleted { continue }
-                if !body(key, .values(r.values)) { return }
+            var stop = false
+            if let w = write, w.visit(PendingKey(partition: partition, key: key), { stop = !body(key, $0) }) != .none {
+                if stop { return }
                 continue
             }
-            var stop = false
             do {
                 try ObjectKey.withBytes(key) { k in
                     try snapshot.visitValue(forKey: k, in: partition) { v in
@@ -215,10 +218,14 @@ extension RealmCore {
     /// Queries through links read the objects they reach with it.
     func withRecord<R>(_ binding: TypeBinding, key: Int64, _ body: (RecordRef) -> R) -> R? {
         let partition = binding.partition
-        if let r = write?.pending[PendingKey(partition: partition, key: key)] {
-            return r.deleted ? nil : body(.values(r.values))
-        }
         var out: R?
+        if let w = write {
+            switch w.visit(PendingKey(partition: partition, key: key), { out = body($0) }) {
+            case .live: return out
+            case .deleted: return nil
+            case .none: break
+            }
+        }
         mustRead("\(binding.info.schema.className) #\(key)") {
             try ObjectKey.withBytes(key) { k in
                 try readSnapshot.visitValue(forKey: k, in: partition) { v in

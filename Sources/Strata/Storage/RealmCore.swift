@@ -196,7 +196,7 @@ final class RealmCore: @unchecked Sendable {
             try? readSnapshot.scan(t.partition) { _, _ in any = true; return false }
             if any { return false }
         }
-        if let write, write.pending.values.contains(where: { !$0.deleted }) { return false }
+        if let write, write.hasLiveObjects { return false }
         return true
     }
 

@@ -33,34 +33,216 @@ extension RealmCore {
         func _rawHashValue(seed: Int) -> Int { packed._rawHashValue(seed: seed) }
     }
 
+    /// A pending object: a record to change (values by property index), or, for an object added whole whose
+    /// type holds no links or collections, its record already encoded in the write's arena.
+    enum PendingEntry {
+        case record(PendingRecord)
+        case encoded(Range<Int>)
+    }
+
+    /// The pending objects of one partition: an open-addressing map from object key to entry, the entries, and
+    /// the keys added in this write in the order they were added.
+    final class PartitionPending {
+        @exclusivity(unchecked) var index = KeyMap()
+        @exclusivity(unchecked) var entries: [PendingEntry] = []
+        @exclusivity(unchecked) var keys: [Int64] = []
+        /// Keys added in this transaction, in order, for queries.
+        @exclusivity(unchecked) var added: [Int64] = []
+        /// The binding of the encoded entries (to decode them when they must become records).
+        var binding: TypeBinding?
+        /// Encoded entries (none: nothing to materialize).
+        var encodedCount = 0
+        /// Pending objects of a type with a non-Int primary key, by primary-key index entry.
+        var primaryKeys: [[UInt8]: Int64] = [:]
+
+        @inline(__always)
+        func entry(_ key: Int64) -> PendingEntry? {
+            guard let i = index.find(key) else { return nil }
+            return entries[i]
+        }
+    }
+
+    /// Its hot fields skip dynamic exclusivity checks (each cost more than the access): a write transaction
+    /// belongs to one thread, and no method here calls out while it changes one of them.
     final class WriteState {
         let tx: WriteTransaction
-        /// The pending records; add them with `setPending`, which keeps `order`.
-        private(set) var pending: [PendingKey: PendingRecord] = [:]
-        /// The keys of `pending` in the order they were first added.
-        private(set) var order: [PendingKey] = []
+        /// The pending objects by partition; add them with `setPending` or `addEncoded`, which keep `order`.
+        @exclusivity(unchecked) private var partitions: [UInt32: PartitionPending] = [:]
+        /// The partition used last, answered without hashing (a loop adding objects of one type).
+        @exclusivity(unchecked) private var last: (partition: UInt32, pending: PartitionPending)?
+        /// The keys of the pending objects in the order they were first added.
+        @exclusivity(unchecked) private(set) var order: [PendingKey] = []
+        /// Records encoded as their objects were added (`addEncoded`), back to back.
+        @exclusivity(unchecked) private(set) var arena: [UInt8] = []
+        /// The schema version encoded records were written at (the stored schema's when the first was added).
+        var encodedVersion: UInt64?
+        /// Scratch space for encoding one record.
+        @exclusivity(unchecked) private var scratch: [UInt8] = []
 
-        /// Sets the pending record of `key`; true when it had none.
-        @discardableResult
-        func setPending(_ key: PendingKey, _ record: PendingRecord) -> Bool {
-            guard pending.updateValue(record, forKey: key) == nil else { return false }
+        init(tx: WriteTransaction) { self.tx = tx }
+
+        @inline(__always)
+        private func existing(_ partition: UInt32) -> PartitionPending? {
+            if let last, last.partition == partition { return last.pending }
+            guard let p = partitions[partition] else { return nil }
+            last = (partition, p)
+            return p
+        }
+
+        @inline(__always)
+        private func state(_ partition: UInt32) -> PartitionPending {
+            if let p = existing(partition) { return p }
+            let p = PartitionPending()
+            partitions[partition] = p
+            last = (partition, p)
+            return p
+        }
+
+        /// Sets `entry` for `key`; true when the key had none. `added`: the object is new in this write.
+        private func set(_ key: PendingKey, _ entry: PendingEntry, added: Bool) -> Bool {
+            let p = state(key.partition)
+            if let i = p.index.find(key.key) {
+                if case .encoded = p.entries[i] { p.encodedCount -= 1 }
+                p.entries[i] = entry
+                return false
+            }
+            p.index.insert(key.key, p.entries.count)
+            p.entries.append(entry)
+            p.keys.append(key.key)
+            if added { p.added.append(key.key) }
             order.append(key)
             return true
         }
 
+        /// Sets the pending record of `key`; true when it had none. `added`: the object is new in this write.
+        @discardableResult
+        func setPending(_ key: PendingKey, _ record: PendingRecord, added: Bool = false) -> Bool {
+            if let entry = record.primaryKeyIndexEntry { state(key.partition).primaryKeys[entry] = key.key }
+            return set(key, .record(record), added: added)
+        }
+
+        /// Adds a new object's record, encoded now from its values (by property index) at `version`; true when
+        /// the key had no pending entry. Only for objects that need nothing else resolved (no links, lists or
+        /// embedded objects) and have no primary-key index entry.
+        @discardableResult
+        func addEncoded(_ key: PendingKey, _ binding: TypeBinding, _ values: [StoredValue], version: UInt64) -> Bool {
+            let p = state(key.partition)
+            if p.index.find(key.key) != nil {
+                // Replaced whole (an object added again with the key of one deleted in this write).
+                return set(key, .record(PendingRecord(binding: binding, values: values)), added: true)
+            }
+            binding.encode(values, schemaVersion: version, into: &scratch)
+            let start = arena.count
+            arena.append(contentsOf: scratch)
+            if p.binding !== binding { p.binding = binding }
+            p.encodedCount += 1
+            return set(key, .encoded(start..<arena.count), added: true)
+        }
+
+        /// The pending record of `key`, made from its encoded bytes first if it has only those; nil when the
+        /// object has no pending entry.
+        func record(_ key: PendingKey) -> PendingRecord? {
+            guard let p = existing(key.partition), let i = p.index.find(key.key) else { return nil }
+            switch p.entries[i] {
+            case .record(let r): return r
+            case .encoded(let range): return materialize(p, i, range)
+            }
+        }
+
+        private func materialize(_ p: PartitionPending, _ i: Int, _ range: Range<Int>) -> PendingRecord {
+            let binding = encodedBinding(p)
+            let values = arena.withUnsafeBytes { all in
+                let raw = UnsafeRawBufferPointer(rebasing: all[range])
+                return binding.info.schema.properties.indices.map { binding.value($0, in: raw) }
+            }
+            let r = PendingRecord(binding: binding, values: values)
+            p.entries[i] = .record(r)
+            p.encodedCount -= 1
+            return r
+        }
+
+        private func encodedBinding(_ p: PartitionPending) -> TypeBinding {
+            guard let b = p.binding else { fatalError("encoded pending records have no binding") }
+            return b
+        }
+
+        /// The binding of the encoded records of `partition`.
+        func encodedBinding(_ partition: UInt32) -> TypeBinding { encodedBinding(state(partition)) }
+
+        /// What a read finds pending for a key.
+        enum Lookup { case none, deleted, live }
+
+        /// Calls `body` with the pending object of `key` when it is live (its values, or its encoded record in
+        /// place); says what was found.
+        @discardableResult
+        func visit(_ key: PendingKey, _ body: (RecordRef) -> Void) -> Lookup {
+            guard let p = existing(key.partition), let e = p.entry(key.key) else { return .none }
+            switch e {
+            case .record(let r):
+                if r.deleted { return .deleted }
+                body(.values(r.values))
+            case .encoded(let range):
+                let binding = encodedBinding(p)
+                arena.withUnsafeBytes { body(.bytes(UnsafeRawBufferPointer(rebasing: $0[range]), binding)) }
+            }
+            return .live
+        }
+
+        /// Whether `key` has a pending entry: true for a live object, false for a deleted one, nil for none.
+        @inline(__always)
+        func isLive(_ key: PendingKey) -> Bool? {
+            guard let p = existing(key.partition), let e = p.entry(key.key) else { return nil }
+            if case .record(let r) = e { return !r.deleted }
+            return true
+        }
+
+        /// Every pending record of `partition` (encoded ones are made records first).
+        func records(in partition: UInt32) -> [(key: PendingKey, record: PendingRecord)] {
+            guard let p = existing(partition) else { return [] }
+            return p.entries.indices.map { i in
+                let r: PendingRecord
+                switch p.entries[i] {
+                case .record(let record): r = record
+                case .encoded(let range): r = materialize(p, i, range)
+                }
+                return (PendingKey(partition: partition, key: p.keys[i]), r)
+            }
+        }
+
+        /// The pending entry of `key` as commit writes it.
+        func entry(_ key: PendingKey) -> PendingEntry? { existing(key.partition)?.entry(key.key) }
+
+        /// Whether any pending object is live (added or changed, not deleted).
+        var hasLiveObjects: Bool {
+            partitions.values.contains { p in
+                p.entries.contains { e in
+                    if case .record(let r) = e { return !r.deleted }
+                    return true
+                }
+            }
+        }
+
+        /// The pending object of a type with a non-Int primary key whose index entry is `entry`.
+        func key(forPrimaryKeyEntry entry: [UInt8], partition: UInt32) -> Int64? {
+            guard let key = existing(partition)?.primaryKeys[entry] else { return nil }
+            guard let r = record(PendingKey(partition: partition, key: key)), !r.deleted, r.primaryKeyIndexEntry == entry else { return nil }
+            return key
+        }
+
+        /// Keys added in this transaction to `partition`, in order, for queries.
+        func added(in partition: UInt32) -> [Int64] { existing(partition)?.added ?? [] }
+
+        /// Forgets every pending object of `partition` (deleteAll).
         func removePending(partition: UInt32) {
-            pending = pending.filter { $0.key.partition != partition }
+            partitions[partition] = nil
+            last = nil
             order.removeAll { $0.partition == partition }
         }
 
-        /// The keys of `pending`, by partition.
+        /// The keys of the pending objects, by partition.
         func pendingKeysByPartition() -> [UInt32: [Int64]] {
-            var out: [UInt32: [Int64]] = [:]
-            for k in order { out[k.partition, default: []].append(k.key) }
-            return out
+            partitions.mapValues(\.keys)
         }
-        /// Keys added in this transaction per partition, in order, for queries.
-        var added: [UInt32: [Int64]] = [:]
         var nextKeys: [UInt32: Int64] = [:]
         var deletedPrimaryKeys: [(UInt32, [UInt8])] = []
         /// Keys of deleted objects by type name, whose links are nulled at commit.
@@ -70,7 +252,55 @@ extension RealmCore {
         var schemaChanged = false
         /// deleteAll dropped partitions: observers re-evaluate.
         var droppedPartitions = false
-        var objectsToInvalidate: [Object] = []
-        init(tx: WriteTransaction) { self.tx = tx }
+        @exclusivity(unchecked) var objectsToInvalidate: [Object] = []
+    }
+}
+
+/// Object key -> position, by open addressing with linear probing (a multiplicative hash, no `Hasher`): a write
+/// looks up and inserts every key it touches, and a general dictionary's hashing was a tenth of an insert.
+struct KeyMap {
+    /// Slots of keys and positions + 1 (0: empty); the capacity is a power of two, at most half full.
+    private var keys: [Int64] = []
+    private var positions: [Int32] = []
+    private var count = 0
+    private var shift = 64
+
+    @inline(__always)
+    private func home(_ key: Int64) -> Int {
+        Int(truncatingIfNeeded: (UInt64(bitPattern: key) &* 0x9E37_79B9_7F4A_7C15) >> UInt64(shift))
+    }
+
+    @inline(__always)
+    func find(_ key: Int64) -> Int? {
+        guard count > 0 else { return nil }
+        let mask = keys.count - 1
+        var i = home(key)
+        while true {
+            let p = positions[i]
+            if p == 0 { return nil }
+            if keys[i] == key { return Int(p) - 1 }
+            i = (i + 1) & mask
+        }
+    }
+
+    /// Adds `key` (not present) at `position`.
+    mutating func insert(_ key: Int64, _ position: Int) {
+        if (count + 1) * 2 > keys.count { grow() }
+        let mask = keys.count - 1
+        var i = home(key)
+        while positions[i] != 0 { i = (i + 1) & mask }
+        keys[i] = key
+        positions[i] = Int32(position + 1)
+        count += 1
+    }
+
+    private mutating func grow() {
+        let capacity = max(16, keys.count * 2)
+        let oldKeys = keys, oldPositions = positions
+        keys = Array(repeating: 0, count: capacity)
+        positions = Array(repeating: 0, count: capacity)
+        shift = 64 - capacity.trailingZeroBitCount
+        count = 0
+        for (k, p) in zip(oldKeys, oldPositions) where p != 0 { insert(k, Int(p) - 1) }
     }
 }
