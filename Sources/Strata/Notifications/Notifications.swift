@@ -83,16 +83,25 @@ struct CommitLog {
 final class ObserverList: @unchecked Sendable {
     private let lock = NSLock()
     private var observers: [any ChangeObserver] = []
+    /// The count of observers of every instance of the file, kept by each list.
+    private let fileObservers: Counter
+
+    init(fileObservers: Counter) { self.fileObservers = fileObservers }
+
+    deinit { fileObservers.add(-observers.count) }
 
     func add(_ observer: any ChangeObserver) {
         lock.lock()
         observers.append(observer)
+        fileObservers.add(1)
         lock.unlock()
     }
 
     func remove(_ id: ObjectIdentifier) {
         lock.lock()
+        let before = observers.count
         observers.removeAll { ObjectIdentifier($0) == id }
+        fileObservers.add(observers.count - before)
         lock.unlock()
     }
 
@@ -174,17 +183,33 @@ struct LinkWatch {
     /// The objects of the first linked type whose path leads to a change: the last type's objects whose
     /// watched properties changed, then, one level up at a time, the objects whose link leads to one of those
     /// or whose link itself changed.
+    /// The objects of a type that may have changed: those the summary names, or, when it does not know
+    /// (a commit nobody observed, or too old for the log), every object of the type in either version.
+    static func candidates(_ summary: ChangeSummary, _ binding: TypeBinding, old: Snapshot, new: Snapshot) -> [Int64] {
+        guard summary.everything else { return Array(summary.keys[binding.partition] ?? []) }
+        var keys = Set<Int64>()
+        for snapshot in [old, new] {
+            RealmCore.mustRead("the objects of \(binding.info.schema.className) for change notifications") {
+                try snapshot.scan(binding.partition) { k, _ in
+                    if let key = ObjectKey.decode(k) { keys.insert(key) }
+                    return true
+                }
+            }
+        }
+        return Array(keys)
+    }
+
     func touched(_ summary: ChangeSummary, old: Snapshot, new: Snapshot) -> Set<Int64> {
         let chain = [(property, target)] + further
         guard let last = chain.last else { return [] }
-        var touched = Set((summary.keys[last.1.partition] ?? []).filter {
+        var touched = Set(Self.candidates(summary, last.1, old: old, new: new).filter {
             RealmCore.differs(last.1, key: $0, old: old, new: new, indices: targetProperties)
         })
         var level = chain.count - 1
         while level > 0 {
             let (link, _) = chain[level]
             let holder = chain[level - 1].1
-            var up = Set((summary.keys[holder.partition] ?? []).filter {
+            var up = Set(Self.candidates(summary, holder, old: old, new: new).filter {
                 RealmCore.differs(holder, key: $0, old: old, new: new, indices: [link])
             })
             if !touched.isEmpty {

@@ -49,12 +49,19 @@ extension RealmCore {
                 }
             }
             try nullifyLinks(w, &summary)
-            if w.order.count > Self.largeCommit {
+            // The change set (keys changed per partition) is built only when some instance of the file observes
+            // changes; otherwise the commit log gets no entry, and an observer added later reads the commit as
+            // unknown changes (it re-evaluates, as it does after a commit too old for the log).
+            let observed = shared.isObserved()
+            if !observed {
+                // Nobody to tell.
+            } else if w.order.count > Self.largeCommit {
                 // A very large commit is logged as unknown changes: observers re-evaluate from scratch, which
                 // costs about what checking this many keys one by one would, and the key set is not built.
                 summary.everything = true
             } else {
                 for (partition, keys) in w.pendingKeysByPartition() { summary.keys[partition, default: []].formUnion(keys) }
+                shared.changeSetsBuilt.add(1)
             }
             // In key order, so the engine receives sorted operations and skips sorting them. Keys first seen in
             // increasing order (a bulk insert) are in order already.
@@ -109,7 +116,7 @@ extension RealmCore {
                 try w.tx.put(StoredSchema.nextKeyKey(partition), ObjectKey.bytes(next), in: StoredSchema.metadataPartition)
             }
             // Logged before it is published (the writer lock is held), so no reader sees the version without it.
-            shared.recordCommit(sequence: w.tx.snapshot.sequence + 1, summary)
+            if observed { shared.recordCommit(sequence: w.tx.snapshot.sequence + 1, summary) }
             try w.tx.commit()
         } catch {
             write = nil

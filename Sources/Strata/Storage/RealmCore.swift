@@ -35,7 +35,7 @@ final class RealmCore: @unchecked Sendable {
     /// Change observers. Tokens refer to this list weakly, never to the core: a weak reference to the core
     /// would give it a side table, which makes each retain and release of it (one pair per object made)
     /// several times slower.
-    let observerList = ObserverList()
+    let observerList: ObserverList
     /// The queue this Realm belongs to, if it was opened with one: notifications and autorefresh go there.
     let queue: DispatchQueue?
     /// For a Realm that belongs to an actor: runs notifications and autorefresh there, in order.
@@ -58,6 +58,7 @@ final class RealmCore: @unchecked Sendable {
         queue = nil
         pump = nil
         shared = core.shared
+        observerList = ObserverList(fileObservers: core.shared.observers)
         snapshot = try core.snapshot.duplicate()
         versionToken = snapshot.sequence
         bindings = core.bindings
@@ -86,6 +87,7 @@ final class RealmCore: @unchecked Sendable {
         self.pump = actor.map(ActorPump.init)
         let shared = try SharedFile.shared(for: configuration)
         self.shared = shared
+        observerList = ObserverList(fileObservers: shared.observers)
         self.snapshot = try shared.database.snapshot()
         versionToken = snapshot.sequence
         try bindDeclaredTypes()

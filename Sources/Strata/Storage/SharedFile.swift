@@ -1,5 +1,6 @@
 import Engine
 import Foundation
+import Synchronization
 
 /// One open database file shared by every Realm instance of it in this process: the engine, and the
 /// schema as stored in the file.
@@ -38,6 +39,15 @@ final class SharedFile: @unchecked Sendable {
     /// What recent commits touched (see Notifications.swift).
     private let commitLog = Locked(CommitLog())
     private let cores = Locked<[RealmCore.WeakCore]>([])
+
+    /// Change observers registered on the instances of this file.
+    let observers = Counter()
+
+    /// Whether any open instance of this file has a change observer (commits build change sets only then).
+    func isObserved() -> Bool { observers.current > 0 }
+
+    /// The change sets commits have built (tests: a commit nobody observes builds none).
+    let changeSetsBuilt = Counter()
 
     func recordCommit(sequence: UInt64, _ summary: ChangeSummary) { commitLog.withLock { $0.record(sequence, summary) } }
 
@@ -214,4 +224,13 @@ final class SharedFile: @unchecked Sendable {
         if let s = file.storedSchema.withLock({ $0 }) { return s.schemaVersion }
         throw notInitialized
     }
+}
+
+/// A count read and advanced from any thread.
+final class Counter: Sendable {
+    private let value = Atomic<Int>(0)
+
+    func add(_ n: Int) { value.add(n, ordering: .relaxed) }
+
+    var current: Int { value.load(ordering: .relaxed) }
 }

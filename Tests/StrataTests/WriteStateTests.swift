@@ -1,0 +1,141 @@
+import Foundation
+import Testing
+import TestSupport
+
+@testable import Strata
+
+/// The write state (`WriteState`): objects of types holding plain values are encoded into the write's arena
+/// when added, and read, queried, changed, deleted and cancelled from there as pending records are; commits
+/// build change sets only for observers.
+@Suite struct WriteStateTests {
+    static func config(_ dir: TemporaryDirectory) -> Realm.Configuration {
+        Realm.Configuration(fileURL: URL(fileURLWithPath: dir.child("w.realm")), objectTypes: [Person.self, Note.self])
+    }
+
+    static func person(_ id: Int, _ name: String, age: Int) -> Person {
+        let p = Person()
+        p.id = id
+        p.firstName = name
+        p.age = age
+        return p
+    }
+
+    @Test func anObjectAddedInAWriteReadsItsValuesBeforeCommit() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: Self.config(dir))
+        try realm.write {
+            for i in 0..<100 { realm.add(Self.person(i, "p\(i)", age: i % 50)) }
+            #expect(realm.core.write?.arena.isEmpty == false, "added whole: encoded into the arena")
+            let p = try #require(realm.object(ofType: Person.self, forPrimaryKey: 42))
+            #expect(p.firstName == "p42")
+            #expect(p.age == 42)
+            #expect(p.nickname == nil)
+            #expect(p.isActive)
+            #expect(realm.objects(Person.self).count == 100)
+            #expect(realm.objects(Person.self).where { $0.age > 40 }.count == 18)
+            #expect(realm.objects(Person.self).filter("firstName BEGINSWITH 'p9'").count == 11)
+            #expect(realm.objects(Person.self).sorted(by: \.age, ascending: false).first?.age == 49)
+            // Changed and deleted while still pending.
+            p.age = 99
+            #expect(realm.object(ofType: Person.self, forPrimaryKey: 42)?.age == 99)
+            realm.delete(realm.object(ofType: Person.self, forPrimaryKey: 7)!)
+            #expect(realm.object(ofType: Person.self, forPrimaryKey: 7) == nil)
+            #expect(realm.objects(Person.self).count == 99)
+            // The key of a deleted object can be used again in the same write.
+            realm.add(Self.person(7, "again", age: 1))
+            #expect(realm.object(ofType: Person.self, forPrimaryKey: 7)?.firstName == "again")
+            // Added with update: the pending object takes the new values.
+            realm.add(Self.person(8, "updated", age: 2), update: .modified)
+            #expect(realm.object(ofType: Person.self, forPrimaryKey: 8)?.firstName == "updated")
+        }
+        #expect(realm.objects(Person.self).count == 100)
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 42)?.age == 99)
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 7)?.firstName == "again")
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 8)?.age == 2)
+        #expect(realm.objects(Person.self).sum(of: \.age) == (0..<100).map { $0 % 50 }.reduce(0, +) - 42 + 99 - 7 + 1 - 8 + 2)
+    }
+
+    @Test func objectsWithoutAPrimaryKeyGetKeysAndKeepTheirOrder() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: Self.config(dir))
+        try realm.write {
+            for i in 0..<10 {
+                let n = Note()
+                n.text = "n\(i)"
+                realm.add(n)
+            }
+            #expect(realm.objects(Note.self).map(\.text) == (0..<10).map { "n\($0)" })
+        }
+        #expect(realm.objects(Note.self).map(\.text) == (0..<10).map { "n\($0)" })
+    }
+
+    @Test func cancelLeavesNothing() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: Self.config(dir))
+        let kept = Self.person(1, "kept", age: 3)
+        realm.beginWrite()
+        realm.add(kept)
+        for i in 2..<50 { realm.add(Self.person(i, "x", age: i)) }
+        #expect(realm.objects(Person.self).count == 49)
+        realm.cancelWrite()
+        #expect(realm.objects(Person.self).isEmpty)
+        #expect(kept.realm == nil, "the object is unmanaged again")
+        #expect(kept.firstName == "kept")
+        #expect(kept.age == 3)
+        // And it can be added again.
+        try realm.write { realm.add(kept) }
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 1)?.firstName == "kept")
+    }
+
+    @Test func aCommitNobodyObservesBuildsNoChangeSet() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: Self.config(dir))
+        let counter = realm.core.shared.changeSetsBuilt
+        let before = counter.current
+        try realm.write { realm.add(Self.person(1, "a", age: 1)) }
+        #expect(counter.current == before, "no observer: no change set")
+        var seen: [[Int]] = []
+        let token = realm.objects(Person.self).observe { change in
+            if case .update(_, _, _, let modifications) = change { seen.append(modifications) }
+        }
+        try realm.write { realm.object(ofType: Person.self, forPrimaryKey: 1)!.age = 2 }
+        #expect(counter.current == before + 1, "an observer: a change set")
+        #expect(seen == [[0]])
+        token.invalidate()
+        try realm.write { realm.add(Self.person(2, "b", age: 1)) }
+        #expect(counter.current == before + 1, "the observer is gone: no change set")
+    }
+
+    /// A commit logged as unknown changes (too large for a key set, as one nobody observed is) still tells an
+    /// observer of a linked property which objects it reaches changed.
+    @Test func anUnknownChangeSetStillReportsLinkedChanges() throws {
+        let dir = try TemporaryDirectory()
+        let config = Realm.Configuration(
+            fileURL: URL(fileURLWithPath: dir.child("l.realm")), objectTypes: [WSOwner.self, WSPet.self, Note.self])
+        let realm = try Realm(configuration: config)
+        try realm.write {
+            let o = realm.create(WSOwner.self, value: ["name": "o"])
+            o.pet = realm.create(WSPet.self, value: ["name": "p"])
+            realm.create(WSOwner.self, value: ["name": "no pet"])
+        }
+        var seen: [[Int]] = []
+        let token = realm.objects(WSOwner.self).observe(keyPaths: ["pet.name"]) { change in
+            if case .update(_, _, _, let modifications) = change { seen.append(modifications) }
+        }
+        try realm.write {
+            realm.objects(WSPet.self).first!.name = "q"
+            for _ in 0...RealmCore.largeCommit { realm.add(Note()) }
+        }
+        #expect(seen == [[0]])
+        token.invalidate()
+    }
+}
+
+final class WSOwner: Object {
+    @Persisted var name = ""
+    @Persisted var pet: WSPet?
+}
+
+final class WSPet: Object {
+    @Persisted var name = ""
+}
