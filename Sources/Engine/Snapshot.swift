@@ -96,6 +96,23 @@ package final class Snapshot: @unchecked Sendable {
         }
     }
 
+    /// The largest key of `partition` in any source of this snapshot, deleted ones included (so a key above it
+    /// is certainly absent); nil when the partition holds nothing. Reads at most the last block of each segment.
+    package func largestKey(in partition: UInt32) throws -> [UInt8]? {
+        checkOpen("largestKey")
+        guard let p = version.partitions[partition] else { return nil }
+        var best: [UInt8]? = nil
+        func consider(_ k: UnsafeRawBufferPointer) {
+            if let b = best, b.withUnsafeBytes({ Bytes.compare($0, k) }) >= 0 { return }
+            best = [UInt8](k)
+        }
+        for run in p.active + p.frozen where run.count > 0 { consider(run.key(run.count - 1)) }
+        for segment in p.segments {
+            if let k = try segment.lastKey() { k.withUnsafeBytes { consider($0) } }
+        }
+        return best
+    }
+
     /// A copy of the value of `key` in `partition`, or nil.
     package func get(_ key: some ByteContainer, in partition: UInt32) throws -> [UInt8]? {
         try withValue(forKey: key, in: partition) { $0.map { [UInt8]($0) } }

@@ -28,6 +28,28 @@ import TestSupport
         try db.close()
     }
 
+    /// `largestKey` is the largest key of any source (memtable or segment), a deletion's included.
+    @Test func largestKeyCoversMemtableSegmentsAndDeletions() throws {
+        let fs = MemoryFileSystem()
+        var options = Database.Options()
+        options.backgroundMaintenance = false
+        let db = try Database.open(at: "/db", options: options, fileSystem: fs)
+        #expect(try db.snapshot().largestKey(in: 1) == nil)
+        try db.write { tx in for i in [5, 3, 9] { try tx.put(key(i), bytes("v"), in: 1) } }
+        #expect(try db.snapshot().largestKey(in: 1) == key(9))
+        try db.flush()
+        #expect(try db.snapshot().largestKey(in: 1) == key(9), "from the segment")
+        try db.write { tx in try tx.put(key(7), bytes("v"), in: 1) }
+        #expect(try db.snapshot().largestKey(in: 1) == key(9), "a segment's key above the memtable's")
+        try db.write { tx in try tx.delete(key(12), in: 1) }
+        #expect(try db.snapshot().largestKey(in: 1) == key(12), "a deletion counts")
+        try db.flush()
+        try db.compact()
+        let last = try #require(try db.snapshot().largestKey(in: 1))
+        #expect(!last.lexicographicallyPrecedes(key(9)), "a compaction may drop the deletion, never a larger live key")
+        #expect(try db.snapshot().largestKey(in: 2) == nil)
+    }
+
     @Test func dataSurvivesCloseFlushAndReopen() throws {
         let dir = try TemporaryDirectory()
         do {

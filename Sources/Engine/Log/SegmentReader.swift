@@ -82,6 +82,8 @@ final class SegmentReader: Sendable {
     /// The block index, read and checked on first use: open reads only headers and footers, so that its cost
     /// does not grow with the data (an index has one entry per 32 KiB block).
     private let lazyIndex = LazyReference<SegmentIndex>()
+    /// The largest key, read from the last block on first use (`lastKey()`).
+    private let lastKeyCache = Locked<(known: Bool, key: [UInt8]?)>((false, nil))
     private let cache: BlockCache?
     var fileBytes: Int { region.count }
     var info: SegmentInfo {
@@ -306,6 +308,21 @@ final class SegmentReader: Sendable {
                 return try body(BlockView(raw: raw, entryCount: block.entryCount, entriesEnd: block.entriesEnd), block.prefixes)
             }
         }
+    }
+
+    /// The segment's largest key (a deletion's too); nil for a segment without entries. One block read, once.
+    func lastKey() throws -> [UInt8]? {
+        let cached = lastKeyCache.withLock { $0 }
+        if cached.known { return cached.key }
+        var key: [UInt8]? = nil
+        if blockCount > 0 {
+            key = try withPointBlock(blockCount - 1) { view, _ in
+                guard view.entryCount > 0 else { return nil }
+                return [UInt8](try view.entry(at: try view.entryOffset(view.entryCount - 1)).key)
+            }
+        }
+        lastKeyCache.withLock { $0 = (true, key) }
+        return key
     }
 
     /// Looks `key` up: at most one block read.

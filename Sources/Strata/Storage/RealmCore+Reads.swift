@@ -73,7 +73,16 @@ extension RealmCore {
     }
 
     func exists(binding: TypeBinding, key: Int64) -> Bool {
-        if let live = write?.isLive(PendingKey(partition: binding.partition, key: key)) { return live }
+        if let w = write {
+            if let live = w.isLive(PendingKey(partition: binding.partition, key: key)) { return live }
+            // Keys above the largest stored one (a bulk insert of increasing keys) are new without a lookup.
+            let largest = w.largestStoredKey(binding.partition) {
+                mustRead("the objects of \(binding.info.schema.className)") {
+                    try w.tx.snapshot.largestKey(in: binding.partition)
+                }.flatMap { $0.withUnsafeBytes { ObjectKey.decode($0) } } ?? .min
+            }
+            if key > largest { return false }
+        }
         let snapshot = readSnapshot
         return mustRead("\(binding.info.schema.className) #\(key)") {
             try ObjectKey.withBytes(key) { k in try snapshot.contains(k, in: binding.partition) }

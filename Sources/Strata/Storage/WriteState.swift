@@ -54,6 +54,8 @@ extension RealmCore {
         var encodedCount = 0
         /// Pending objects of a type with a non-Int primary key, by primary-key index entry.
         var primaryKeys: [[UInt8]: Int64] = [:]
+        /// The largest object key stored at the write's base version (`Int64.min`: none), once read.
+        var largestStored: Int64?
 
         @inline(__always)
         func entry(_ key: Int64) -> PendingEntry? {
@@ -227,6 +229,17 @@ extension RealmCore {
             guard let key = existing(partition)?.primaryKeys[entry] else { return nil }
             guard let r = record(PendingKey(partition: partition, key: key)), !r.deleted, r.primaryKeyIndexEntry == entry else { return nil }
             return key
+        }
+
+        /// The largest object key stored in `partition` at the write's base version (`Int64.min` when there is
+        /// none), read with `read` once per write: a key above it needs no lookup to know it is new.
+        @inline(__always)
+        func largestStoredKey(_ partition: UInt32, read: () -> Int64) -> Int64 {
+            let p = state(partition)
+            if let k = p.largestStored { return k }
+            let k = read()
+            p.largestStored = k
+            return k
         }
 
         /// Keys added in this transaction to `partition`, in order, for queries.
