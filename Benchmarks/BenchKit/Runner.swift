@@ -16,6 +16,7 @@ public final class Runner {
 
     public static let allWorkloads = [
         "insert", "enumerate-int", "enumerate-all", "lookup", "query-pk", "query", "query-indexed", "snapshot-read", "notify", "open", "size",
+        "update-all", "delete-half",
         "migrate-combine", "migrate-rename", "migrate-retype",
     ]
     /// Strata through its object API: the column every ratio is computed from.
@@ -141,6 +142,36 @@ public final class Runner {
                     try rate("query-indexed", names.count, "sum of ages queried by lastName") { try indexing.queryAgesByLastName(names) }
                     try engine.close()
                 }
+                if want.contains("update-all") || want.contains("delete-half") {
+                    // On a database of their own: the workloads change the data the others read.
+                    let copy = dir + "-writes"
+                    try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true)
+                    defer { try? FileManager.default.removeItem(atPath: copy) }
+                    progress("\(tag): insert (memory, allocations)")
+                    try engine.create(in: copy)
+                    if run == 0 {
+                        let (allocations, rise) = try PeakMemory.rise { try Allocations.count { try engine.insertAll(data.people) } }
+                        record("insert: allocations", engine.name, Double(allocations) / Double(config.n))
+                        if let rise { record("memory: insert", engine.name, Double(rise) / 1e6) }
+                    } else {
+                        try engine.insertAll(data.people)
+                    }
+                    if want.contains("update-all") {
+                        progress("\(tag): update-all")
+                        t = now()
+                        let n = try engine.updateAllAges()
+                        record("update-all", engine.name, Double(config.n) / (now() - t))
+                        check(engine.name, "people updated", n)
+                    }
+                    if want.contains("delete-half") {
+                        progress("\(tag): delete-half")
+                        t = now()
+                        let n = try engine.deleteHalf()
+                        record("delete-half", engine.name, Double(n) / (now() - t))
+                        check(engine.name, "people deleted", n)
+                    }
+                    try engine.close()
+                }
                 if let migrating = engine as? any MigratingBenchEngine,
                     want.contains("migrate-combine") || want.contains("migrate-rename") || want.contains("migrate-retype")
                 {
@@ -207,6 +238,10 @@ public final class Runner {
         let base: [(String, Unit, String)] = [
             ("insert", .perSecond, "one transaction, durable commit"),
             ("insert + close", .milliseconds, "wall time including close (Strata flushes its memtable there)"),
+            ("insert: allocations", .allocations, "heap allocations per object of the insert of a second database (first run); Strata's include the object the caller makes"),
+            ("memory: insert", .megabytes, "peak rise of anonymous resident memory during that insert (RssAnon, sampled every 5 ms)"),
+            ("update-all", .perSecond, "one durable transaction adding 1 to every age (Strata: for p in objects { p.age += 1 }; SQLite: UPDATE; LMDB and the engine: rewrite each record), on a second database"),
+            ("delete-half", .perSecond, "one durable transaction deleting the even ids, objects deleted per second (Strata: realm.delete of the filtered objects; SQLite: DELETE ... WHERE id % 2 = 0)"),
             ("enumerate-int", .perSecond, "iterate all objects reading age"),
             ("enumerate-all", .perSecond, "iterate all objects reading all four properties"),
             ("enumerate-int: allocations", .allocations, "heap allocations per object of one more enumerate-int pass (first run)"),

@@ -27,6 +27,12 @@ public protocol BenchEngine: AnyObject {
     func readOne(_ id: Int) throws -> Int
     /// Bytes on disk of the database's files.
     func sizeOnDisk(in directory: String) throws -> Int
+    /// Adds one to every person's age in one durable write transaction (the timed part); returns the number
+    /// of people changed.
+    func updateAllAges() throws -> Int
+    /// Deletes every person with an even id in one durable write transaction (the timed part); returns the
+    /// number deleted.
+    func deleteHalf() throws -> Int
 }
 
 extension BenchEngine {

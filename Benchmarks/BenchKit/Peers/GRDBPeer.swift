@@ -127,4 +127,12 @@ extension GRDBPeer: IndexingBenchEngine {
             return sum
         }
     }
+
+    public func updateAllAges() throws -> Int {
+        try database().write { db in try GRDBPerson.updateAll(db, Column("age").set(to: Column("age") + 1)) }
+    }
+
+    public func deleteHalf() throws -> Int {
+        try database().write { db in try GRDBPerson.filter(sql: "id % 2 = 0").deleteAll(db) }
+    }
 }

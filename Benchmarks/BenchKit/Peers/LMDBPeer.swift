@@ -261,4 +261,60 @@ extension LMDBPeer: IndexingBenchEngine {
             return sum
         }
     }
+
+    /// Calls `body` with a cursor over every record in one write transaction, committed after.
+    func withWriteCursor(_ body: (OpaquePointer?) throws -> Int) throws -> Int {
+        var txn: OpaquePointer?
+        try check(mdb_txn_begin(env, nil, 0, &txn), "txn_begin")
+        var cursor: OpaquePointer?
+        do {
+            try check(mdb_cursor_open(txn, dbi, &cursor), "cursor_open")
+            let n = try body(cursor)
+            mdb_cursor_close(cursor)
+            try check(mdb_txn_commit(txn), "commit")
+            return n
+        } catch {
+            mdb_txn_abort(txn)
+            throw error
+        }
+    }
+
+    public func updateAllAges() throws -> Int {
+        try withWriteCursor { cursor in
+            var key = MDB_val(), val = MDB_val()
+            var op = MDB_FIRST
+            var n = 0
+            var value: [UInt8] = []
+            while mdb_cursor_get(cursor, &key, &val, op) == 0 {
+                value.removeAll(keepingCapacity: true)
+                value.append(contentsOf: UnsafeRawBufferPointer(start: val.mv_data, count: val.mv_size))
+                value[0] &+= 1
+                try value.withUnsafeMutableBytes { vb in
+                    var v = MDB_val(mv_size: vb.count, mv_data: vb.baseAddress)
+                    try check(mdb_cursor_put(cursor, &key, &v, UInt32(MDB_CURRENT)), "cursor_put")
+                }
+                n += 1
+                op = MDB_NEXT
+            }
+            return n
+        }
+    }
+
+    public func deleteHalf() throws -> Int {
+        try withWriteCursor { cursor in
+            var key = MDB_val(), val = MDB_val()
+            var op = MDB_FIRST
+            var n = 0
+            while mdb_cursor_get(cursor, &key, &val, op) == 0 {
+                op = MDB_NEXT
+                if PackedPerson.id(UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size)) % 2 == 0 {
+                    try check(mdb_cursor_del(cursor, 0), "cursor_del")
+                    n += 1
+                    // The cursor now stands on the next record.
+                    op = MDB_GET_CURRENT
+                }
+            }
+            return n
+        }
+    }
 }

@@ -170,4 +170,20 @@ extension SQLitePeer: IndexingBenchEngine {
         }
         return sum
     }
+
+    public func updateAllAges() throws -> Int {
+        try exec("BEGIN")
+        try exec("UPDATE person SET age = age + 1")
+        let n = Int(sqlite3_changes(db))
+        try exec("COMMIT")
+        return n
+    }
+
+    public func deleteHalf() throws -> Int {
+        try exec("BEGIN")
+        try exec("DELETE FROM person WHERE id % 2 = 0")
+        let n = Int(sqlite3_changes(db))
+        try exec("COMMIT")
+        return n
+    }
 }

@@ -86,4 +86,30 @@ public final class StrataEnginePeer: BenchEngine {
     }
 
     public func sizeOnDisk(in directory: String) throws -> Int { DirectorySize.bytes(directory + "/strata") }
+
+    public func updateAllAges() throws -> Int {
+        let tx = try database().beginWrite()
+        var updates: [([UInt8], [UInt8])] = []
+        try tx.snapshot.scan(Self.partition) { k, v in
+            var value = [UInt8](v)
+            value[0] &+= 1
+            updates.append(([UInt8](k), value))
+            return true
+        }
+        for (k, v) in updates { try tx.put(k, v, in: Self.partition) }
+        try tx.commit()
+        return updates.count
+    }
+
+    public func deleteHalf() throws -> Int {
+        let tx = try database().beginWrite()
+        var keys: [[UInt8]] = []
+        try tx.snapshot.scan(Self.partition) { k, _ in
+            if PackedPerson.id(k) % 2 == 0 { keys.append([UInt8](k)) }
+            return true
+        }
+        for k in keys { try tx.delete(k, in: Self.partition) }
+        try tx.commit()
+        return keys.count
+    }
 }

@@ -49,6 +49,29 @@ public final class StrataObjectPeer: BenchEngine {
         }
     }
 
+    public func updateAllAges() throws -> Int {
+        let realm = try open()
+        var n = 0
+        try realm.write {
+            for p in realm.objects(BenchPerson.self) {
+                p.age += 1
+                n += 1
+            }
+        }
+        return n
+    }
+
+    public func deleteHalf() throws -> Int {
+        let realm = try open()
+        var n = 0
+        try realm.write {
+            let even = realm.objects(BenchPerson.self).filter { $0.id % 2 == 0 }
+            n = even.count
+            realm.delete(even)
+        }
+        return n
+    }
+
     public func sumAges() throws -> Int {
         var sum = 0
         for p in try open().objects(BenchPerson.self) { sum &+= p.age }
