@@ -55,6 +55,48 @@ import TestSupport
         #expect(realm.objects(Person.self).sum(of: \.age) == (0..<100).map { $0 % 50 }.reduce(0, +) - 42 + 99 - 7 + 1 - 8 + 2)
     }
 
+    /// A stored object's fixed-width properties are written into a copy of its record in the arena; a string
+    /// makes it a pending record; reads in the write, the commit and a cancel all see the right values.
+    @Test func storedObjectsChangedInAWriteArePatchedInPlace() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: Self.config(dir))
+        try realm.write { for i in 0..<20 { realm.add(Self.person(i, "p\(i)", age: i)) } }
+        try realm.write {
+            for p in realm.objects(Person.self) {
+                p.age += 100
+                p.isActive = p.id % 2 == 0
+            }
+            #expect(realm.core.write?.arena.isEmpty == false, "patched copies of the stored records")
+            #expect(realm.objects(Person.self).where { $0.age >= 100 }.count == 20)
+            #expect(realm.objects(Person.self).where { $0.isActive == true }.count == 10)
+            let p3 = try #require(realm.object(ofType: Person.self, forPrimaryKey: 3))
+            #expect(p3.age == 103)
+            p3.nickname = "three"  // a string: no slot to patch, a pending record from here on
+            p3.age = 7
+            #expect(p3.nickname == "three")
+            #expect(p3.age == 7)
+        }
+        #expect(realm.objects(Person.self).sum(of: \.age) == (0..<20).map { $0 + 100 }.reduce(0, +) - 103 + 7)
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 3)?.nickname == "three")
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 4)?.isActive == true)
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 5)?.isActive == false)
+        realm.beginWrite()
+        for p in realm.objects(Person.self) { p.age = -1 }
+        realm.cancelWrite()
+        #expect(realm.objects(Person.self).where { $0.age == -1 }.isEmpty, "a cancel leaves the stored records")
+        // Nil and back for an optional fixed-width property, on a type with one.
+        try realm.write {
+            let n = Note()
+            n.priority = 5
+            realm.add(n)
+        }
+        try realm.write { realm.objects(Note.self).first!.priority = 9 }
+        #expect(realm.objects(Note.self).first?.priority == 9)
+        // The index on priority followed the patched record.
+        #expect(realm.objects(Note.self).where { $0.priority == 9 }.count == 1)
+        #expect(realm.objects(Note.self).where { $0.priority == 5 }.count == 0)
+    }
+
     @Test func objectsWithoutAPrimaryKeyGetKeysAndKeepTheirOrder() throws {
         let dir = try TemporaryDirectory()
         let realm = try Realm(configuration: Self.config(dir))

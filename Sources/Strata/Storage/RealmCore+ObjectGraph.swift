@@ -262,13 +262,14 @@ extension RealmCore {
     func pendingRecord(_ binding: TypeBinding, _ key: Int64, _ w: WriteState) -> PendingRecord {
         let pk = PendingKey(partition: binding.partition, key: key)
         if let r = w.record(pk) { return r }
-        let values: [StoredValue]
-        if let bytes = try? w.tx.snapshot.get(ObjectKey.bytes(key), in: binding.partition) {
-            values = bytes.withUnsafeBytes { raw in
-                binding.migratedValues(raw) ?? binding.info.schema.properties.indices.map { binding.value($0, in: raw) }
+        var values = binding.info.defaults
+        mustRead("\(binding.info.schema.className) #\(key)") {
+            try ObjectKey.withBytes(key) { k in
+                try w.tx.snapshot.visitValue(forKey: k, in: binding.partition) { raw in
+                    guard let raw else { return }
+                    values = binding.migratedValues(raw) ?? binding.info.schema.properties.indices.map { binding.value($0, in: raw) }
+                }
             }
-        } else {
-            values = binding.info.defaults
         }
         let r = PendingRecord(binding: binding, values: values)
         w.setPending(pk, r)
@@ -306,6 +307,32 @@ extension RealmCore {
         let property = accessor.binding.info.schema.properties[index]
         require(!property.isPrimaryKey, "Primary key can't be changed after an object is inserted.")
         require(!value.isNull || property.isNullable, "\(accessor.binding.info.schema.className).\(property.name) is not optional and cannot be set to nil")
+        let binding = accessor.binding
+        if binding.info.holdsValuesOnly {
+            // A fixed-width value of a type holding plain values: written into the object's encoded record in
+            // the arena (copied there from the stored record on its first change), no pending record made.
+            let version = w.encodedVersion ?? (shared.storedSchema.withLock { $0?.schemaVersion } ?? configuration.schemaVersion)
+            if version == binding.schemaVersion {
+                let pk = PendingKey(partition: binding.partition, key: accessor.key)
+                if w.patch(pk, index, value) { return }
+                if w.entry(pk) == nil {
+                    var copied = false
+                    mustRead("\(binding.info.schema.className) #\(accessor.key)") {
+                        try ObjectKey.withBytes(accessor.key) { k in
+                            try w.tx.snapshot.visitValue(forKey: k, in: binding.partition) { v in
+                                guard let v, binding.hasCurrentLayout(v) else { return }
+                                w.addStored(pk, binding, v)
+                                copied = true
+                            }
+                        }
+                    }
+                    if copied {
+                        w.encodedVersion = version
+                        if w.patch(pk, index, value) { return }
+                    }
+                }
+            }
+        }
         require(objectExists(accessor), "Object has been deleted or invalidated.")
         let record = pendingRecord(accessor.binding, accessor.key, w)
         adopt(accessor.binding, index, old: record.values[index], new: value, w)

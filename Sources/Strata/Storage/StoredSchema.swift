@@ -335,6 +335,45 @@ final class TypeBinding: @unchecked Sendable {
         }
     }
 
+    /// Writes `value` into the fixed-width slot of property `index` of the record at `range` of `bytes` (in this
+    /// binding's layout); false, with the record unchanged, when the property has no such slot or the value
+    /// does not fit it. Writes through the array's subscript: no pointer code here.
+    func patch(_ index: Int, _ value: StoredValue, in bytes: inout [UInt8], at range: Range<Int>) -> Bool {
+        guard index < directFields.count,
+            bytes.withUnsafeBytes({ hasCurrentLayout(UnsafeRawBufferPointer(rebasing: $0[range])) })
+        else { return false }
+        let f = directFields[index]
+        let at = range.lowerBound + Int(f.at)
+        func setNull(_ isNull: Bool, _ bytes: inout [UInt8]) -> Bool {
+            guard f.nullByte >= 0 else { return !isNull }
+            let i = range.lowerBound + Int(f.nullByte)
+            if isNull { bytes[i] |= f.nullMask } else { bytes[i] &= ~f.nullMask }
+            return true
+        }
+        func store(_ v: UInt64, width: Int, _ bytes: inout [UInt8]) {
+            for j in 0..<width { bytes[at + j] = UInt8(truncatingIfNeeded: v >> (8 * UInt64(j))) }
+        }
+        switch (f.mode, value) {
+        case (.fixed, .null), (.bool, .null):
+            return setNull(true, &bytes)
+        case (.bool, .bool(let b)):
+            bytes[at] = b ? 1 : 0
+            return setNull(false, &bytes)
+        case (.fixed, _):
+            switch (f.tag, value) {
+            case (DirectTag.int, .int(let v)): store(UInt64(bitPattern: v), width: 8, &bytes)
+            case (DirectTag.double, .double(let v)): store(v.bitPattern, width: 8, &bytes)
+            case (DirectTag.date, .date(let d)): store(d.timeIntervalSince1970.bitPattern, width: 8, &bytes)
+            case (DirectTag.float, .float(let v)): store(UInt64(v.bitPattern), width: 4, &bytes)
+            case (ObjectRecord.Tag.link.rawValue, .link(let k)): store(UInt64(bitPattern: k), width: 8, &bytes)
+            default: return false
+            }
+            return setNull(false, &bytes)
+        default:
+            return false
+        }
+    }
+
     /// The value of property `index` in a record.
     @inline(__always)
     func value(_ index: Int, in record: UnsafeRawBufferPointer) -> StoredValue {

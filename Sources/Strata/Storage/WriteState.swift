@@ -141,6 +141,25 @@ extension RealmCore {
             return set(key, .encoded(start..<arena.count), added: true)
         }
 
+        /// Makes the stored record `bytes` of an existing object (in `binding`'s current layout) its pending
+        /// encoded record, to be changed in place (`patch`).
+        func addStored(_ key: PendingKey, _ binding: TypeBinding, _ bytes: UnsafeRawBufferPointer) {
+            let p = state(key.partition)
+            let start = arena.count
+            arena.append(contentsOf: bytes)
+            if p.binding !== binding { p.binding = binding }
+            p.encodedCount += 1
+            _ = set(key, .encoded(start..<arena.count), added: false)
+        }
+
+        /// Writes `value` into property `index` of the encoded pending record of `key`; false when the key has
+        /// no encoded record or the property is not a fixed-width slot the value fits.
+        func patch(_ key: PendingKey, _ index: Int, _ value: StoredValue) -> Bool {
+            guard let p = existing(key.partition), let i = p.index.find(key.key), case .encoded(let range) = p.entries[i] else { return false }
+            let binding = encodedBinding(p)
+            return binding.patch(index, value, in: &arena, at: range)
+        }
+
         /// The pending record of `key`, made from its encoded bytes first if it has only those; nil when the
         /// object has no pending entry.
         func record(_ key: PendingKey) -> PendingRecord? {
