@@ -201,8 +201,22 @@ extension RealmCore {
 
     /// Deletes an object and the objects it embeds. `nullifyLinks`: links to it elsewhere become nil at commit
     /// (not needed when its parent is the one letting it go).
-    func deleteCascading(_ binding: TypeBinding, _ key: Int64, _ w: WriteState, nullifyLinks: Bool) {
-        guard exists(binding: binding, key: key) else { return }
+    func deleteCascading(_ binding: TypeBinding, _ key: Int64, _ w: WriteState, nullifyLinks: Bool, known: Bool = false) {
+        guard known || exists(binding: binding, key: key) else { return }
+        if binding.info.holdsValuesOnly && binding.primaryKeyPartition == nil && !binding.info.schema.isEmbedded {
+            // Nothing to read for a deletion (no primary-key entry, nothing embedded): the pending record is
+            // marked deleted without its values.
+            let pk = PendingKey(partition: binding.partition, key: key)
+            if let r = w.record(pk) {
+                r.deleted = true
+            } else {
+                let r = PendingRecord(binding: binding, values: binding.info.defaults)
+                r.deleted = true
+                w.setPending(pk, r)
+            }
+            if nullifyLinks { w.deletedKeys[binding.info.schema.className, default: []].insert(key) }
+            return
+        }
         let record = pendingRecord(binding, key, w)
         if record.deleted { return }
         if let pkIndex = binding.info.primaryKeyIndex, let pkPartition = binding.primaryKeyPartition {
@@ -282,7 +296,7 @@ extension RealmCore {
             fatalError("Can only delete an object from the Realm it belongs to.")
         }
         require(objectExists(accessor), "Object has been deleted or invalidated.")
-        deleteCascading(accessor.binding, accessor.key, w, nullifyLinks: true)
+        deleteCascading(accessor.binding, accessor.key, w, nullifyLinks: true, known: true)
     }
 
     func deleteAll() {
