@@ -97,6 +97,30 @@ import TestSupport
         #expect(realm.objects(Note.self).where { $0.priority == 5 }.count == 0)
     }
 
+    /// Realm's error for a primary key that exists: added twice in one write (the first still pending, encoded
+    /// in the arena) and in a later write.
+    @Test func aDuplicatePrimaryKeyIsRealmsErrorInOneWriteAndAcross() async {
+        let message = "Attempting to create an object of type 'Person' with an existing primary key value '1'."
+        let inOne = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dir = try TemporaryDirectory()
+            let realm = try Realm(configuration: WriteStateTests.config(dir))
+            try realm.write {
+                realm.add(WriteStateTests.person(1, "a", age: 1))
+                realm.add(WriteStateTests.person(1, "b", age: 2))
+            }
+        }
+        let inOneText = String(decoding: inOne?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(inOneText.contains(message))
+        let across = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dir = try TemporaryDirectory()
+            let realm = try Realm(configuration: WriteStateTests.config(dir))
+            try realm.write { realm.add(WriteStateTests.person(1, "a", age: 1)) }
+            try realm.write { realm.add(WriteStateTests.person(1, "b", age: 2)) }
+        }
+        let acrossText = String(decoding: across?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(acrossText.contains(message))
+    }
+
     @Test func objectsWithoutAPrimaryKeyGetKeysAndKeepTheirOrder() throws {
         let dir = try TemporaryDirectory()
         let realm = try Realm(configuration: Self.config(dir))
