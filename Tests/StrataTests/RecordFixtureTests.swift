@@ -76,14 +76,7 @@ import Testing
     static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
     @Test func theV1FixtureDecodesToItsFields() throws {
-        let text = try String(contentsOf: Self.fixture, encoding: .utf8).filter { !$0.isWhitespace }
-        var bytes: [UInt8] = []
-        var i = text.startIndex
-        while i < text.endIndex {
-            let j = text.index(i, offsetBy: 2)
-            bytes.append(try #require(UInt8(text[i..<j], radix: 16)))
-            i = j
-        }
+        let bytes = try Self.readHex("record-v1.hex")
         let decoded = try bytes.withUnsafeBytes { try ObjectRecord.decodeAll($0, layouts: RecordLayouts()) }
         #expect(decoded.schemaVersion == 3)
         for (id, value) in Self.fields {
