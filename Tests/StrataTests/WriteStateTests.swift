@@ -121,6 +121,46 @@ import TestSupport
         #expect(acrossText.contains(message))
     }
 
+    /// What a write read from its pending records (objects made from results, a results cache) does not pass
+    /// for current once the write is cancelled.
+    @Test func readsInACancelledWriteDoNotOutliveIt() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: Self.config(dir))
+        try realm.write { realm.add(Self.person(1, "a", age: 1)) }
+        let people = realm.objects(Person.self)
+        #expect(people.count == 1)
+        realm.beginWrite()
+        people[0].age = 99
+        let changed = people[0]
+        #expect(changed.age == 99)
+        realm.add(Self.person(2, "b", age: 2))
+        let added = try #require(people.where { $0.id == 2 }.first)
+        #expect(people.count == 2)
+        realm.cancelWrite()
+        #expect(changed.age == 1)
+        #expect(people[0].age == 1)
+        #expect(people.count == 1)
+        #expect(added.isInvalidated)
+    }
+
+    /// An instance bound at an older schema version reads records another instance of the file wrote at a
+    /// newer one (their layout comes from the file's schema as it is then).
+    @Test func anInstanceAtAnOlderVersionReadsRecordsOfANewerOne() throws {
+        let dir = try TemporaryDirectory()
+        var old = Realm.Configuration(fileURL: URL(fileURLWithPath: dir.child("v.realm")), objectTypes: [Person.self])
+        old.schemaVersion = 0
+        let a = try Realm(configuration: old)
+        try a.write { a.add(Self.person(1, "a", age: 1)) }
+        var new = old
+        new.schemaVersion = 1
+        new.migrationMode = .blocking
+        let b = try Realm(configuration: new)
+        try b.write { b.add(Self.person(2, "b", age: 2)) }
+        a.refresh()
+        #expect(a.objects(Person.self).map(\.firstName).sorted() == ["a", "b"])
+        #expect(a.object(ofType: Person.self, forPrimaryKey: 2)?.age == 2)
+    }
+
     @Test func objectsWithoutAPrimaryKeyGetKeysAndKeepTheirOrder() throws {
         let dir = try TemporaryDirectory()
         let realm = try Realm(configuration: Self.config(dir))

@@ -223,7 +223,9 @@ final class BackgroundMigrator: @unchecked Sendable {
                     guard var s = stored else { return }
                     s.pending = s.pending?.filter { $0.typeName != typeName }
                     if s.pending?.isEmpty == true { s.pending = nil }
-                    // Every record was examined: none is left in format 1 that fits its layout.
+                    // Every record was examined: those left in format 1 have values that do not fit their slots,
+                    // fields their version's layout lacks, or a version the history does not record (files of
+                    // releases before it was kept); they stay readable as they are.
                     if upgrade, let i = s.types.firstIndex(where: { $0.name == typeName && $0.partition == t.partition }) {
                         s.types[i].recordFormat = RecordLayout.storedFormat
                     }

@@ -174,7 +174,7 @@ extension RealmCore {
             for (info, t, version) in toBind {
                 bindings[ObjectIdentifier(info.objectClass)] = TypeBinding(
                     info: info, stored: t, schemaVersion: version, migration: shared.migration(for: t.name),
-                    layouts: RecordLayouts(partition: t.partition, in: boundSchema))
+                    layouts: layouts(t.partition, boundSchema))
             }
             // Online migrations under way, and types of an earlier release whose records are still in format 1.
             let background = shared.storedSchema.withLock { s -> Set<String> in
@@ -246,6 +246,16 @@ extension RealmCore {
         }
     }
 
+    /// The record layouts of a partition in `schema`, and, for versions written later by another instance of
+    /// the file, in the file's schema as it is when such a record is read.
+    func layouts(_ partition: UInt32, _ schema: StoredSchema?) -> RecordLayouts {
+        var l = RecordLayouts(partition: partition, in: schema)
+        l.fallback = { [weak shared] version in
+            shared?.storedSchema.withLock { RecordLayouts(partition: partition, in: $0).layout(version) }
+        }
+        return l
+    }
+
     /// A read-only Realm binds to the stored schema as it is, as RealmSwift's read-only mode does: index
     /// settings, stored types and properties the model lacks, and embeddedness may differ, and a model type
     /// missing from the file reads as empty; a version other than the file's, or a declared property the file
@@ -285,7 +295,7 @@ extension RealmCore {
             }
             bindings[ObjectIdentifier(info.objectClass)] = TypeBinding(
                 info: info, stored: t, schemaVersion: stored.schemaVersion, migration: shared.migration(for: t.name),
-                layouts: RecordLayouts(partition: t.partition, in: stored))
+                layouts: layouts(t.partition, stored))
         }
     }
 

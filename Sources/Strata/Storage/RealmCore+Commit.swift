@@ -122,6 +122,7 @@ extension RealmCore {
             write = nil
             w.tx.abort()
             try? moveToLatest()
+            discardWriteReads()
             throw realmError(error, fileURL: configuration.fileURL)
         }
         write = nil
@@ -142,6 +143,7 @@ extension RealmCore {
         for o in w.objectsToInvalidate { o._accessor = nil }
         write = nil
         try? moveToLatest()
+        discardWriteReads()
     }
 
     func requireWrite(_ what: String) -> WriteState {

@@ -101,6 +101,18 @@ final class RealmCore: @unchecked Sendable {
     /// Changes whenever this Realm's view of the data changes (a new snapshot); stored, because every
     /// property read checks it.
     private(set) var versionToken: UInt64 = 0
+    /// Writes that ended without a commit (`discardWriteReads`).
+    private var discardedWrites: UInt64 = 0
+
+    /// After a write that ended without a commit: what was read in it (records copied from the write's pending
+    /// bytes into objects and `Results` caches) must not pass for current at the version the Realm is back
+    /// at, so the version token takes a value no snapshot has and the change token moves.
+    func discardWriteReads() {
+        writeChanges += 1
+        discardedWrites &+= 1
+        versionToken = UInt64.max &- 1 &- discardedWrites
+    }
+
     /// Whether a write transaction is open (its pending values take precedence over records).
     var hasPendingWrite: Bool { write != nil }
 

@@ -259,6 +259,9 @@ struct RecordLayout: Sendable, Equatable {
 /// version, at each pending online migration's version and at every version of the schema's history.
 struct RecordLayouts: Sendable {
     private var byVersion: [UInt64: RecordLayout] = [:]
+    /// Asked for a version this set lacks: a record written after the set was made, by an instance of the
+    /// file at a newer schema version.
+    var fallback: (@Sendable (UInt64) -> RecordLayout?)?
 
     init() {}
 
@@ -277,11 +280,11 @@ struct RecordLayouts: Sendable {
         }
     }
 
-    func layout(_ version: UInt64) -> RecordLayout? { byVersion[version] }
+    func layout(_ version: UInt64) -> RecordLayout? { byVersion[version] ?? fallback?(version) }
 
     /// The layout of a format-2 record of `version`, or a typed error naming what is missing.
     func required(_ version: UInt64) throws -> RecordLayout {
-        guard let l = byVersion[version] else {
+        guard let l = layout(version) else {
             throw StorageError(.corrupted, "record of schema version \(version) is in format 2, but the stored schema has no layout for that version")
         }
         return l

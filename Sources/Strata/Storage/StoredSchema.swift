@@ -268,6 +268,8 @@ final class TypeBinding: @unchecked Sendable {
     private func slowMigratedValues(_ record: UnsafeRawBufferPointer, _ migration: TypeMigration) -> [StoredValue]? {
         let decoded: (schemaVersion: UInt64, fields: FieldValues)
         do {
+            // A record of a version no pending generation covers reads as it is (no decoding here).
+            guard migration.generation(for: try ObjectRecord.schemaVersion(record)) != nil else { return nil }
             decoded = try ObjectRecord.decodeAll(record, layouts: layouts)
         } catch {
             fatalError("a record of \(info.schema.className) is damaged (\(error)); run `strata verify` on the file")
