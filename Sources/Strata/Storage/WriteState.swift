@@ -50,8 +50,6 @@ extension RealmCore {
         @exclusivity(unchecked) var added: [Int64] = []
         /// The binding of the encoded entries (to decode them when they must become records).
         var binding: TypeBinding?
-        /// Encoded entries (none: nothing to materialize).
-        var encodedCount = 0
         /// Pending objects of a type with a non-Int primary key, by primary-key index entry.
         var primaryKeys: [[UInt8]: Int64] = [:]
         /// The largest object key stored at the write's base version (`Int64.min`: none), once read.
@@ -104,7 +102,6 @@ extension RealmCore {
         private func set(_ key: PendingKey, _ entry: PendingEntry, added: Bool) -> Bool {
             let p = state(key.partition)
             if let i = p.index.find(key.key) {
-                if case .encoded = p.entries[i] { p.encodedCount -= 1 }
                 p.entries[i] = entry
                 return false
             }
@@ -137,7 +134,6 @@ extension RealmCore {
             let start = arena.count
             arena.append(contentsOf: scratch)
             if p.binding !== binding { p.binding = binding }
-            p.encodedCount += 1
             return set(key, .encoded(start..<arena.count), added: true)
         }
 
@@ -148,7 +144,6 @@ extension RealmCore {
             let start = arena.count
             arena.append(contentsOf: bytes)
             if p.binding !== binding { p.binding = binding }
-            p.encodedCount += 1
             _ = set(key, .encoded(start..<arena.count), added: false)
         }
 
@@ -178,7 +173,6 @@ extension RealmCore {
             }
             let r = PendingRecord(binding: binding, values: values)
             p.entries[i] = .record(r)
-            p.encodedCount -= 1
             return r
         }
 
