@@ -17,6 +17,12 @@ extension RealmCore {
         require(
             asChild || !info.schema.isEmbedded,
             "Embedded objects cannot be created directly: assign this \(info.schema.className) to a property, List or Map of its parent object")
+        if info.holdsValuesOnly, !info.schema.isEmbedded, object._unmanagedValues == nil, object._unmanagedLinks == nil,
+            object._unmanagedCollections == nil, let set = object._setValues, set.count == info.propertyCount,
+            !set.contains(where: { $0 == nil }), addNew(object, binding, set, w)
+        {
+            return
+        }
         var values = info.unmanagedValues(of: object)
         for i in info.requiredIndices where values[i].isNull { values[i] = info.defaults[i] }
         // Linked objects are resolved once this one has its key, so that a cycle of links ends here.
@@ -78,6 +84,38 @@ extension RealmCore {
         // A new record's embedded properties own nothing yet, whatever the unmanaged values said.
         for i in info.embeddedTargets.keys { record.values[i] = info.listTargets[i] != nil ? .list([]) : .null }
         resolve(links, lists, into: record, update: update, w)
+    }
+
+    /// Adds a new object of a type holding plain values whose setters recorded every value: its record is
+    /// encoded from them straight into the write's arena (no array of values, no pending record). False when
+    /// this path does not apply (a primary key that exists, is nil or is not an Int; another schema version):
+    /// the caller takes the general one.
+    private func addNew(_ object: Object, _ binding: TypeBinding, _ set: [StoredValue?], _ w: WriteState) -> Bool {
+        let info = binding.info
+        let version = w.encodedVersion ?? (shared.storedSchema.withLock { $0?.schemaVersion } ?? configuration.schemaVersion)
+        guard version == binding.schemaVersion else { return false }
+        let key: Int64
+        if let pkIndex = info.primaryKeyIndex {
+            guard binding.intPrimaryKey, case .int(let v)? = set[pkIndex], v != Self.nilIntPrimaryKey,
+                objectKey(forPrimaryKey: .int(v), binding: binding) == nil
+            else { return false }
+            key = v
+        } else {
+            key = allocateKey(binding, w)
+        }
+        let pk = PendingKey(partition: binding.partition, key: key)
+        // The values in a buffer the write keeps (no array per object).
+        var values = w.valueScratch
+        w.valueScratch = []
+        values.removeAll(keepingCapacity: true)
+        for v in set { values.append(v ?? .null) }
+        let added = w.addEncoded(pk, binding) { binding.encodeFormat2(values, into: &$0) }
+        w.valueScratch = values
+        guard added else { return false }
+        w.encodedVersion = version
+        attach(object, binding: binding, key: key)
+        w.objectsToInvalidate.append(object)
+        return true
     }
 
     /// Stores the links and lists of an object being added, adding the linked objects that are not managed yet.

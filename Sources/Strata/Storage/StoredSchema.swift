@@ -306,6 +306,12 @@ final class TypeBinding: @unchecked Sendable {
         ObjectRecord.encode(schemaVersion: schemaVersion, fieldIds: fieldIds, values: values, order: recordOrder, into: &out)
     }
 
+    /// Encodes a record of these values (by property index) at this binding's version in format 2 into `out`;
+    /// false when the declared properties are not exactly the stored ones or a value does not fit its slot.
+    func encodeFormat2(_ values: [StoredValue], into out: inout [UInt8]) -> Bool {
+        writesFormat2 && recordLayout.encode(schemaVersion: schemaVersion, values: values, order: recordOrder, into: &out)
+    }
+
     /// Where property `index`'s payload starts in `record`, and its tag (format 1's, which fixed fields do not
     /// store: it comes from the layout), when the record has this binding's layout; nil otherwise (the general
     /// path reads it). A direct reader then decodes the payload in place.

@@ -78,6 +78,8 @@ extension RealmCore {
         var encodedVersion: UInt64?
         /// Scratch space for encoding one record.
         @exclusivity(unchecked) private var scratch: [UInt8] = []
+        /// Scratch space for one object's values (`addNew`), taken and given back so that it stays unique.
+        @exclusivity(unchecked) var valueScratch: [StoredValue] = []
 
         init(tx: WriteTransaction) { self.tx = tx }
 
@@ -125,12 +127,20 @@ extension RealmCore {
         /// embedded objects) and have no primary-key index entry.
         @discardableResult
         func addEncoded(_ key: PendingKey, _ binding: TypeBinding, _ values: [StoredValue], version: UInt64) -> Bool {
-            let p = state(key.partition)
-            if p.index.find(key.key) != nil {
-                // Replaced whole (an object added again with the key of one deleted in this write).
-                return set(key, .record(PendingRecord(binding: binding, values: values)), added: true)
+            let encoded = addEncoded(key, binding) { out in
+                binding.encode(values, schemaVersion: version, into: &out)
+                return true
             }
-            binding.encode(values, schemaVersion: version, into: &scratch)
+            if encoded { return true }
+            // Replaced whole (an object added again with the key of one deleted in this write).
+            return set(key, .record(PendingRecord(binding: binding, values: values)), added: true)
+        }
+
+        /// Adds a new object's record as `encode` writes it (into a scratch buffer it replaces the contents of);
+        /// false, with nothing added, when the key has a pending entry or `encode` declines.
+        func addEncoded(_ key: PendingKey, _ binding: TypeBinding, encode: (inout [UInt8]) -> Bool) -> Bool {
+            let p = state(key.partition)
+            guard p.index.find(key.key) == nil, encode(&scratch) else { return false }
             let start = arena.count
             arena.append(contentsOf: scratch)
             if p.binding !== binding { p.binding = binding }
