@@ -36,6 +36,34 @@ package final class WriteTransaction: @unchecked Sendable {
         try batch.put(key, value, partition: partition)
     }
 
+    /// `put`, returning where the value's bytes sit in the transaction's batch: until the transaction ends they
+    /// can be read (`visitPendingBytes`) and overwritten in place (`setPendingByte`, `setPendingWord`), so that
+    /// a caller can keep a value it will change again before commit in the batch itself, with no copy of its
+    /// own. The batch is sealed (checksummed) at commit, after any overwrite.
+    package func putPending(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, in partition: UInt32) throws -> Range<Int> {
+        checkOpen("put")
+        try batch.put(key, value, partition: partition)
+        return batch.lastValueOffset..<(batch.lastValueOffset + value.count)
+    }
+
+    /// Calls `body` with bytes `putPending` returned (valid during the call).
+    package func visitPendingBytes(_ range: Range<Int>, _ body: (UnsafeRawBufferPointer) -> Void) {
+        checkOpen("visitPendingBytes")
+        batch.buffer.withUnsafeBytes { all in body(UnsafeRawBufferPointer(rebasing: all[range])) }
+    }
+
+    /// Overwrites one byte of a value `putPending` returned.
+    package func setPendingByte(_ byte: UInt8, at offset: Int) {
+        checkOpen("setPendingByte")
+        batch.buffer.setUInt8(byte, at: offset)
+    }
+
+    /// Overwrites `width` (at most 8) little-endian bytes of `word` at `offset` in a value `putPending` returned.
+    package func setPendingWord(_ word: UInt64, width: Int, at offset: Int) {
+        checkOpen("setPendingWord")
+        for i in 0..<width { batch.buffer.setUInt8(UInt8(truncatingIfNeeded: word >> (8 * UInt64(i))), at: offset + i) }
+    }
+
     /// Removes `key` from `partition` (a no-op when it is absent).
     package func delete(_ key: some ByteContainer, in partition: UInt32) throws {
         checkOpen("delete")

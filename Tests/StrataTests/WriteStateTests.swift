@@ -25,7 +25,7 @@ import TestSupport
         let realm = try Realm(configuration: Self.config(dir))
         try realm.write {
             for i in 0..<100 { realm.add(Self.person(i, "p\(i)", age: i % 50)) }
-            #expect(realm.core.write?.arena.isEmpty == false, "added whole: encoded into the arena")
+            #expect((realm.core.write?.encodedObjects ?? 0) == 100, "added whole: encoded into the batch")
             let p = try #require(realm.object(ofType: Person.self, forPrimaryKey: 42))
             #expect(p.firstName == "p42")
             #expect(p.age == 42)
@@ -66,7 +66,7 @@ import TestSupport
                 p.age += 100
                 p.isActive = p.id % 2 == 0
             }
-            #expect(realm.core.write?.arena.isEmpty == false, "patched copies of the stored records")
+            #expect((realm.core.write?.encodedObjects ?? 0) == 20, "patched copies of the stored records")
             #expect(realm.objects(Person.self).where { $0.age >= 100 }.count == 20)
             #expect(realm.objects(Person.self).where { $0.isActive == true }.count == 10)
             let p3 = try #require(realm.object(ofType: Person.self, forPrimaryKey: 3))

@@ -98,7 +98,11 @@ package final class WriteBatch: @unchecked Sendable {
         try checkRoom(key.count + value.count + 20)
         let offset = buffer.appendOperation(Self.opPut, partition: partition, key: key, value: value)
         slots.append(Slot(keyOffset: offset, keyCount: Int32(key.count), valueCount: Int32(value.count)), partition: partition)
+        lastValueOffset = offset + key.count
     }
+
+    /// Where the value of the last `put` starts in `buffer`.
+    package private(set) var lastValueOffset = 0
 
     /// The operations per partition, once the transaction is complete.
     package var operationsByPartition: [UInt32: PartitionBatch] {

@@ -214,6 +214,12 @@ package final class GrowableBuffer: @unchecked Sendable {
         storage.base!.storeBytes(of: v.littleEndian, toByteOffset: offset, as: UInt32.self)
     }
 
+    /// Overwrites the byte at `offset`, which must already be written.
+    package func setUInt8(_ v: UInt8, at offset: Int) {
+        require(offset >= 0 && offset < storage.count, "GrowableBuffer.setUInt8 out of bounds")
+        storage.base!.storeBytes(of: v, toByteOffset: offset, as: UInt8.self)
+    }
+
     /// Overwrites 8 bytes at `offset`, which must already be written.
     package func setUInt64LE(_ v: UInt64, at offset: Int) {
         require(offset >= 0 && offset + 8 <= storage.count, "GrowableBuffer.setUInt64LE out of bounds")

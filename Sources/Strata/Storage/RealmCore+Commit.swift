@@ -71,42 +71,36 @@ extension RealmCore {
             // The indexes the file lists now (another instance may have built one this binding predates).
             let storedNow = shared.storedSchema.withLock { $0 }
             var indexesByPartition: [UInt32: [(property: Int, partition: UInt32)]] = [:]
-            try w.arena.withUnsafeBytes { arena in
-                for pk in ordered {
-                    guard let entry = w.entry(pk) else { continue }
-                    let binding: TypeBinding
-                    switch entry {
-                    case .record(let r): binding = r.binding
-                    case .encoded: binding = w.encodedBinding(pk.partition)
+            for pk in ordered {
+                guard let entry = w.entry(pk) else { continue }
+                let binding: TypeBinding
+                switch entry {
+                case .record(let r): binding = r.binding
+                case .encoded: binding = w.encodedBinding(pk.partition)
+                }
+                let indexes: [(property: Int, partition: UInt32)]
+                if let known = indexesByPartition[pk.partition] {
+                    indexes = known
+                } else {
+                    indexes = SecondaryIndex.indexes(of: binding, in: storedNow)
+                    indexesByPartition[pk.partition] = indexes
+                }
+                // A record encoded into the transaction's batch when its object was added or first changed is
+                // there already.
+                if case .encoded = entry, indexes.isEmpty, w.encodedVersion == version { continue }
+                guard let record = w.record(pk) else { continue }
+                try ObjectKey.withBytes(pk.key) { key in
+                    if !indexes.isEmpty {
+                        try SecondaryIndex.update(
+                            record.binding, indexes, key: pk.key, keyBytes: key, values: record.deleted ? nil : record.values, in: w.tx)
                     }
-                    let indexes: [(property: Int, partition: UInt32)]
-                    if let known = indexesByPartition[pk.partition] {
-                        indexes = known
+                    if record.deleted {
+                        try w.tx.delete(key, in: pk.partition)
                     } else {
-                        indexes = SecondaryIndex.indexes(of: binding, in: storedNow)
-                        indexesByPartition[pk.partition] = indexes
-                    }
-                    // A record encoded when its object was added goes as it is.
-                    if case .encoded(let range) = entry, indexes.isEmpty, w.encodedVersion == version {
-                        try ObjectKey.withBytes(pk.key) { key in
-                            try w.tx.putBytes(key, UnsafeRawBufferPointer(rebasing: arena[range]), in: pk.partition)
-                        }
-                        continue
-                    }
-                    guard let record = w.record(pk) else { continue }
-                    try ObjectKey.withBytes(pk.key) { key in
-                        if !indexes.isEmpty {
-                            try SecondaryIndex.update(
-                                record.binding, indexes, key: pk.key, keyBytes: key, values: record.deleted ? nil : record.values, in: w.tx)
-                        }
-                        if record.deleted {
-                            try w.tx.delete(key, in: pk.partition)
-                        } else {
-                            record.binding.encode(record.values, schemaVersion: version, into: &encoded)
-                            try encoded.withUnsafeBytes { try w.tx.putBytes(key, $0, in: pk.partition) }
-                            if let entry = record.primaryKeyIndexEntry, let pkPartition = record.binding.primaryKeyPartition {
-                                try w.tx.put(entry, key, in: pkPartition)
-                            }
+                        record.binding.encode(record.values, schemaVersion: version, into: &encoded)
+                        try encoded.withUnsafeBytes { try w.tx.putBytes(key, $0, in: pk.partition) }
+                        if let entry = record.primaryKeyIndexEntry, let pkPartition = record.binding.primaryKeyPartition {
+                            try w.tx.put(entry, key, in: pkPartition)
                         }
                     }
                 }

@@ -67,7 +67,8 @@ extension RealmCore {
         }
         let pk = PendingKey(partition: binding.partition, key: key)
         if pkEntry == nil, info.holdsValuesOnly, links.isEmpty, lists.isEmpty, !info.schema.isEmbedded {
-            // Nothing to resolve: the record is encoded now, into the write's arena, and no pending record is made.
+            // Nothing to resolve: the record is encoded now, into the transaction's batch, and no pending record
+            // is made.
             let version = w.encodedVersion ?? (shared.storedSchema.withLock { $0?.schemaVersion } ?? configuration.schemaVersion)
             w.encodedVersion = version
             w.addEncoded(pk, binding, values, version: version)
@@ -87,7 +88,7 @@ extension RealmCore {
     }
 
     /// Adds a new object of a type holding plain values whose setters recorded every value: its record is
-    /// encoded from them straight into the write's arena (no array of values, no pending record). False when
+    /// encoded from them straight into the transaction's batch (no array of values, no pending record). False when
     /// this path does not apply (a primary key that exists, is nil or is not an Int; another schema version):
     /// the caller takes the general one.
     private func addNew(_ object: Object, _ binding: TypeBinding, _ set: [StoredValue?], _ w: WriteState) -> Bool {
@@ -362,7 +363,8 @@ extension RealmCore {
         let binding = accessor.binding
         if binding.info.holdsValuesOnly {
             // A fixed-width value of a type holding plain values: written into the object's encoded record in
-            // the arena (copied there from the stored record on its first change), no pending record made.
+            // the transaction's batch (put there from the stored record on its first change), no pending
+            // record made.
             let version = w.encodedVersion ?? (shared.storedSchema.withLock { $0?.schemaVersion } ?? configuration.schemaVersion)
             if version == binding.schemaVersion {
                 let pk = PendingKey(partition: binding.partition, key: accessor.key)
@@ -373,8 +375,7 @@ extension RealmCore {
                         try ObjectKey.withBytes(accessor.key) { k in
                             try w.tx.snapshot.visitValue(forKey: k, in: binding.partition) { v in
                                 guard let v, binding.hasCurrentLayout(v) else { return }
-                                w.addStored(pk, binding, v)
-                                copied = true
+                                copied = w.addStored(pk, binding, v)
                             }
                         }
                     }

@@ -343,42 +343,43 @@ final class TypeBinding: @unchecked Sendable {
         }
     }
 
-    /// Writes `value` into the fixed-width slot of property `index` of the record at `range` of `bytes` (in this
-    /// binding's layout); false, with the record unchanged, when the property has no such slot or the value
-    /// does not fit it. Writes through the array's subscript: no pointer code here.
-    func patch(_ index: Int, _ value: StoredValue, in bytes: inout [UInt8], at range: Range<Int>) -> Bool {
-        guard index < directFields.count,
-            bytes.withUnsafeBytes({ hasCurrentLayout(UnsafeRawBufferPointer(rebasing: $0[range])) })
-        else { return false }
+    /// How to write a value into the fixed-width slot of a property, in a record of this binding's layout:
+    /// `width` little-endian bytes of `word` at `offset`, and the null bit at `nullByte` (-1: none) set or cleared.
+    struct SlotWrite {
+        var offset: Int
+        var word: UInt64
+        var width: Int
+        var nullByte: Int
+        var nullMask: UInt8
+        var isNull: Bool
+    }
+
+    /// The write of `value` into property `index`'s slot; nil when the property has no fixed-width slot or the
+    /// value does not fit it.
+    func slotWrite(_ index: Int, _ value: StoredValue) -> SlotWrite? {
+        guard index < directFields.count else { return nil }
         let f = directFields[index]
-        let at = range.lowerBound + Int(f.at)
-        func setNull(_ isNull: Bool, _ bytes: inout [UInt8]) -> Bool {
-            guard f.nullByte >= 0 else { return !isNull }
-            let i = range.lowerBound + Int(f.nullByte)
-            if isNull { bytes[i] |= f.nullMask } else { bytes[i] &= ~f.nullMask }
-            return true
-        }
-        func store(_ v: UInt64, width: Int, _ bytes: inout [UInt8]) {
-            for j in 0..<width { bytes[at + j] = UInt8(truncatingIfNeeded: v >> (8 * UInt64(j))) }
+        let at = Int(f.at)
+        func write(_ word: UInt64, _ width: Int) -> SlotWrite {
+            SlotWrite(offset: at, word: word, width: width, nullByte: Int(f.nullByte), nullMask: f.nullMask, isNull: false)
         }
         switch (f.mode, value) {
         case (.fixed, .null), (.bool, .null):
-            return setNull(true, &bytes)
+            guard f.nullByte >= 0 else { return nil }
+            return SlotWrite(offset: at, word: 0, width: 0, nullByte: Int(f.nullByte), nullMask: f.nullMask, isNull: true)
         case (.bool, .bool(let b)):
-            bytes[at] = b ? 1 : 0
-            return setNull(false, &bytes)
+            return write(b ? 1 : 0, 1)
         case (.fixed, _):
             switch (f.tag, value) {
-            case (DirectTag.int, .int(let v)): store(UInt64(bitPattern: v), width: 8, &bytes)
-            case (DirectTag.double, .double(let v)): store(v.bitPattern, width: 8, &bytes)
-            case (DirectTag.date, .date(let d)): store(d.timeIntervalSince1970.bitPattern, width: 8, &bytes)
-            case (DirectTag.float, .float(let v)): store(UInt64(v.bitPattern), width: 4, &bytes)
-            case (ObjectRecord.Tag.link.rawValue, .link(let k)): store(UInt64(bitPattern: k), width: 8, &bytes)
-            default: return false
+            case (DirectTag.int, .int(let v)): return write(UInt64(bitPattern: v), 8)
+            case (DirectTag.double, .double(let v)): return write(v.bitPattern, 8)
+            case (DirectTag.date, .date(let d)): return write(d.timeIntervalSince1970.bitPattern, 8)
+            case (DirectTag.float, .float(let v)): return write(UInt64(v.bitPattern), 4)
+            case (ObjectRecord.Tag.link.rawValue, .link(let k)): return write(UInt64(bitPattern: k), 8)
+            default: return nil
             }
-            return setNull(false, &bytes)
         default:
-            return false
+            return nil
         }
     }
 

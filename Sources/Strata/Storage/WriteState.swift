@@ -33,8 +33,9 @@ extension RealmCore {
         func _rawHashValue(seed: Int) -> Int { packed._rawHashValue(seed: seed) }
     }
 
-    /// A pending object: a record to change (values by property index), or, for an object added whole whose
-    /// type holds no links or collections, its record already encoded in the write's arena.
+    /// A pending object: a record to change (values by property index), or, for an object of a type that holds
+    /// no links or collections, its record already encoded in the engine transaction's batch (the bytes
+    /// `WriteTransaction.putPending` returned), read and patched there until commit.
     enum PendingEntry {
         case record(PendingRecord)
         case encoded(Range<Int>)
@@ -72,8 +73,6 @@ extension RealmCore {
         @exclusivity(unchecked) private var last: (partition: UInt32, pending: PartitionPending)?
         /// The keys of the pending objects in the order they were first added.
         @exclusivity(unchecked) private(set) var order: [PendingKey] = []
-        /// Records encoded as their objects were added (`addEncoded`), back to back.
-        @exclusivity(unchecked) private(set) var arena: [UInt8] = []
         /// The schema version encoded records were written at (the stored schema's when the first was added).
         var encodedVersion: UInt64?
         /// Scratch space for encoding one record.
@@ -136,33 +135,67 @@ extension RealmCore {
             return set(key, .record(PendingRecord(binding: binding, values: values)), added: true)
         }
 
-        /// Adds a new object's record as `encode` writes it (into a scratch buffer it replaces the contents of);
-        /// false, with nothing added, when the key has a pending entry or `encode` declines.
+        /// Adds a new object's record as `encode` writes it (into a scratch buffer it replaces the contents of),
+        /// straight into the engine transaction's batch; false, with nothing added, when the key has a pending
+        /// entry, `encode` declines or the batch refuses the record (a limit: the general path then reports it
+        /// at commit).
         func addEncoded(_ key: PendingKey, _ binding: TypeBinding, encode: (inout [UInt8]) -> Bool) -> Bool {
             let p = state(key.partition)
-            guard p.index.find(key.key) == nil, encode(&scratch) else { return false }
-            let start = arena.count
-            arena.append(contentsOf: scratch)
+            guard p.index.find(key.key) == nil, encode(&scratch), let range = putPending(key, scratch) else { return false }
             if p.binding !== binding { p.binding = binding }
-            return set(key, .encoded(start..<arena.count), added: true)
+            return set(key, .encoded(range), added: true)
         }
 
         /// Makes the stored record `bytes` of an existing object (in `binding`'s current layout) its pending
-        /// encoded record, to be changed in place (`patch`).
-        func addStored(_ key: PendingKey, _ binding: TypeBinding, _ bytes: UnsafeRawBufferPointer) {
+        /// encoded record, to be changed in place (`patch`); false when the batch refuses it.
+        func addStored(_ key: PendingKey, _ binding: TypeBinding, _ bytes: UnsafeRawBufferPointer) -> Bool {
+            guard let range = putPending(key, bytes) else { return false }
             let p = state(key.partition)
-            let start = arena.count
-            arena.append(contentsOf: bytes)
             if p.binding !== binding { p.binding = binding }
-            _ = set(key, .encoded(start..<arena.count), added: false)
+            _ = set(key, .encoded(range), added: false)
+            return true
         }
 
-        /// Writes `value` into property `index` of the encoded pending record of `key`; false when the key has
-        /// no encoded record or the property is not a fixed-width slot the value fits.
+        private func putPending(_ key: PendingKey, _ bytes: some ByteContainer) -> Range<Int>? {
+            do {
+                return try bytes.withUnsafeBytes { value in
+                    try ObjectKey.withBytes(key.key) { k in try tx.putPending(k, value, in: key.partition) }
+                }
+            } catch {
+                // Not lost: the caller keeps the object as a pending record, whose commit reports this error.
+                return nil
+            }
+        }
+
+        /// Writes `value` into property `index` of the encoded pending record of `key`, in place; false when the
+        /// key has no encoded record or the property is not a fixed-width slot the value fits.
         func patch(_ key: PendingKey, _ index: Int, _ value: StoredValue) -> Bool {
             guard let p = existing(key.partition), let i = p.index.find(key.key), case .encoded(let range) = p.entries[i] else { return false }
             let binding = encodedBinding(p)
-            return binding.patch(index, value, in: &arena, at: range)
+            guard let write = binding.slotWrite(index, value) else { return false }
+            var current = false
+            var nullByte: UInt8 = 0
+            tx.visitPendingBytes(range) { record in
+                current = binding.hasCurrentLayout(record)
+                if current, write.nullByte >= 0 { nullByte = record[write.nullByte] }
+            }
+            guard current else { return false }
+            if write.width > 0 { tx.setPendingWord(write.word, width: write.width, at: range.lowerBound + write.offset) }
+            if write.nullByte >= 0 {
+                let byte = write.isNull ? nullByte | write.nullMask : nullByte & ~write.nullMask
+                tx.setPendingByte(byte, at: range.lowerBound + write.nullByte)
+            }
+            return true
+        }
+
+        /// How many pending objects are encoded records (tests).
+        var encodedObjects: Int {
+            partitions.values.reduce(0) { n, p in
+                n + p.entries.reduce(0) { m, e in
+                    if case .encoded = e { return m + 1 }
+                    return m
+                }
+            }
         }
 
         /// The pending record of `key`, made from its encoded bytes first if it has only those; nil when the
@@ -177,10 +210,8 @@ extension RealmCore {
 
         private func materialize(_ p: PartitionPending, _ i: Int, _ range: Range<Int>) -> PendingRecord {
             let binding = encodedBinding(p)
-            let values = arena.withUnsafeBytes { all in
-                let raw = UnsafeRawBufferPointer(rebasing: all[range])
-                return binding.info.schema.properties.indices.map { binding.value($0, in: raw) }
-            }
+            var values: [StoredValue] = []
+            tx.visitPendingBytes(range) { raw in values = binding.info.schema.properties.indices.map { binding.value($0, in: raw) } }
             let r = PendingRecord(binding: binding, values: values)
             p.entries[i] = .record(r)
             return r
@@ -208,7 +239,7 @@ extension RealmCore {
                 body(.values(r.values))
             case .encoded(let range):
                 let binding = encodedBinding(p)
-                arena.withUnsafeBytes { body(.bytes(UnsafeRawBufferPointer(rebasing: $0[range]), binding)) }
+                tx.visitPendingBytes(range) { body(.bytes($0, binding)) }
             }
             return .live
         }
