@@ -179,15 +179,28 @@ import TestSupport
         let dir = try TemporaryDirectory()
         let realm = try Realm(configuration: Self.config(dir))
         let kept = Self.person(1, "kept", age: 3)
+        let changed = Self.person(60, "changed", age: 1)
+        let gone = Self.person(61, "gone", age: 6)
         realm.beginWrite()
         realm.add(kept)
         for i in 2..<50 { realm.add(Self.person(i, "x", age: i)) }
-        #expect(realm.objects(Person.self).count == 49)
+        realm.add(changed)
+        changed.age = 2
+        realm.add(gone)
+        realm.delete(gone)
+        #expect(realm.objects(Person.self).count == 50)
         realm.cancelWrite()
         #expect(realm.objects(Person.self).isEmpty)
         #expect(kept.realm == nil, "the object is unmanaged again")
         #expect(kept.firstName == "kept")
         #expect(kept.age == 3)
+        // With the values it had when the write was cancelled.
+        #expect(changed.realm == nil)
+        #expect(changed.age == 2)
+        #expect(changed.firstName == "changed")
+        #expect(gone.realm == nil)
+        #expect(gone.firstName == "gone")
+        #expect(gone.age == 6)
         // And it can be added again.
         try realm.write { realm.add(kept) }
         #expect(realm.object(ofType: Person.self, forPrimaryKey: 1)?.firstName == "kept")

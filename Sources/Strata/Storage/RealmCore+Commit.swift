@@ -133,6 +133,13 @@ extension RealmCore {
 
     func cancelWrite() {
         guard let w = write else { fatalError("Can't cancel a non-existing write transaction") }
+        // Added objects are unmanaged again, with their values: those whose values went into the batch get them
+        // back from there before it is discarded.
+        for o in w.objectsToInvalidate where o._setValues == nil {
+            guard let a = o._accessor else { continue }
+            o._setValues = w.values(PendingKey(partition: a.binding.partition, key: a.key))?.map { Optional($0) }
+            o._unmanagedInfo = a.binding.info
+        }
         w.tx.abort()
         for o in w.objectsToInvalidate { o._accessor = nil }
         write = nil

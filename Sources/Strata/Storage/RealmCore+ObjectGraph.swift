@@ -73,6 +73,7 @@ extension RealmCore {
             w.encodedVersion = version
             w.addEncoded(pk, binding, values, version: version)
             attach(object, binding: binding, key: key)
+            object._setValues = nil
             w.objectsToInvalidate.append(object)
             return
         }
@@ -115,6 +116,8 @@ extension RealmCore {
         guard added else { return false }
         w.encodedVersion = version
         attach(object, binding: binding, key: key)
+        // The values are in the batch now: a cancel takes them back from there (`cancelWrite`).
+        object._setValues = nil
         w.objectsToInvalidate.append(object)
         return true
     }
@@ -308,7 +311,8 @@ extension RealmCore {
         object._accessor = ObjectAccessor(core: self, binding: binding, key: key, record: nil)
         object._unmanagedValues = nil
         if binding.info.hasLegacyProperties { binding.info.bindLegacyProperties(of: object) }
-        // `_setValues` stays: if the write is cancelled, the object is unmanaged again with its values.
+        // `_setValues` stays (unless the values are in the transaction's batch): if the write is cancelled, the
+        // object is unmanaged again with its values.
     }
 
     /// The pending record of an existing object, loading its current values on first change.

@@ -188,6 +188,23 @@ extension RealmCore {
             return true
         }
 
+        /// The pending values of `key` (by property index), deleted or not; nil when it has no pending entry.
+        func values(_ key: PendingKey) -> [StoredValue]? {
+            guard let p = existing(key.partition), let i = p.index.find(key.key) else { return nil }
+            switch p.entries[i] {
+            case .record(let r): return r.values
+            case .encoded(let range): return decode(p, range)
+            }
+        }
+
+        /// The values (by property index) of an encoded record of `p`.
+        private func decode(_ p: PartitionPending, _ range: Range<Int>) -> [StoredValue] {
+            let binding = encodedBinding(p)
+            var values: [StoredValue] = []
+            tx.visitPendingBytes(range) { raw in values = binding.info.schema.properties.indices.map { binding.value($0, in: raw) } }
+            return values
+        }
+
         /// How many pending objects are encoded records (tests).
         var encodedObjects: Int {
             partitions.values.reduce(0) { n, p in
@@ -209,10 +226,7 @@ extension RealmCore {
         }
 
         private func materialize(_ p: PartitionPending, _ i: Int, _ range: Range<Int>) -> PendingRecord {
-            let binding = encodedBinding(p)
-            var values: [StoredValue] = []
-            tx.visitPendingBytes(range) { raw in values = binding.info.schema.properties.indices.map { binding.value($0, in: raw) } }
-            let r = PendingRecord(binding: binding, values: values)
+            let r = PendingRecord(binding: encodedBinding(p), values: decode(p, range))
             p.entries[i] = .record(r)
             return r
         }
