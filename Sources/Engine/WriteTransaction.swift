@@ -70,6 +70,12 @@ package final class WriteTransaction: @unchecked Sendable {
         try key.withUnsafeBytes { try batch.delete($0, partition: partition) }
     }
 
+    /// `delete` of a borrowed key, not generic (other modules' calls run code specialized here).
+    package func deleteBytes(_ key: UnsafeRawBufferPointer, in partition: UInt32) throws {
+        checkOpen("delete")
+        try batch.delete(key, partition: partition)
+    }
+
     /// Removes every key of `partition`, in O(1): its segments are released at the next manifest switch.
     package func dropPartition(_ partition: UInt32) throws {
         checkOpen("dropPartition")

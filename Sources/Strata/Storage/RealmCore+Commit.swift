@@ -95,7 +95,7 @@ extension RealmCore {
                             record.binding, indexes, key: pk.key, keyBytes: key, values: record.deleted ? nil : record.values, in: w.tx)
                     }
                     if record.deleted {
-                        try w.tx.delete(key, in: pk.partition)
+                        try w.tx.deleteBytes(key, in: pk.partition)
                     } else {
                         record.binding.encode(record.values, schemaVersion: version, into: &encoded)
                         try encoded.withUnsafeBytes { try w.tx.putBytes(key, $0, in: pk.partition) }

@@ -90,7 +90,13 @@ extension RealmCore {
     }
 
     func objectExists(_ accessor: ObjectAccessor) -> Bool {
-        exists(binding: accessor.binding, key: accessor.key)
+        // An object whose record was read at this version exists unless this write changed that.
+        if accessor.recordVersion == versionToken, accessor.record != nil || accessor.lent != nil,
+            write?.isLive(PendingKey(partition: accessor.binding.partition, key: accessor.key)) == nil
+        {
+            return true
+        }
+        return exists(binding: accessor.binding, key: accessor.key)
     }
 
     func makeObject(binding: TypeBinding, key: Int64, record: [UInt8]?) -> Object {
