@@ -55,7 +55,7 @@ extension RealmCore {
             let observed = shared.isObserved()
             if !observed {
                 // Nobody to tell.
-            } else if w.order.count > Self.largeCommit {
+            } else if w.pendingCount > Self.largeCommit {
                 // A very large commit is logged as unknown changes: observers re-evaluate from scratch, which
                 // costs about what checking this many keys one by one would, and the key set is not built.
                 summary.everything = true
@@ -65,8 +65,7 @@ extension RealmCore {
             }
             // In key order, so the engine receives sorted operations and skips sorting them. Keys first seen in
             // increasing order (a bulk insert) are in order already.
-            var ordered = w.order
-            if !ordered.isSorted { ordered.sort() }
+            let ordered = w.sortedKeys()
             var encoded: [UInt8] = []
             // The indexes the file lists now (another instance may have built one this binding predates).
             let storedNow = shared.storedSchema.withLock { $0 }

@@ -259,7 +259,7 @@ extension RealmCore {
     /// The keys of the objects of a partition that this write transaction changed, added or deleted.
     func pendingKeys(partition: UInt32) -> [Int64] {
         guard let w = write else { return [] }
-        return w.order.filter { $0.partition == partition }.map(\.key)
+        return w.keys(in: partition)
     }
 
     private func exists(inSnapshot key: Int64, partition: UInt32) -> Bool {

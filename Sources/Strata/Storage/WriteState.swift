@@ -71,8 +71,8 @@ extension RealmCore {
         @exclusivity(unchecked) private var partitions: [UInt32: PartitionPending] = [:]
         /// The partition used last, answered without hashing (a loop adding objects of one type).
         @exclusivity(unchecked) private var last: (partition: UInt32, pending: PartitionPending)?
-        /// The keys of the pending objects in the order they were first added.
-        @exclusivity(unchecked) private(set) var order: [PendingKey] = []
+        /// How many objects have a pending entry.
+        private(set) var pendingCount = 0
         /// The schema version encoded records were written at (the stored schema's when the first was added).
         var encodedVersion: UInt64?
         /// Scratch space for encoding one record.
@@ -110,7 +110,7 @@ extension RealmCore {
             p.entries.append(entry)
             p.keys.append(key.key)
             if added { p.added.append(key.key) }
-            order.append(key)
+            pendingCount += 1
             return true
         }
 
@@ -315,9 +315,25 @@ extension RealmCore {
 
         /// Forgets every pending object of `partition` (deleteAll).
         func removePending(partition: UInt32) {
+            pendingCount -= partitions[partition]?.keys.count ?? 0
             partitions[partition] = nil
             last = nil
-            order.removeAll { $0.partition == partition }
+        }
+
+        /// The keys of the pending objects of `partition`, in the order they were first added.
+        func keys(in partition: UInt32) -> [Int64] { existing(partition)?.keys ?? [] }
+
+        /// Every pending key in (partition, key) order: the order commit hands operations to the engine in, so
+        /// that it need not sort them (keys first added in increasing order, a bulk insert, are in order).
+        func sortedKeys() -> [PendingKey] {
+            var out: [PendingKey] = []
+            out.reserveCapacity(pendingCount)
+            for partition in partitions.keys.sorted() {
+                guard let p = partitions[partition] else { continue }
+                let keys = p.keys.isSorted ? p.keys : p.keys.sorted()
+                for k in keys { out.append(PendingKey(partition: partition, key: k)) }
+            }
+            return out
         }
 
         /// The keys of the pending objects, by partition.
