@@ -97,6 +97,32 @@ import TestSupport
         #expect(realm.objects(Note.self).where { $0.priority == 5 }.count == 0)
     }
 
+    /// A change to an object read before another instance committed starts from the stored record, not from
+    /// the older record the object was read with (which would lose the other commit's values).
+    @Test func aChangeToAnObjectReadBeforeAnotherCommitKeepsThatCommit() throws {
+        let dir = try TemporaryDirectory()
+        let config = Self.config(dir)
+        let realm = try Realm(configuration: config)
+        try realm.write { realm.add(Self.person(1, "one", age: 1)) }
+        let p = try #require(realm.object(ofType: Person.self, forPrimaryKey: 1))
+        #expect(p.age == 1)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            do {
+                let r = try Realm(configuration: config)
+                try r.write { r.object(ofType: Person.self, forPrimaryKey: 1)?.nickname = "uno" }
+            } catch {
+                Issue.record("the other thread's write failed: \(error)")
+            }
+            done.signal()
+        }.start()
+        done.wait()
+        try realm.write { p.age = 2 }
+        let q = try #require(realm.object(ofType: Person.self, forPrimaryKey: 1))
+        #expect(q.age == 2)
+        #expect(q.nickname == "uno")
+    }
+
     /// Realm's error for a primary key that exists: added twice in one write (the first still pending, encoded
     /// in the arena) and in a later write.
     @Test func aDuplicatePrimaryKeyIsRealmsErrorInOneWriteAndAcross() async {

@@ -930,6 +930,7 @@ public final class Migration {
         let order: [Int]
         let defaults: [StoredValue]
         let layout: RecordLayout
+        let plan: RecordLayout.EncodePlan?
         var values: [StoredValue] = []
         var bytes: [UInt8] = []
 
@@ -938,13 +939,15 @@ public final class Migration {
             order = ObjectRecord.ascendingOrder(of: fieldIds)
             defaults = t.properties.map { byName[$0.name] ?? .null }
             layout = RecordLayout(t.properties)
+            plan = layout.plan(order: order)
         }
     }
 
     private func put(_ state: DynamicState, key: Int64, type t: StoredSchema.StoredType, with w: inout RecordWriter) throws {
         w.values.removeAll(keepingCapacity: true)
         for (i, id) in w.fieldIds.enumerated() { w.values.append(state.values[id] ?? w.defaults[i]) }
-        if !w.layout.encode(schemaVersion: new.schemaVersion, values: w.values, order: w.order, into: &w.bytes) {
+        let format2 = w.plan.map { w.layout.encode(schemaVersion: new.schemaVersion, StoredValues(values: w.values), plan: $0, into: &w.bytes) }
+        if format2 != true {
             ObjectRecord.encode(schemaVersion: new.schemaVersion, fieldIds: w.fieldIds, values: w.values, order: w.order, into: &w.bytes)
         }
         let bytes = w.bytes

@@ -106,14 +106,7 @@ extension RealmCore {
             key = allocateKey(binding, w)
         }
         let pk = PendingKey(partition: binding.partition, key: key)
-        // The values in a buffer the write keeps (no array per object).
-        var values = w.valueScratch
-        w.valueScratch = []
-        values.removeAll(keepingCapacity: true)
-        for v in set { values.append(v ?? .null) }
-        let added = w.addEncoded(pk, binding) { binding.encodeFormat2(values, into: &$0) }
-        w.valueScratch = values
-        guard added else { return false }
+        guard w.addEncoded(pk, binding, encode: { binding.encodeFormat2(setter: set, into: &$0) }) else { return false }
         w.encodedVersion = version
         attach(object, binding: binding, key: key)
         // The values are in the batch now: a cancel takes them back from there (`cancelWrite`).
@@ -375,11 +368,18 @@ extension RealmCore {
                 if w.patch(pk, index, value) { return }
                 if w.entry(pk) == nil {
                     var copied = false
-                    mustRead("\(binding.info.schema.className) #\(accessor.key)") {
-                        try ObjectKey.withBytes(accessor.key) { k in
-                            try w.tx.snapshot.visitValue(forKey: k, in: binding.partition) { v in
-                                guard let v, binding.hasCurrentLayout(v) else { return }
-                                copied = w.addStored(pk, binding, v)
+                    if accessor.recordVersion == versionToken,
+                        let done = accessor.withRecord({ $0.count > 0 && binding.hasCurrentLayout($0) && w.addStored(pk, binding, $0) })
+                    {
+                        // The record the object was read with is the stored one: this write has not changed it.
+                        copied = done
+                    } else {
+                        mustRead("\(binding.info.schema.className) #\(accessor.key)") {
+                            try ObjectKey.withBytes(accessor.key) { k in
+                                try w.tx.snapshot.visitValue(forKey: k, in: binding.partition) { v in
+                                    guard let v, binding.hasCurrentLayout(v) else { return }
+                                    copied = w.addStored(pk, binding, v)
+                                }
                             }
                         }
                     }

@@ -134,59 +134,118 @@ struct RecordLayout: Sendable, Equatable {
 
     // MARK: Writing
 
-    /// Whether `value` can be written in a slot of `field`.
-    @inline(__always)
-    private static func fits(_ value: StoredValue, _ field: Field) -> Bool {
-        switch (field.kind, value) {
-        case (.variable, _): true
-        case (_, .null): field.nullBit >= 0
-        case (.int, .int), (.bool, .bool), (.float, .float), (.double, .double), (.date, .date), (.uuid, .uuid), (.link, .link): true
-        case (.objectId, .objectId(let o)): o.bytes.count == 12
-        default: false
+    /// How to write records of this layout from values by property index: per fixed field (in place order)
+    /// the value's index, kind and null bit, then the value index of each variable field. Built once per
+    /// binding, so that encoding is one pass over the values.
+    struct EncodePlan: Sendable {
+        struct Fixed: Sendable {
+            let value: Int
+            let kind: Kind
+            /// The null bitmap byte (from the bitmap's start) and bit of a field that may be nil; mask 0: it may not.
+            let nullByte: Int
+            let nullMask: UInt8
         }
+        let fixed: [Fixed]
+        let variable: [Int]
+    }
+
+    /// The plan for values whose property `order[i]` holds field `fields[i]`; nil when `order` does not cover
+    /// the fields.
+    func plan(order: [Int]) -> EncodePlan? {
+        guard order.count == fields.count else { return nil }
+        var fixed: [EncodePlan.Fixed] = [], variable: [Int] = []
+        for (i, f) in fields.enumerated() {
+            if f.kind == .variable {
+                variable.append(order[i])
+            } else {
+                let mask: UInt8 = f.nullBit >= 0 ? 1 << UInt8(f.nullBit % 8) : 0
+                fixed.append(.init(value: order[i], kind: f.kind, nullByte: max(0, f.nullBit) / 8, nullMask: mask))
+            }
+        }
+        return EncodePlan(fixed: fixed, variable: variable)
     }
 
     /// Encodes the record whose field `fields[i]` has the value `values[order[i]]` into `out` (replacing its
-    /// contents). False, with `out` untouched, when the values are not exactly this layout's fields or one does
-    /// not fit its slot: the caller writes format 1 then.
+    /// contents). False when the values are not exactly this layout's fields or one does not fit its slot: the
+    /// caller writes format 1 then.
     func encode(schemaVersion: UInt64, values: [StoredValue], order: [Int], into out: inout [UInt8]) -> Bool {
-        guard order.count == fields.count else { return false }
-        var variableSize = 0
-        for (i, f) in fields.enumerated() {
-            let v = values[order[i]]
-            guard Self.fits(v, f) else { return false }
-            if f.kind == .variable { variableSize += 1 + ObjectRecord.payloadSize(v) }
-        }
-        let header = Self.headerLength(schemaVersion: schemaVersion)
-        let p = places(headerLength: header)
+        guard let plan = plan(order: order) else { return false }
+        return encode(schemaVersion: schemaVersion, StoredValues(values: values), plan: plan, into: &out)
+    }
+
+    /// Encodes a record of `values` (by property index; nil writes as nil) as `plan` places them into `out`,
+    /// replacing its contents, in one pass. False, with `out` holding a partial record, when a value does not
+    /// fit its slot (a value of another kind, or nil where the field may not be nil).
+    func encode<V: RecordValues>(schemaVersion: UInt64, _ values: V, plan: EncodePlan, into out: inout [UInt8]) -> Bool {
         out.removeAll(keepingCapacity: true)
-        out.reserveCapacity(p.variableStart + variableSize)
         out.append(Self.format)
         out.appendVarint(schemaVersion)
         out.append(UInt8(truncatingIfNeeded: check))
         out.append(UInt8(truncatingIfNeeded: check >> 8))
         // Null bitmap, then the fixed values, nil ones as zeros.
+        let bitmap = out.count
         for _ in 0..<nullBytes { out.append(0) }
-        for (i, f) in fields.enumerated() where f.kind != .variable {
-            let v = values[order[i]]
-            switch v {
-            case .null:
-                out[header + f.nullBit / 8] |= 1 << UInt8(f.nullBit % 8)
-                out.append(contentsOf: repeatElement(0, count: f.kind.width))
-            case .bool(let b): out.append(b ? 1 : 0)
-            default: ObjectRecord.appendPayload(v, to: &out)
+        for f in plan.fixed {
+            switch values[f.value] {
+            case nil, .null?:
+                guard f.nullMask != 0 else { return false }
+                out[bitmap + f.nullByte] |= f.nullMask
+                switch f.kind.width {
+                case 8: out.appendUInt64LE(0)
+                case 4: out.appendUInt32LE(0)
+                default: out.append(contentsOf: repeatElement(0, count: f.kind.width))
+                }
+            case .int(let v)?:
+                guard f.kind == .int else { return false }
+                out.appendUInt64LE(UInt64(bitPattern: v))
+            case .bool(let b)?:
+                guard f.kind == .bool else { return false }
+                out.append(b ? 1 : 0)
+            case .double(let v)?:
+                guard f.kind == .double else { return false }
+                out.appendUInt64LE(v.bitPattern)
+            case .float(let v)?:
+                guard f.kind == .float else { return false }
+                out.appendUInt32LE(v.bitPattern)
+            case .date(let d)?:
+                guard f.kind == .date else { return false }
+                out.appendUInt64LE(d.timeIntervalSince1970.bitPattern)
+            case .link(let k)?:
+                guard f.kind == .link else { return false }
+                out.appendUInt64LE(UInt64(bitPattern: k))
+            case .uuid(let u)?:
+                guard f.kind == .uuid else { return false }
+                withUnsafeBytes(of: u.uuid) { out.append(contentsOf: $0) }
+            case .objectId(let o)?:
+                guard f.kind == .objectId, o.bytes.count == 12 else { return false }
+                out.append(contentsOf: o.bytes)
+            default:
+                return false
             }
         }
         // The variable fields' starts (but the first's), then their tags and payloads.
-        var start = 0
-        for (i, f) in fields.enumerated() where f.kind == .variable {
-            if f.position > 0 { out.appendUInt32LE(UInt32(start)) }
-            start += 1 + ObjectRecord.payloadSize(values[order[i]])
+        let variable = plan.variable
+        if variable.count > 1 {
+            var start = 0
+            for i in variable.dropLast() {
+                start += 1 + ObjectRecord.payloadSize(values[i] ?? .null)
+                out.appendUInt32LE(UInt32(start))
+            }
         }
-        for (i, f) in fields.enumerated() where f.kind == .variable {
-            let v = values[order[i]]
-            out.append(ObjectRecord.tag(v).rawValue)
-            ObjectRecord.appendPayload(v, to: &out)
+        for i in variable {
+            switch values[i] {
+            case .string(let s)?:
+                // The common variable field, written without the general switch.
+                out.append(ObjectRecord.Tag.string.rawValue)
+                out.appendVarint(UInt64(s.utf8.count))
+                var text = s
+                text.withUTF8 { out.append(contentsOf: $0) }
+            case let v?:
+                out.append(ObjectRecord.tag(v).rawValue)
+                ObjectRecord.appendPayload(v, to: &out)
+            case nil:
+                out.append(ObjectRecord.Tag.null.rawValue)
+            }
         }
         return true
     }
@@ -289,4 +348,20 @@ struct RecordLayouts: Sendable {
         }
         return l
     }
+}
+
+/// The values of one record by property index, as the encoder reads them (nil writes as nil): the values of
+/// a write (`[StoredValue]`) or an unmanaged object's setter values (`[StoredValue?]`).
+protocol RecordValues {
+    subscript(_ i: Int) -> StoredValue? { get }
+}
+
+struct StoredValues: RecordValues {
+    let values: [StoredValue]
+    @inline(__always) subscript(_ i: Int) -> StoredValue? { values[i] }
+}
+
+struct SetterValues: RecordValues {
+    let values: [StoredValue?]
+    @inline(__always) subscript(_ i: Int) -> StoredValue? { values[i] }
 }

@@ -137,8 +137,9 @@ final class TypeBinding: @unchecked Sendable {
     /// type's other versions, for records written before a migration that did not rewrite them.
     let recordLayout: RecordLayout
     let layouts: RecordLayouts
-    /// Whether the declared properties are exactly the stored type's, so that records are written in format 2.
-    private let writesFormat2: Bool
+    /// How records are written in format 2; nil when the declared properties are not exactly the stored
+    /// type's (records are written in format 1 then).
+    private let encodePlan: RecordLayout.EncodePlan?
     // The layout again, flattened for the read path: the header (format, schema version, layout check) as one
     // little-endian word when it fits in 8 bytes (`fastPrefixCount` 0 otherwise), the shortest record of the
     // layout, and where the variable area starts.
@@ -207,7 +208,7 @@ final class TypeBinding: @unchecked Sendable {
         let layout = RecordLayout(stored.properties)
         recordLayout = layout
         self.layouts = layouts ?? RecordLayouts([schemaVersion: layout])
-        writesFormat2 = order.map { fieldIds[$0] } == layout.fields.map(\.id)
+        encodePlan = order.map { fieldIds[$0] } == layout.fields.map(\.id) ? layout.plan(order: order) : nil
         var prefix: [UInt8] = [RecordLayout.format]
         prefix.appendVarint(schemaVersion)
         prefix.append(UInt8(truncatingIfNeeded: layout.check))
@@ -298,8 +299,8 @@ final class TypeBinding: @unchecked Sendable {
     /// Encodes a record of this binding's values (by property index) into `out`: in format 2 at the binding's
     /// own version when the values fit the layout, in format 1 otherwise.
     func encode(_ values: [StoredValue], schemaVersion: UInt64, into out: inout [UInt8]) {
-        if writesFormat2, schemaVersion == self.schemaVersion,
-            recordLayout.encode(schemaVersion: schemaVersion, values: values, order: recordOrder, into: &out)
+        if let encodePlan, schemaVersion == self.schemaVersion,
+            recordLayout.encode(schemaVersion: schemaVersion, StoredValues(values: values), plan: encodePlan, into: &out)
         {
             return
         }
@@ -309,7 +310,14 @@ final class TypeBinding: @unchecked Sendable {
     /// Encodes a record of these values (by property index) at this binding's version in format 2 into `out`;
     /// false when the declared properties are not exactly the stored ones or a value does not fit its slot.
     func encodeFormat2(_ values: [StoredValue], into out: inout [UInt8]) -> Bool {
-        writesFormat2 && recordLayout.encode(schemaVersion: schemaVersion, values: values, order: recordOrder, into: &out)
+        guard let encodePlan else { return false }
+        return recordLayout.encode(schemaVersion: schemaVersion, StoredValues(values: values), plan: encodePlan, into: &out)
+    }
+
+    /// `encodeFormat2` of an unmanaged object's setter values (nil: nil).
+    func encodeFormat2(setter values: [StoredValue?], into out: inout [UInt8]) -> Bool {
+        guard let encodePlan else { return false }
+        return recordLayout.encode(schemaVersion: schemaVersion, SetterValues(values: values), plan: encodePlan, into: &out)
     }
 
     /// Where property `index`'s payload starts in `record`, and its tag (format 1's, which fixed fields do not

@@ -77,8 +77,6 @@ extension RealmCore {
         var encodedVersion: UInt64?
         /// Scratch space for encoding one record.
         @exclusivity(unchecked) private var scratch: [UInt8] = []
-        /// Scratch space for one object's values (`addNew`), taken and given back so that it stays unique.
-        @exclusivity(unchecked) var valueScratch: [StoredValue] = []
 
         init(tx: WriteTransaction) { self.tx = tx }
 
@@ -106,12 +104,18 @@ extension RealmCore {
                 p.entries[i] = entry
                 return false
             }
-            p.index.insert(key.key, p.entries.count)
-            p.entries.append(entry)
-            p.keys.append(key.key)
-            if added { p.added.append(key.key) }
-            pendingCount += 1
+            insertNew(key.key, entry, added: added, into: p)
             return true
+        }
+
+        /// Adds the entry of a key `p` has none for (the caller looked).
+        @inline(__always)
+        private func insertNew(_ key: Int64, _ entry: PendingEntry, added: Bool, into p: PartitionPending) {
+            p.index.insert(key, p.entries.count)
+            p.entries.append(entry)
+            p.keys.append(key)
+            if added { p.added.append(key) }
+            pendingCount += 1
         }
 
         /// Sets the pending record of `key`; true when it had none. `added`: the object is new in this write.
@@ -143,7 +147,8 @@ extension RealmCore {
             let p = state(key.partition)
             guard p.index.find(key.key) == nil, encode(&scratch), let range = putPending(key, scratch) else { return false }
             if p.binding !== binding { p.binding = binding }
-            return set(key, .encoded(range), added: true)
+            insertNew(key.key, .encoded(range), added: true, into: p)
+            return true
         }
 
         /// Makes the stored record `bytes` of an existing object (in `binding`'s current layout) its pending
