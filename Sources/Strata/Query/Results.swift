@@ -312,7 +312,8 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
     public struct Iterator: IteratorProtocol {
         let results: Results
-        /// Streaming over the engine (no query, no sort, no pending writes): no list is built first.
+        /// Streaming over the engine (no query, no sort; in a write, none of the type's objects changed yet): no
+        /// list is built first.
         let state: ScanState?
         let keys: [Int64]
         let records: [[UInt8]?]
@@ -412,11 +413,22 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     }
 
     public func makeIterator() -> Iterator {
-        if predicate == nil && sort.isEmpty && distinct.isEmpty && !core.isInWriteTransaction {
-            let stream = core.mustRead("the objects of \(binding.info.schema.className)") {
-                try core.readSnapshot.makeIterator(binding.partition)
+        if predicate == nil && sort.isEmpty && distinct.isEmpty {
+            if let w = core.write {
+                // In a write, iteration sees the objects as they were when it began (Realm's snapshot of a
+                // Results enumerated in a write). With none of the type's objects changed yet, that is the
+                // write's base snapshot, streamed. An object the loop changes or deletes before the scan reaches
+                // it still reads as the write left it: reads in a write look at the write's changes first.
+                if !w.hasEntries(in: binding.partition) {
+                    let stream = core.mustRead("the objects of \(binding.info.schema.className)") { try w.tx.snapshot.makeIterator(binding.partition) }
+                    return Iterator(results: self, stream: stream, keys: [], records: [])
+                }
+            } else {
+                let stream = core.mustRead("the objects of \(binding.info.schema.className)") {
+                    try core.readSnapshot.makeIterator(binding.partition)
+                }
+                return Iterator(results: self, stream: stream, keys: [], records: [])
             }
-            return Iterator(results: self, stream: stream, keys: [], records: [])
         }
         let c = evaluated()
         return Iterator(results: self, stream: nil, keys: c.keys, records: c.records)

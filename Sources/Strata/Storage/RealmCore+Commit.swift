@@ -85,13 +85,24 @@ extension RealmCore {
                     indexesByPartition[pk.partition] = indexes
                 }
                 // A record encoded into the transaction's batch when its object was added or first changed is
-                // there already.
-                if case .encoded = entry, indexes.isEmpty, w.encodedVersion == version { continue }
+                // there already; its index entries are read from those bytes.
+                if case .encoded(let range) = entry, w.encodedVersion == version {
+                    if !indexes.isEmpty {
+                        var after: [StoredValue] = []
+                        w.tx.visitPendingBytes(range) { raw in after = indexes.map { binding.value($0.property, in: raw) } }
+                        let isNew = pk.key > largestStoredKey(binding, w)
+                        try ObjectKey.withBytes(pk.key) { key in
+                            try SecondaryIndex.update(binding, indexes, key: pk.key, keyBytes: key, after: after, isNew: isNew, in: w.tx)
+                        }
+                    }
+                    continue
+                }
                 guard let record = w.record(pk) else { continue }
                 try ObjectKey.withBytes(pk.key) { key in
                     if !indexes.isEmpty {
-                        try SecondaryIndex.update(
-                            record.binding, indexes, key: pk.key, keyBytes: key, values: record.deleted ? nil : record.values, in: w.tx)
+                        let after = record.deleted ? nil : indexes.map { SecondaryIndex.readValue(record.values[$0.property], record.binding, $0.property) }
+                        let isNew = pk.key > largestStoredKey(record.binding, w)
+                        try SecondaryIndex.update(record.binding, indexes, key: pk.key, keyBytes: key, after: after, isNew: isNew, in: w.tx)
                     }
                     if record.deleted {
                         try w.tx.deleteBytes(key, in: pk.partition)

@@ -76,16 +76,21 @@ extension RealmCore {
         if let w = write {
             if let live = w.isLive(PendingKey(partition: binding.partition, key: key)) { return live }
             // Keys above the largest stored one (a bulk insert of increasing keys) are new without a lookup.
-            let largest = w.largestStoredKey(binding.partition) {
-                mustRead("the objects of \(binding.info.schema.className)") {
-                    try w.tx.snapshot.largestKey(in: binding.partition)
-                }.flatMap { $0.withUnsafeBytes { ObjectKey.decode($0) } } ?? .min
-            }
-            if key > largest { return false }
+            if key > largestStoredKey(binding, w) { return false }
         }
         let snapshot = readSnapshot
         return mustRead("\(binding.info.schema.className) #\(key)") {
             try ObjectKey.withBytes(key) { k in try snapshot.contains(k, in: binding.partition) }
+        }
+    }
+
+    /// The largest key of `binding`'s type stored at the write's base version (`Int64.min`: none), read once
+    /// per write.
+    func largestStoredKey(_ binding: TypeBinding, _ w: WriteState) -> Int64 {
+        w.largestStoredKey(binding.partition) {
+            mustRead("the objects of \(binding.info.schema.className)") {
+                try w.tx.snapshot.largestKey(in: binding.partition)
+            }.flatMap { $0.withUnsafeBytes { ObjectKey.decode($0) } } ?? .min
         }
     }
 

@@ -64,22 +64,32 @@ enum SecondaryIndex {
         }
     }
 
-    /// Keeps the indexes of one object right as a commit writes it (`values`) or deletes it (nil).
+    /// Keeps the indexes of one object right as a commit writes it (`after`: the values of its indexed
+    /// properties as reads give them, in the order of `indexes`) or deletes it (nil). `isNew`: the key is not
+    /// stored at the write's base version (above its largest key), so there are no entries to replace.
     static func update(
         _ binding: TypeBinding, _ indexes: [(property: Int, partition: UInt32)], key: Int64, keyBytes: UnsafeRawBufferPointer,
-        values: [StoredValue]?, in tx: WriteTransaction
+        after: [StoredValue]?, isNew: Bool, in tx: WriteTransaction
     ) throws {
         var old: [StoredValue?] = Array(repeating: nil, count: indexes.count)
-        try tx.snapshot.withValue(forKey: keyBytes, in: binding.partition) { raw in
-            guard let raw else { return }
-            for (n, index) in indexes.enumerated() { old[n] = binding.value(index.property, in: raw) }
+        if !isNew {
+            try tx.snapshot.withValue(forKey: keyBytes, in: binding.partition) { raw in
+                guard let raw else { return }
+                for (n, index) in indexes.enumerated() { old[n] = binding.value(index.property, in: raw) }
+            }
         }
         for (n, index) in indexes.enumerated() {
             let before = old[n].map(prefix)
-            let after = values.map { prefix(readValue($0[index.property], binding, index.property)) }
-            if before == after { continue }
-            if let before { try tx.delete(before + ObjectKey.bytes(key), in: index.partition) }
-            if let after { try tx.put(after + ObjectKey.bytes(key), [UInt8](), in: index.partition) }
+            let now = after.map { prefix($0[n]) }
+            if before == now { continue }
+            if var entry = before {
+                entry.append(contentsOf: keyBytes)
+                try tx.delete(entry, in: index.partition)
+            }
+            if var entry = now {
+                entry.append(contentsOf: keyBytes)
+                try tx.put(entry, [UInt8](), in: index.partition)
+            }
         }
     }
 

@@ -287,6 +287,9 @@ extension RealmCore {
         /// The pending entry of `key` as commit writes it.
         func entry(_ key: PendingKey) -> PendingEntry? { existing(key.partition)?.entry(key.key) }
 
+        /// Whether any object of `partition` has a pending entry.
+        func hasEntries(in partition: UInt32) -> Bool { !(existing(partition)?.keys.isEmpty ?? true) }
+
         /// Whether any pending object is live (added or changed, not deleted).
         var hasLiveObjects: Bool {
             partitions.values.contains { p in
