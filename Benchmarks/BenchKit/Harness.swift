@@ -39,9 +39,21 @@ public enum PeakMemory {
         return line.split(whereSeparator: { $0 == " " || $0 == "\t" }).compactMap { Int($0) }.first.map { $0 * 1024 }
     }
 
+    /// glibc's `malloc_trim(0)` (looked up at run time: the C library module does not declare it).
+    static func trimHeap() {
+        #if canImport(Glibc)
+        typealias Trim = @convention(c) (Int) -> Int32
+        guard let program = dlopen(nil, RTLD_NOW), let symbol = dlsym(program, "malloc_trim") else { return }
+        _ = unsafeBitCast(symbol, to: Trim.self)(0)
+        #endif
+    }
+
     /// How far anonymous resident memory rose above its starting point while `body` ran, sampled every 5 ms
     /// by another thread; nil without /proc.
     public static func rise<T>(_ body: () throws -> T) rethrows -> (T, Int?) {
+        // Heap freed by earlier steps goes back to the system first: otherwise this step may reuse it without
+        // a rise, and its figure would depend on what ran before.
+        trimHeap()
         guard let before = anonymous() else { return (try body(), nil) }
         let peak = Locked(before)
         let stop = Locked(false)

@@ -244,7 +244,10 @@ public final class Migration {
     let tx: WriteTransaction?
     let old: StoredSchema
     private(set) var new: StoredSchema {
-        didSet { layoutCache = [:] }
+        didSet {
+            layoutCache = [:]
+            streamWriters = [:]
+        }
     }
     /// The record layouts of each partition read so far (`layouts(_:)`).
     private var layoutCache: [UInt32: RecordLayouts] = [:]
@@ -269,6 +272,11 @@ public final class Migration {
     private(set) var installed: [String: TypeMigration] = [:]
     /// Objects written in this migration, by partition and key: field id -> value under the new schema.
     private var written: [UInt32: [Int64: DynamicState]] = [:]
+    /// Objects a blocking migration's enumeration wrote into the transaction as their closure returned (no
+    /// state kept), by partition; `unstream` brings one back as a state of `written`.
+    private var streamed: [UInt32: StreamedRecords] = [:]
+    /// The encoder of streamed records, per partition (reset when the new schema changes).
+    private var streamWriters: [UInt32: RecordWriter] = [:]
     private var deleted: [UInt32: Set<Int64>] = [:]
     private var nextKeys: [UInt32: Int64] = [:]
     /// Mistakes made by the block and its closures: the open fails with them, writing nothing.
@@ -414,32 +422,116 @@ public final class Migration {
         guard let oldType = old.type(named: typeName) else { return }
         let newType = newModelType(typeName)
         let migration = priorMigration(typeName)
-        var rows: [(Int64, UInt64, FieldValues)] = []
+        let streams = newType.map(self.streams) ?? false
         do {
+            // The block runs as the scan reaches each object: nothing is collected first.
             let layouts = layouts(oldType.partition)
             try openTx.snapshot.scan(oldType.partition) { k, v in
-                guard let key = ObjectKey.decode(k) else { return true }
+                guard let key = ObjectKey.decode(k), !(deleted[oldType.partition]?.contains(key) ?? false) else { return true }
                 let record = try ObjectRecord.decodeAll(v, layouts: layouts)
-                rows.append((key, record.schemaVersion, record.fields))
+                let oldState = DynamicState(type: oldType, values: record.fields, writable: false, defaults: [:])
+                oldState.key = key
+                let oldObject = dynamic(oldState)
+                let generation = migration?.generation(for: record.schemaVersion)
+                guard let newType else {
+                    body(oldObject, nil, generation)
+                    return true
+                }
+                var state: DynamicState? =
+                    written[newType.partition]?[key] ?? unstream(newType, key)
+                    ?? freshState(newType, version: record.schemaVersion, fields: record.fields, through: migration)
+                state!.key = key
+                written[newType.partition, default: [:]][key] = state!
+                var newObject: MigrationObject? = dynamic(state!)
+                body(oldObject, newObject, generation)
+                // Not when the block deleted the object (`delete` forgot its state already).
+                guard streams, !(deleted[newType.partition]?.contains(key) ?? false) else { return true }
+                // Streamed unless the block kept the object, its state (a collection of it) or needs it later.
+                var object = newObject!
+                newObject = nil
+                guard isKnownUniquelyReferenced(&object) else { return true }
+                object._dynamic = nil
+                var kept = state!
+                state = nil
+                written[newType.partition]?[key] = nil
+                guard isKnownUniquelyReferenced(&kept), kept.modified, !kept.wrotePrimaryKey else {
+                    written[newType.partition, default: [:]][key] = kept
+                    return true
+                }
+                try stream(kept, key: key, typeName: newType.name)
                 return true
             }
         } catch {
-            errors.append("reading the objects of \(typeName) failed: \(error)")
-            return
+            errors.append("migrating the objects of \(typeName) failed: \(error)")
         }
-        for (key, version, fields) in rows where !(deleted[oldType.partition]?.contains(key) ?? false) {
-            let oldState = DynamicState(type: oldType, values: fields, writable: false, defaults: [:])
-            oldState.key = key
-            let oldObject = dynamic(oldState)
-            var newObject: MigrationObject? = nil
-            if let newType {
-                let state = written[newType.partition]?[key] ?? freshState(newType, version: version, fields: fields, through: migration)
-                state.key = key
-                written[newType.partition, default: [:]][key] = state
-                newObject = dynamic(state)
-            }
-            body(oldObject, newObject, migration?.generation(for: version))
+    }
+
+    /// Whether objects of `t` are written into the transaction as their enumeration closure returns (inside
+    /// open, in either mode: an enumerated type is migrated whole there): for a type whose records need no
+    /// whole-type work at the end (a primary-key index or change, an embedded type's parent counts).
+    private func streams(_ t: StoredSchema.StoredType) -> Bool {
+        t.primaryKeyPartition == nil && !primaryKeyChanged(t) && !(t.isEmbedded ?? false)
+    }
+
+    /// Writes a state's record into the transaction now, in the new type as it stands, and forgets the state.
+    private func stream(_ state: DynamicState, key: Int64, typeName: String) throws {
+        guard let t = new.type(named: typeName) else { return }
+        let records: StreamedRecords
+        if let r = streamed[t.partition] {
+            records = r
+        } else {
+            records = StreamedRecords(layout: RecordLayout(t.properties), schemaVersion: new.schemaVersion)
+            streamed[t.partition] = records
         }
+        if streamWriters[t.partition] == nil { streamWriters[t.partition] = RecordWriter(t, defaults: defaults(for: t.name)) }
+        streamWriters[t.partition]!.encode(state, schemaVersion: new.schemaVersion)
+        let tx = openTx
+        let range = try ObjectKey.withBytes(key) { k in
+            try streamWriters[t.partition]!.bytes.withUnsafeBytes { try tx.putPending(k, $0, in: t.partition) }
+        }
+        records.add(key, range)
+        core.shared.objectsStreamed.add(1)
+    }
+
+    /// The fields of a streamed object: its old record's (as `freshState` starts from them) with its streamed
+    /// record's over them.
+    private func streamedFields(_ t: StoredSchema.StoredType, _ key: Int64, _ range: Range<Int>, _ records: StreamedRecords) throws -> FieldValues {
+        var fields = FieldValues()
+        if let oldType = old.type(named: t.name), let bytes = try openTx.snapshot.get(ObjectKey.bytes(key), in: oldType.partition) {
+            let layouts = layouts(oldType.partition)
+            fields = try bytes.withUnsafeBytes { try ObjectRecord.decodeAll($0, layouts: layouts) }.fields
+        }
+        var result: Result<FieldValues, any Error> = .success(FieldValues())
+        openTx.visitPendingBytes(range) { raw in result = Result { try ObjectRecord.decodeAll(raw, layouts: records.layouts).fields } }
+        for (id, v) in try result.get() { fields[id] = v }
+        return fields
+    }
+
+    /// A streamed object back as a state of `written`, to be written again at the end (in the new type as it
+    /// then stands: a rename may follow); nil when `key` was not streamed.
+    private func unstream(_ t: StoredSchema.StoredType, _ key: Int64) -> DynamicState? {
+        guard let records = streamed[t.partition], let range = records.take(key) else { return nil }
+        let fields: FieldValues
+        do {
+            fields = try streamedFields(t, key, range, records)
+        } catch {
+            errors.append("reading the migrated objects of \(t.name) failed: \(error)")
+            return nil
+        }
+        let state = DynamicState(type: new.type(named: t.name) ?? t, values: fields, writable: true, defaults: defaults(for: t.name))
+        state.report = reporter
+        state.key = key
+        state.modified = true
+        written[t.partition, default: [:]][key] = state
+        return state
+    }
+
+    /// Every streamed object of `t` back as states (before work that needs them all: a rename, a primary-key
+    /// rebuild).
+    private func unstreamAll(_ t: StoredSchema.StoredType) {
+        guard let records = streamed[t.partition] else { return }
+        for (key, _) in records.all { _ = unstream(t, key) }
+        streamed[t.partition] = nil
     }
 
     /// Registers a per-object transform of `typeName` (Strata's addition; the closure has `enumerateObjects`'
@@ -737,7 +829,7 @@ public final class Migration {
     /// The new-schema state of an object this migration writes: the one it has, or its record brought to the
     /// new schema (through its pending transforms, this call's included) and kept for writing.
     private func writableState(_ t: StoredSchema.StoredType, key: Int64) throws -> DynamicState? {
-        if let state = written[t.partition]?[key] { return state }
+        if let state = written[t.partition]?[key] ?? unstream(t, key) { return state }
         guard let bytes = try openTx.snapshot.get(ObjectKey.bytes(key), in: t.partition) else { return nil }
         let layouts = layouts(t.partition)
         let record = try bytes.withUnsafeBytes { try ObjectRecord.decodeAll($0, layouts: layouts) }
@@ -755,12 +847,18 @@ public final class Migration {
     private func forEachObject(after t: StoredSchema.StoredType, _ body: (Int64, FieldValues) throws -> Void) throws {
         let changed = written[t.partition] ?? [:]
         let gone = deleted[t.partition] ?? []
+        let records = streamed[t.partition]
         if !dataDeleted.contains(t.name) {
             let layouts = layouts(t.partition)
             try openTx.snapshot.scan(t.partition) { k, v in
-                guard let key = ObjectKey.decode(k), !gone.contains(key), changed[key] == nil else { return true }
+                guard let key = ObjectKey.decode(k), !gone.contains(key), changed[key] == nil, !(records?.contains(key) ?? false) else { return true }
                 try body(key, try ObjectRecord.decodeAll(v, layouts: layouts).fields)
                 return true
+            }
+        }
+        if let records {
+            for (key, range) in records.all where !gone.contains(key) && changed[key] == nil {
+                try body(key, try streamedFields(t, key, range, records))
             }
         }
         for (key, state) in changed where !gone.contains(key) { try body(key, state.values) }
@@ -771,7 +869,7 @@ public final class Migration {
     func linkedObject(_ typeName: String, key: Int64, old isOld: Bool) -> MigrationObject? {
         guard let t = isOld ? old.type(named: typeName) : new.type(named: typeName) else { return nil }
         if !isOld {
-            if let state = written[t.partition]?[key] { return dynamic(state) }
+            if let state = written[t.partition]?[key] ?? unstream(t, key) { return dynamic(state) }
             if deleted[t.partition]?.contains(key) ?? false { return nil }
         }
         guard let bytes = try? openTx.snapshot.get(ObjectKey.bytes(key), in: t.partition),
@@ -821,6 +919,7 @@ public final class Migration {
             errors.append("deleting the data of \(typeName) failed: \(error)")
         }
         written[t.partition] = nil
+        streamed[t.partition] = nil
         if declared[typeName] == nil { new.types.removeAll { $0.name == typeName } }
         return true
     }
@@ -845,6 +944,8 @@ public final class Migration {
             errors.append("Cannot rename property '\(typeName).\(oldName)' to '\(newName)' because the source property still exists.")
             return
         }
+        // Records streamed under the names before the rename come back as states, which renames follow.
+        unstreamAll(new.types[ti])
         var names = renamed[typeName] ?? Dictionary(oldType.properties.map { ($0.name, $0.fieldId) }, uniquingKeysWith: { a, _ in a })
         guard let fieldId = names[oldName] else {
             errors.append("Cannot rename property '\(typeName).\(oldName)' because it does not exist.")
@@ -900,6 +1001,7 @@ public final class Migration {
             return true
         }
         for key in (written[t.partition] ?? [:]).keys { largest = Swift.max(largest, key) }
+        for (key, _) in streamed[t.partition]?.all ?? [] { largest = Swift.max(largest, key) }
         let stored = RealmCore.allocateKey(partition: t.partition, in: openTx, cache: &nextKeys)
         nextKeys[t.partition] = Swift.max(stored, largest &+ 1)
     }
@@ -909,7 +1011,7 @@ public final class Migration {
 
     /// Whether an object of `t` has `key` now: one created or kept in this migration, or a stored one not deleted.
     private func keyIsTaken(_ key: Int64, in t: StoredSchema.StoredType) -> Bool {
-        if written[t.partition]?[key] != nil { return true }
+        if written[t.partition]?[key] != nil || streamed[t.partition]?.contains(key) == true { return true }
         // After deleteData the stored objects are gone (the transaction's snapshot still shows them).
         if dataDeleted.contains(t.name) || deleted[t.partition]?.contains(key) ?? false { return false }
         do {
@@ -941,15 +1043,20 @@ public final class Migration {
             layout = RecordLayout(t.properties)
             plan = layout.plan(order: order)
         }
+
+        /// Encodes `state`'s record at `schemaVersion` into `bytes` (format 2 when its values fit).
+        mutating func encode(_ state: DynamicState, schemaVersion: UInt64) {
+            values.removeAll(keepingCapacity: true)
+            for (i, id) in fieldIds.enumerated() { values.append(state.values[id] ?? defaults[i]) }
+            let format2 = plan.map { layout.encode(schemaVersion: schemaVersion, StoredValues(values: values), plan: $0, into: &bytes) }
+            if format2 != true {
+                ObjectRecord.encode(schemaVersion: schemaVersion, fieldIds: fieldIds, values: values, order: order, into: &bytes)
+            }
+        }
     }
 
     private func put(_ state: DynamicState, key: Int64, type t: StoredSchema.StoredType, with w: inout RecordWriter) throws {
-        w.values.removeAll(keepingCapacity: true)
-        for (i, id) in w.fieldIds.enumerated() { w.values.append(state.values[id] ?? w.defaults[i]) }
-        let format2 = w.plan.map { w.layout.encode(schemaVersion: new.schemaVersion, StoredValues(values: w.values), plan: $0, into: &w.bytes) }
-        if format2 != true {
-            ObjectRecord.encode(schemaVersion: new.schemaVersion, fieldIds: w.fieldIds, values: w.values, order: w.order, into: &w.bytes)
-        }
+        w.encode(state, schemaVersion: new.schemaVersion)
         let bytes = w.bytes
         try ObjectKey.withBytes(key) { try openTx.put($0, bytes, in: t.partition) }
     }
@@ -963,9 +1070,10 @@ public final class Migration {
         let newPK = t.properties.first(where: \.isPrimaryKey)
         let oldPK = oldType?.properties.first(where: \.isPrimaryKey)
         let pkChanged = newPK?.fieldId != oldPK?.fieldId || newPK?.type != oldPK?.type || oldType?.partition != t.partition
-        let pending = written[t.partition] ?? [:]
-        let wrotePK = newPK != nil && pending.values.contains { $0.wrotePrimaryKey }
+        let wrotePK = newPK != nil && (written[t.partition] ?? [:]).values.contains { $0.wrotePrimaryKey }
         guard pkChanged || wrotePK else { return false }
+        unstreamAll(t)
+        let pending = written[t.partition] ?? [:]
         // Every object of the type, as it will be.
         var objects: [(key: Int64, state: DynamicState)] = []
         var seen = Set<Int64>()
@@ -1083,6 +1191,8 @@ public final class Migration {
         let layouts = layouts(t.partition)
         try openTx.snapshot.scan(t.partition) { k, v in
             guard let key = ObjectKey.decode(k), !(deleted[t.partition]?.contains(key) ?? false) else { return true }
+            // A streamed object went through its generation when enumerated (`freshState`), as kept states did.
+            if streamed[t.partition]?.contains(key) == true { return true }
             let record = try ObjectRecord.decodeAll(v, layouts: layouts)
             guard let generation = migration.generation(for: record.schemaVersion) else { return true }
             if let state = states[key] {
@@ -1153,7 +1263,12 @@ public final class Migration {
         guard errors.isEmpty else {
             throw failure()
         }
-        for (t, gens) in wholeType { try Self.$runningTransform.withValue(t.name) { try materialize(t, gens) } }
+        for (t, gens) in wholeType {
+            // This call's transforms of an enumerated type run on its objects after the enumeration's closure:
+            // streamed ones come back as states for them.
+            if isOnline, transforms[t.name]?.isEmpty == false { unstreamAll(t) }
+            try Self.$runningTransform.withValue(t.name) { try materialize(t, gens) }
+        }
         if errors.isEmpty { try convertToEmbedded() }
         guard errors.isEmpty else {
             throw failure()
@@ -1185,7 +1300,7 @@ public final class Migration {
         var result = new
         result.pending = pending.isEmpty ? nil : pending
         self.installed = installed
-        let touched = Set(written.keys).union(deleted.keys)
+        let touched = Set(written.keys).union(deleted.keys).union(streamed.keys)
         rewrittenTypes = enumerated.union(dataDeleted).union(rekeyed).union(wholeType.map(\.0.name))
             .union(new.types.filter { touched.contains($0.partition) }.map(\.name))
             .union((old.types.filter { touched.contains($0.partition) }).map(\.name))

@@ -49,6 +49,9 @@ final class SharedFile: @unchecked Sendable {
     /// The change sets commits have built (tests: a commit nobody observes builds none).
     let changeSetsBuilt = Counter()
 
+    /// Objects blocking migrations wrote as their enumeration closure returned, keeping no state (tests).
+    let objectsStreamed = Counter()
+
     func recordCommit(sequence: UInt64, _ summary: ChangeSummary) { commitLog.withLock { $0.record(sequence, summary) } }
 
     func changes(after a: UInt64, through c: UInt64) -> ChangeSummary { commitLog.withLock { $0.changes(after: a, through: c) } }
