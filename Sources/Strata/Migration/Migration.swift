@@ -246,7 +246,7 @@ public final class Migration {
     private(set) var new: StoredSchema {
         didSet {
             layoutCache = [:]
-            streamWriters = [:]
+            streamTarget = nil
         }
     }
     /// The record layouts of each partition read so far (`layouts(_:)`).
@@ -275,8 +275,20 @@ public final class Migration {
     /// Objects a blocking migration's enumeration wrote into the transaction as their closure returned (no
     /// state kept), by partition; `unstream` brings one back as a state of `written`.
     private var streamed: [UInt32: StreamedRecords] = [:]
-    /// The encoder of streamed records, per partition (reset when the new schema changes).
-    private var streamWriters: [UInt32: RecordWriter] = [:]
+    /// Where the type streamed last writes (reset when the new schema changes).
+    private final class StreamTarget {
+        let typeName: String
+        let partition: UInt32
+        var writer: RecordWriter
+        let records: StreamedRecords
+        init(typeName: String, partition: UInt32, writer: RecordWriter, records: StreamedRecords) {
+            self.typeName = typeName
+            self.partition = partition
+            self.writer = writer
+            self.records = records
+        }
+    }
+    private var streamTarget: StreamTarget?
     private var deleted: [UInt32: Set<Int64>] = [:]
     private var nextKeys: [UInt32: Int64] = [:]
     /// Mistakes made by the block and its closures: the open fails with them, writing nothing.
@@ -423,42 +435,69 @@ public final class Migration {
         let newType = newModelType(typeName)
         let migration = priorMigration(typeName)
         let streams = newType.map(self.streams) ?? false
+        // An old object (with its state) the block did not keep is handed out again for the next record, and so
+        // is a streamed new one: no allocation per object for them.
+        var spareOld: MigrationObject? = nil
+        var spareNew: MigrationObject? = nil
         do {
             // The block runs as the scan reaches each object: nothing is collected first.
             let layouts = layouts(oldType.partition)
             try openTx.snapshot.scan(oldType.partition) { k, v in
                 guard let key = ObjectKey.decode(k), !(deleted[oldType.partition]?.contains(key) ?? false) else { return true }
                 let record = try ObjectRecord.decodeAll(v, layouts: layouts)
-                let oldState = DynamicState(type: oldType, values: record.fields, writable: false, defaults: [:])
-                oldState.key = key
-                let oldObject = dynamic(oldState)
+                var oldObject: MigrationObject
+                if let spare = spareOld, let state = spare._dynamic {
+                    spareOld = nil
+                    state.values = record.fields
+                    state.key = key
+                    oldObject = spare
+                } else {
+                    let oldState = DynamicState(type: oldType, values: record.fields, writable: false, defaults: [:])
+                    oldState.key = key
+                    oldObject = dynamic(oldState)
+                }
                 let generation = migration?.generation(for: record.schemaVersion)
                 guard let newType else {
                     body(oldObject, nil, generation)
+                    if isKnownUniquelyReferenced(&oldObject), isKnownUniquelyReferenced(&oldObject._dynamic!) { spareOld = oldObject }
                     return true
                 }
-                var state: DynamicState? =
-                    written[newType.partition]?[key] ?? unstream(newType, key)
-                    ?? freshState(newType, version: record.schemaVersion, fields: record.fields, through: migration)
-                state!.key = key
-                written[newType.partition, default: [:]][key] = state!
-                var newObject: MigrationObject? = dynamic(state!)
+                var newObject: MigrationObject
+                if let state = written[newType.partition]?[key] ?? unstream(newType, key) {
+                    state.key = key
+                    newObject = dynamic(state)
+                } else if let spare = spareNew {
+                    spareNew = nil
+                    let state = spare._dynamic!
+                    state.values = record.fields
+                    state.modified = false
+                    state.wrotePrimaryKey = false
+                    state.key = key
+                    if let migration, let g = migration.generation(for: record.schemaVersion) {
+                        TypeMigration.run(g, typeName: newType.name, fields: record.fields, into: state, report: state.report)
+                    }
+                    newObject = spare
+                } else {
+                    let state = freshState(newType, version: record.schemaVersion, fields: record.fields, through: migration)
+                    state.key = key
+                    newObject = dynamic(state)
+                }
+                written[newType.partition, default: [:]][key] = newObject._dynamic!
                 body(oldObject, newObject, generation)
+                if isKnownUniquelyReferenced(&oldObject), isKnownUniquelyReferenced(&oldObject._dynamic!) { spareOld = oldObject }
                 // Not when the block deleted the object (`delete` forgot its state already).
                 guard streams, !(deleted[newType.partition]?.contains(key) ?? false) else { return true }
                 // Streamed unless the block kept the object, its state (a collection of it) or needs it later.
-                var object = newObject!
-                newObject = nil
-                guard isKnownUniquelyReferenced(&object) else { return true }
-                object._dynamic = nil
-                var kept = state!
-                state = nil
+                guard isKnownUniquelyReferenced(&newObject) else { return true }
                 written[newType.partition]?[key] = nil
-                guard isKnownUniquelyReferenced(&kept), kept.modified, !kept.wrotePrimaryKey else {
-                    written[newType.partition, default: [:]][key] = kept
+                let unique = isKnownUniquelyReferenced(&newObject._dynamic!)
+                let state = newObject._dynamic!
+                guard unique, state.modified, !state.wrotePrimaryKey else {
+                    written[newType.partition, default: [:]][key] = state
                     return true
                 }
-                try stream(kept, key: key, typeName: newType.name)
+                try stream(state, key: key, typeName: newType.name)
+                spareNew = newObject
                 return true
             }
         } catch {
@@ -475,21 +514,25 @@ public final class Migration {
 
     /// Writes a state's record into the transaction now, in the new type as it stands, and forgets the state.
     private func stream(_ state: DynamicState, key: Int64, typeName: String) throws {
-        guard let t = new.type(named: typeName) else { return }
-        let records: StreamedRecords
-        if let r = streamed[t.partition] {
-            records = r
+        let target: StreamTarget
+        if let current = streamTarget, current.typeName == typeName {
+            target = current
         } else {
-            records = StreamedRecords(layout: RecordLayout(t.properties), schemaVersion: new.schemaVersion)
+            guard let t = new.type(named: typeName) else { return }
+            let layout = RecordLayout(t.properties)
+            // Records streamed under another layout of the type (the new schema changed since) come back first.
+            if let earlier = streamed[t.partition], earlier.layout != layout { unstreamAll(t) }
+            let records = streamed[t.partition] ?? StreamedRecords(layout: layout, schemaVersion: new.schemaVersion)
             streamed[t.partition] = records
+            target = StreamTarget(typeName: typeName, partition: t.partition, writer: RecordWriter(t, defaults: defaults(for: t.name)), records: records)
+            streamTarget = target
         }
-        if streamWriters[t.partition] == nil { streamWriters[t.partition] = RecordWriter(t, defaults: defaults(for: t.name)) }
-        streamWriters[t.partition]!.encode(state, schemaVersion: new.schemaVersion)
+        target.writer.encode(state, schemaVersion: new.schemaVersion)
         let tx = openTx
         let range = try ObjectKey.withBytes(key) { k in
-            try streamWriters[t.partition]!.bytes.withUnsafeBytes { try tx.putPending(k, $0, in: t.partition) }
+            try target.writer.bytes.withUnsafeBytes { try tx.putPending(k, $0, in: target.partition) }
         }
-        records.add(key, range)
+        target.records.add(key, range)
         core.shared.objectsStreamed.add(1)
     }
 
@@ -532,6 +575,7 @@ public final class Migration {
         guard let records = streamed[t.partition] else { return }
         for (key, _) in records.all { _ = unstream(t, key) }
         streamed[t.partition] = nil
+        streamTarget = nil
     }
 
     /// Registers a per-object transform of `typeName` (Strata's addition; the closure has `enumerateObjects`'
@@ -920,6 +964,7 @@ public final class Migration {
         }
         written[t.partition] = nil
         streamed[t.partition] = nil
+        streamTarget = nil
         if declared[typeName] == nil { new.types.removeAll { $0.name == typeName } }
         return true
     }

@@ -38,6 +38,13 @@ final class StreamedRecords {
 
     /// Records that `key`'s record is `range` of the batch (a later record of the same key replaces it).
     func add(_ key: Int64, _ range: Range<Int>) {
+        if positions == nil, keys.last.map({ key > $0 }) ?? true {
+            // The usual case: one enumeration, in key order.
+            keys.append(key)
+            ranges.append(range)
+            liveCount += 1
+            return
+        }
         if let i = index(of: key) {
             if ranges[i].isEmpty { liveCount += 1 }
             ranges[i] = range
