@@ -8,6 +8,9 @@ final class MigrationReporter {
     /// The migration the objects belong to (links read through them give its objects). Held here, once, not
     /// by each object: a weak reference per object would move every retain of the migration to the slow path.
     weak var migration: Migration?
+    /// The declared types with a property whose public name is not its stored one (`propertiesMapping()`):
+    /// only their new objects look names up in the model first.
+    var mappedTypes: Set<String> = []
 }
 
 /// The values of an object handed to a migration block, under one stored schema.
@@ -35,7 +38,8 @@ final class DynamicState: CustomStringConvertible {
 
     func property(_ key: String) -> StoredSchema.StoredProperty? {
         // A new object also answers to the model's public names (`propertiesMapping()`, M071).
-        if writable, let info = migration?.declared[type.name], let declared = info.schema.properties.first(where: { $0.name == key }),
+        if writable, let report, !report.mappedTypes.isEmpty, report.mappedTypes.contains(type.name),
+            let info = migration?.declared[type.name], let declared = info.schema.properties.first(where: { $0.name == key }),
             declared.columnName != key, let p = type.properties.first(where: { $0.name == declared.columnName })
         {
             return p
@@ -312,6 +316,7 @@ public final class Migration {
         self.mode = mode
         self.prior = prior
         reporter.migration = self
+        reporter.mappedTypes = Set(declared.filter { $0.schema.properties.contains { $0.name != $0.columnName } }.map(\.schema.className))
     }
 
     private var isOnline: Bool { mode == .open(online: true) }
