@@ -177,7 +177,9 @@ final class BackgroundMigrator: @unchecked Sendable {
                 ts.total = n
                 state.withLock { $0.types[typeName] = ts }
             }
-            var puts: [([UInt8], [UInt8])] = []
+            // Rewritten records go straight into the transaction (an error below aborts it).
+            var encoded: [UInt8] = []
+            var scratch: [StoredValue] = []
             var examined = 0
             var bytes = 0
             var nextKey: [UInt8]? = nil
@@ -198,13 +200,14 @@ final class BackgroundMigrator: @unchecked Sendable {
                     if upgrade, v.first == ObjectRecord.format, let layout = layouts.layout(version) {
                         let record = try ObjectRecord.decodeAll(v, layouts: layouts)
                         let out = ObjectRecord.encode(schemaVersion: version, fields: record.fields.map { ($0.id, $0.value) }, layout: layout)
-                        if out.first == RecordLayout.format { puts.append(([UInt8](k), out)) }
+                        if out.first == RecordLayout.format { try out.withUnsafeBytes { try tx.putBytes(k, $0, in: t.partition) } }
                     }
                     return true
                 }
                 let fields = try ObjectRecord.decodeAll(v, layouts: layouts).fields
                 if let out = migration.migrate(fields: fields, version: version, report: reporter) {
-                    puts.append(([UInt8](k), migration.encode(out)))
+                    migration.encode(out, into: &encoded, scratch: &scratch)
+                    try encoded.withUnsafeBytes { try tx.putBytes(k, $0, in: t.partition) }
                 }
                 return reporter.messages.isEmpty
             }
@@ -215,7 +218,6 @@ final class BackgroundMigrator: @unchecked Sendable {
                     "the online migration of '\(typeName)' in \(file.displayName) stopped; objects not yet migrated are "
                         + "read through the transforms: " + reporter.messages.joined(separator: "; "), fileURL: file.fileURL)
             }
-            for (k, v) in puts { try tx.put(k, v, in: t.partition) }
             // A rewrite changes no value that readers see: observers have nothing to report for it.
             file.recordCommit(sequence: tx.snapshot.sequence + 1, ChangeSummary())
             if nextKey == nil {

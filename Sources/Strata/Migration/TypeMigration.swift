@@ -28,6 +28,11 @@ final class TypeMigration: @unchecked Sendable {
     let newVersion: UInt64
     /// The layout migrated records are written in.
     let newLayout: RecordLayout
+    // How `encode` writes a record: the new type's field ids and defaults, and the layout's plan for them.
+    private let encodeIds: [UInt32]
+    private let encodeDefaults: [StoredValue]
+    private let encodeOrder: [Int]
+    private let encodePlan: RecordLayout.EncodePlan?
     /// The declared defaults of the current model, by property name.
     let defaults: [String: StoredValue]
     let generations: [Generation]
@@ -42,7 +47,13 @@ final class TypeMigration: @unchecked Sendable {
         self.typeName = typeName
         self.newType = newType
         self.newVersion = newVersion
-        newLayout = RecordLayout(newType.properties)
+        let layout = RecordLayout(newType.properties)
+        newLayout = layout
+        encodeIds = newType.properties.map(\.fieldId)
+        encodeDefaults = newType.properties.map { defaults[$0.name] ?? .null }
+        let order = ObjectRecord.ascendingOrder(of: newType.properties.map(\.fieldId))
+        encodeOrder = order
+        encodePlan = layout.plan(order: order)
         self.defaults = defaults
         self.generations = generations.sorted { $0.fromVersion < $1.fromVersion }
         self.onFirstUse = onFirstUse
@@ -68,6 +79,12 @@ final class TypeMigration: @unchecked Sendable {
         oldObject._dynamic = old
         let newObject = DynamicObject()
         newObject._dynamic = state
+        run(generation, typeName: typeName, oldObject: oldObject, newObject: newObject)
+        state.modified = true
+    }
+
+    /// Runs `generation`'s transforms on objects made for them.
+    static func run(_ generation: Generation, typeName: String, oldObject: DynamicObject, newObject: DynamicObject) {
         if Migration.runningTransform == typeName {
             // A batch already marked the thread (setting a task-local costs an allocation per call).
             for transform in generation.transforms { transform(oldObject, newObject) }
@@ -76,7 +93,6 @@ final class TypeMigration: @unchecked Sendable {
                 for transform in generation.transforms { transform(oldObject, newObject) }
             }
         }
-        state.modified = true
     }
 
     /// A record's fields under the current schema, through its generation's transforms; nil when the record
@@ -84,17 +100,71 @@ final class TypeMigration: @unchecked Sendable {
     func migrate(fields: FieldValues, version: UInt64, report: MigrationReporter? = nil) -> FieldValues? {
         guard let generation = generation(for: version) else { return nil }
         if onFirstUse != nil, used.setOnce() { onFirstUse?(typeName) }
-        let state = DynamicState(type: newType, values: fields, writable: true, defaults: defaults)
-        Self.run(generation, typeName: typeName, fields: fields, into: state, report: report)
-        return state.values
+        var pair = takeSpare(generation.fromVersion) ?? Spare(
+            fromVersion: generation.fromVersion,
+            old: DynamicState(type: generation.oldType, values: fields, writable: false, defaults: [:]),
+            new: DynamicState(type: newType, values: fields, writable: true, defaults: defaults))
+        let old = pair.old._dynamic!, new = pair.new._dynamic!
+        old.values = fields
+        new.values = fields
+        new.modified = false
+        new.wrotePrimaryKey = false
+        old.report = report
+        new.report = report
+        Self.run(generation, typeName: typeName, oldObject: pair.old, newObject: pair.new)
+        new.modified = true
+        let result = new.values
+        if isKnownUniquelyReferenced(&pair.old), isKnownUniquelyReferenced(&pair.new) { giveBack(pair) }
+        return result
+    }
+
+    /// The migration objects `migrate` hands to the transforms, kept for the next record when the transforms
+    /// kept neither (nor their states' collections): one pair, taken by one reader at a time.
+    private struct Spare {
+        let fromVersion: UInt64
+        var old: DynamicObject
+        var new: DynamicObject
+        init(fromVersion: UInt64, old: DynamicState, new: DynamicState) {
+            self.fromVersion = fromVersion
+            self.old = DynamicObject()
+            self.old._dynamic = old
+            self.new = DynamicObject()
+            self.new._dynamic = new
+        }
+    }
+    private let spareLock = NSLock()
+    private var spare: Spare?
+
+    private func takeSpare(_ fromVersion: UInt64) -> Spare? {
+        spareLock.lock()
+        defer { spareLock.unlock() }
+        guard let s = spare, s.fromVersion == fromVersion else { return nil }
+        spare = nil
+        return s
+    }
+
+    private func giveBack(_ s: Spare) {
+        // The states too must be the objects' alone (a transform may keep a collection view of one).
+        guard isKnownUniquelyReferenced(&s.old._dynamic!), isKnownUniquelyReferenced(&s.new._dynamic!) else { return }
+        spareLock.lock()
+        spare = s
+        spareLock.unlock()
     }
 
     /// A record rewritten at the current version: every property of the new type, as `Migration` writes them.
     func encode(_ values: FieldValues) -> [UInt8] {
-        let fields = newType.properties.map { p -> (id: UInt32, value: StoredValue) in
-            (p.fieldId, values[p.fieldId] ?? defaults[p.name] ?? .null)
-        }
-        return ObjectRecord.encode(schemaVersion: newVersion, fields: fields, layout: newLayout)
+        var out: [UInt8] = []
+        var scratch: [StoredValue] = []
+        encode(values, into: &out, scratch: &scratch)
+        return out
+    }
+
+    /// `encode` into `out`, with `scratch` for the values in property order (both reused across records).
+    func encode(_ values: FieldValues, into out: inout [UInt8], scratch: inout [StoredValue]) {
+        scratch.removeAll(keepingCapacity: true)
+        for (i, id) in encodeIds.enumerated() { scratch.append(values[id] ?? encodeDefaults[i]) }
+        if let encodePlan, newLayout.encode(schemaVersion: newVersion, StoredValues(values: scratch), plan: encodePlan, into: &out) { return }
+        ObjectRecord.encode(schemaVersion: newVersion, fieldIds: encodeIds, values: scratch, order: encodeOrder, into: &out)
     }
 }
 
