@@ -35,7 +35,13 @@ extension Object {
     public func thaw() -> Self? {
         guard let accessor = _accessor else { return nil }
         guard !accessor.core.isFrozen else {
-            guard let live = try? RealmCore(configuration: accessor.core.configuration) else { return nil }
+            let live: RealmCore
+            do {
+                live = try RealmCore(configuration: accessor.core.configuration)
+            } catch {
+                // nil would say the object was deleted.
+                fatalError("thawing a \(type(of: self).className()) failed: opening \(accessor.core.configuration.fileURL?.path ?? "the Realm") gave \(error)")
+            }
             let binding = live.binding(forClass: type(of: self))
             guard live.exists(binding: binding, key: accessor.key) else { return nil }
             return live.makeObject(binding: binding, key: accessor.key, record: nil) as? Self

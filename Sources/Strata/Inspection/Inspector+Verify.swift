@@ -46,8 +46,12 @@ extension DatabaseInspector {
                         if let problem = Self.problem(value, p) { problems.append("\(path): \(t.name) object \(key): \(p.name) \(problem)") }
                         for target in Self.linkKeys(value, p) {
                             guard let targetType = schema.type(named: p.objectClassName ?? "") else { continue }
-                            if (try? snapshot.get(ObjectKey.bytes(target), in: targetType.partition)) == nil {
-                                problems.append("\(path): \(t.name) object \(key): \(p.name) links to \(targetType.name) \(target), which does not exist")
+                            do {
+                                if try snapshot.get(ObjectKey.bytes(target), in: targetType.partition) == nil {
+                                    problems.append("\(path): \(t.name) object \(key): \(p.name) links to \(targetType.name) \(target), which does not exist")
+                                }
+                            } catch {
+                                problems.append("\(path): \(t.name) object \(key): \(p.name) links to \(targetType.name) \(target), which cannot be read: \(error)")
                             }
                         }
                     }

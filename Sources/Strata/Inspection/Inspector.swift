@@ -107,7 +107,7 @@ package final class DatabaseInspector {
             try snapshot.scan(t.partition) { k, v in
                 objects += 1
                 raw += k.count + v.count
-                if !pending.isEmpty, let version = try? ObjectRecord.schemaVersion(v),
+                if !pending.isEmpty, case let version = try ObjectRecord.schemaVersion(v),
                     let i = pending.firstIndex(where: { version <= $0.fromVersion })
                 {
                     left[i] += 1
@@ -276,12 +276,22 @@ package final class DatabaseInspector {
     /// `Type("pk")` for an object with a primary key, `Type#key` otherwise; `(deleted)` when it is gone.
     private func linkName(_ className: String, _ key: Int64, _ snapshot: Snapshot) -> String {
         guard let t = schema?.type(named: className) else { return "\(className)#\(key)" }
-        guard let record = try? snapshot.get(ObjectKey.bytes(key), in: t.partition) else { return "\(className)#\(key) (deleted)" }
-        guard let pk = t.properties.first(where: \.isPrimaryKey),
-            let value = record.withUnsafeBytes({ [layouts = RecordLayouts(partition: t.partition, in: schema)] in
-                try? ObjectRecord.value(of: pk.fieldId, in: $0, layouts: layouts)
-            }) ?? nil
-        else { return "\(className)#\(key)" }
+        let record: [UInt8]?
+        do {
+            record = try snapshot.get(ObjectKey.bytes(key), in: t.partition)
+        } catch {
+            return "\(className)#\(key) (unreadable: \(error))"
+        }
+        guard let record else { return "\(className)#\(key) (deleted)" }
+        guard let pk = t.properties.first(where: \.isPrimaryKey) else { return "\(className)#\(key)" }
+        let layouts = RecordLayouts(partition: t.partition, in: schema)
+        let value: StoredValue?
+        do {
+            value = try record.withUnsafeBytes { try ObjectRecord.value(of: pk.fieldId, in: $0, layouts: layouts) }
+        } catch {
+            return "\(className)#\(key) (unreadable: \(error))"
+        }
+        guard let value else { return "\(className)#\(key)" }
         switch value {
         case .string(let s): return "\(className)(\"\(s)\")"
         case .int(let i): return "\(className)(\(i))"

@@ -921,9 +921,13 @@ public final class Migration {
             if let state = written[t.partition]?[key] ?? unstream(t, key) { return dynamic(state) }
             if deleted[t.partition]?.contains(key) ?? false { return nil }
         }
-        guard let bytes = try? openTx.snapshot.get(ObjectKey.bytes(key), in: t.partition),
-            let record = bytes.withUnsafeBytes({ [layouts = layouts(t.partition)] in try? ObjectRecord.decodeAll($0, layouts: layouts) })
-        else {
+        let record: (schemaVersion: UInt64, fields: FieldValues)
+        do {
+            guard let bytes = try openTx.snapshot.get(ObjectKey.bytes(key), in: t.partition) else { return nil }
+            let layouts = layouts(t.partition)
+            record = try bytes.withUnsafeBytes { try ObjectRecord.decodeAll($0, layouts: layouts) }
+        } catch {
+            errors.append("reading \(typeName) object \(key), linked from a migration object, failed: \(error)")
             return nil
         }
         if isOld {
@@ -1034,9 +1038,14 @@ public final class Migration {
         } catch {
             errors.append("reading the objects of \(t.name) failed: \(error)")
         }
-        var key = RealmCore.allocateKey(partition: t.partition, in: openTx, cache: &nextKeys)
-        while keyIsTaken(key, in: t) { key = RealmCore.allocateKey(partition: t.partition, in: openTx, cache: &nextKeys) }
-        return key
+        do {
+            var key = try RealmCore.allocateKey(partition: t.partition, in: openTx, cache: &nextKeys)
+            while keyIsTaken(key, in: t) { key = try RealmCore.allocateKey(partition: t.partition, in: openTx, cache: &nextKeys) }
+            return key
+        } catch {
+            errors.append("reading the key counter of \(t.name) failed: \(error)")
+            return Int64.max
+        }
     }
 
     /// Starts the key counter of a type whose objects were keyed by an Int primary key (keys that no counter
@@ -1052,7 +1061,7 @@ public final class Migration {
         }
         for key in (written[t.partition] ?? [:]).keys { largest = Swift.max(largest, key) }
         for (key, _) in streamed[t.partition]?.all ?? [] { largest = Swift.max(largest, key) }
-        let stored = RealmCore.allocateKey(partition: t.partition, in: openTx, cache: &nextKeys)
+        let stored = try RealmCore.allocateKey(partition: t.partition, in: openTx, cache: &nextKeys)
         nextKeys[t.partition] = Swift.max(stored, largest &+ 1)
     }
 

@@ -116,6 +116,7 @@ public enum StoredValue: Sendable, Hashable {
         case (.int, .double(let x)) where x == x.rounded() && abs(x) < 9.0e18: return .int(Int64(x))
         case (.decimal128, .int(let x)): return .decimal(Decimal(x))
         case (.decimal128, .double(let x)): return Decimal(string: "\(x)", locale: Locale(identifier: "en_US_POSIX")).map { .decimal($0) }
+        // try?: a string that is not a number is not a Decimal128 (no storage read).
         case (.decimal128, .string(let x)): return (try? Decimal128(string: x)).map { .decimal($0.value) }
         default: return v
         }

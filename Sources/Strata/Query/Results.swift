@@ -182,7 +182,9 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         else { return (nil, .scan) }
         let plan = QueryPlan.index(type: info.schema.className, property: info.schema.properties[i].name)
         if planOnly { return (nil, plan) }
-        guard var keys = try? SecondaryIndex.lookUp(values, in: partition, snapshot: core.readSnapshot) else { return (nil, .scan) }
+        var keys = core.mustRead("the index of \(info.schema.className).\(info.schema.properties[i].name)") {
+            try SecondaryIndex.lookUp(values, in: partition, snapshot: core.readSnapshot)
+        }
         // The index is of the last commit: objects this write transaction touched are candidates too.
         keys.formUnion(core.pendingKeys(partition: binding.partition))
         return (keys, plan)

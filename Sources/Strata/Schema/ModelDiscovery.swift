@@ -28,6 +28,7 @@ enum ModelDiscovery {
     static let schemaClasses: [Object.Type] = {
         var infos: [ObjectIdentifier: TypeInfo] = [:]
         for cls in modelClasses {
+            // try?: a class whose model is wrong reports it when first used (no storage read).
             if let info = try? TypeRegistry.checkedInfo(for: cls) { infos[ObjectIdentifier(cls)] = info }
         }
         let byName = Dictionary(grouping: infos.values, by: { $0.schema.className })

@@ -27,7 +27,13 @@ extension RealmCore {
         }
         write = WriteState(tx: tx)
         // The write sees the latest version, as Realm's does.
-        try? moveToLatest()
+        do {
+            try moveToLatest()
+        } catch {
+            write = nil
+            tx.abort()
+            throw realmError(error, fileURL: configuration.fileURL)
+        }
     }
 
     /// Commits touching more objects than this log no key set for observers (see `commitWrite`).
@@ -125,6 +131,7 @@ extension RealmCore {
         } catch {
             write = nil
             w.tx.abort()
+            // try?: the write failed and its error is thrown; staying at the version it began from is consistent.
             try? moveToLatest()
             discardWriteReads()
             throw realmError(error, fileURL: configuration.fileURL)
@@ -137,7 +144,7 @@ extension RealmCore {
             o._unmanagedCollections = nil
             o._setValues = nil
         }
-        try? moveToLatest(skipping: skipping)
+        mustMoveToLatest(skipping: skipping)
         shared.committed(by: self)
     }
 
@@ -153,7 +160,7 @@ extension RealmCore {
         w.tx.abort()
         for o in w.objectsToInvalidate { o._accessor = nil }
         write = nil
-        try? moveToLatest()
+        mustMoveToLatest()
         discardWriteReads()
     }
 
@@ -166,9 +173,9 @@ extension RealmCore {
     }
 
     /// The next object key of a partition, read from and advanced in `tx` (migrations).
-    static func allocateKey(partition p: UInt32, in tx: WriteTransaction, cache: inout [UInt32: Int64]) -> Int64 {
+    static func allocateKey(partition p: UInt32, in tx: WriteTransaction, cache: inout [UInt32: Int64]) throws -> Int64 {
         if cache[p] == nil {
-            let stored = (try? tx.snapshot.get(StoredSchema.nextKeyKey(p), in: StoredSchema.metadataPartition)) ?? nil
+            let stored = try tx.snapshot.get(StoredSchema.nextKeyKey(p), in: StoredSchema.metadataPartition)
             cache[p] = stored.flatMap { $0.withUnsafeBytes { ObjectKey.decode($0) } } ?? 0
         }
         let k = cache[p] ?? 0
@@ -180,7 +187,9 @@ extension RealmCore {
     func allocateKey(_ binding: TypeBinding, _ w: WriteState) -> Int64 {
         let p = binding.partition
         if w.nextKeys[p] == nil {
-            let stored = try? w.tx.snapshot.get(StoredSchema.nextKeyKey(p), in: StoredSchema.metadataPartition)
+            let stored = mustRead("the key counter of \(binding.info.schema.className)") {
+                try w.tx.snapshot.get(StoredSchema.nextKeyKey(p), in: StoredSchema.metadataPartition)
+            }
             w.nextKeys[p] = stored.flatMap { $0.withUnsafeBytes { ObjectKey.decode($0) } } ?? 0
         }
         let k = w.nextKeys[p]!

@@ -340,11 +340,16 @@ extension RealmCore {
         let stored = shared.storedSchema.withLock { $0 }
         w.droppedPartitions = true
         for t in stored?.types ?? [] {
-            // Dropping a partition is O(1) in the engine.
-            try? w.tx.dropPartition(t.partition)
-            if let p = t.primaryKeyPartition { try? w.tx.dropPartition(p) }
-            // The type's indexes stay listed: empty, they are right for no objects.
-            for index in t.indexes ?? [] { try? w.tx.dropPartition(index.partition) }
+            // Dropping a partition is O(1) in the engine. It fails only on a transaction the engine refuses
+            // (closed, over its size limit): deleteAll cannot throw, and half a deleteAll is not an answer.
+            do {
+                try w.tx.dropPartition(t.partition)
+                if let p = t.primaryKeyPartition { try w.tx.dropPartition(p) }
+                // The type's indexes stay listed: empty, they are right for no objects.
+                for index in t.indexes ?? [] { try w.tx.dropPartition(index.partition) }
+            } catch {
+                fatalError("deleteAll in \(shared.displayName) failed on \(t.name): \(error)")
+            }
             w.removePending(partition: t.partition)
         }
     }

@@ -140,6 +140,16 @@ final class RealmCore: @unchecked Sendable {
     // MARK: - Versions
 
     /// Moves to the latest version and tells observers what changed (all but those in `skipping`).
+    /// `moveToLatest` where the caller cannot throw: a Realm that cannot see the latest version would answer
+    /// from an old one, so it stops instead, saying why.
+    func mustMoveToLatest(skipping: Set<ObjectIdentifier> = []) {
+        do {
+            try moveToLatest(skipping: skipping)
+        } catch {
+            fatalError("moving \(shared.displayName) to its latest version failed: \(error)")
+        }
+    }
+
     func moveToLatest(skipping: Set<ObjectIdentifier> = []) throws {
         let next = try database.snapshot()
         let old = snapshot
@@ -189,7 +199,7 @@ final class RealmCore: @unchecked Sendable {
     func refresh() -> Bool {
         guard write == nil, !isFrozen else { return false }
         let before = snapshot.sequence
-        try? moveToLatest()
+        mustMoveToLatest()
         isInvalidated = false
         return snapshot.sequence != before
     }
@@ -200,14 +210,14 @@ final class RealmCore: @unchecked Sendable {
     func invalidate() {
         guard write == nil else { return }
         invalidations += 1
-        try? moveToLatest()
+        mustMoveToLatest()
     }
 
     var isEmpty: Bool {
         let stored = shared.storedSchema.withLock { $0 }
         for t in stored?.types ?? [] {
             var any = false
-            try? readSnapshot.scan(t.partition) { _, _ in any = true; return false }
+            mustRead("the objects of \(t.name)") { try readSnapshot.scan(t.partition) { _, _ in any = true; return false } }
             if any { return false }
         }
         if let write, write.hasLiveObjects { return false }

@@ -70,6 +70,7 @@ final class SharedFile: @unchecked Sendable {
     }
 
     deinit {
+        // try?: a close that fails leaves its commits in the write-ahead log, which the next open replays.
         try? database.close()
         // An in-memory Realm's data lives while an instance does, as in Realm.
         if let memory, identity.hasPrefix("memory:") {
@@ -119,6 +120,7 @@ final class SharedFile: @unchecked Sendable {
             // A new file starts as a copy of the seed Realm, as in Realm.
             do {
                 try FileManager.default.copyItem(atPath: seed.path, toPath: path)
+                // try?: the seed's lock file, when it has one, is not needed (no storage read).
                 try? FileManager.default.removeItem(atPath: path + "/LOCK")
             } catch {
                 throw Realm.Error(.fileAccess, "copying the seed file \(seed.path) to \(name) failed: \(error)", fileURL: config.fileURL)
@@ -183,6 +185,7 @@ final class SharedFile: @unchecked Sendable {
     }
 
     static func fileExists(for config: Realm.Configuration) -> Bool {
+        // try?: a configuration without a usable location has no file (no storage read).
         guard let (path, fs, _, _) = try? location(config) else { return false }
         return fs.fileExists(atPath: path + "/CURRENT")
     }

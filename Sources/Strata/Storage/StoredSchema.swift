@@ -111,8 +111,12 @@ struct StoredSchema: Codable, Equatable, Sendable {
     func encoded() -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        // Encoding plain structs of strings and numbers cannot fail.
-        return (try? Array(encoder.encode(self))) ?? []
+        do {
+            return Array(try encoder.encode(self))
+        } catch {
+            // Writing an empty schema would lose the file's types: a stop is the only safe answer.
+            fatalError("encoding the stored schema (version \(schemaVersion)) failed: \(error)")
+        }
     }
 }
 
