@@ -126,29 +126,46 @@ struct QueryParser {
     }
 
     mutating func parseOr() throws -> QueryExpr {
-        try enter()
-        defer { depth -= 1 }
-        var e = try parseAnd()
+        var terms = [try parseAnd()]
         while isKeyword("OR") || isSymbol("||") {
             advance()
-            e = .or(e, try parseAnd())
+            terms.append(try parseAnd())
         }
-        return e
+        return Self.balanced(terms, QueryExpr.or)
     }
 
     mutating func parseAnd() throws -> QueryExpr {
-        var e = try parseNot()
+        var terms = [try parseNot()]
         while isKeyword("AND") || isSymbol("&&") {
             advance()
-            e = .and(e, try parseNot())
+            terms.append(try parseNot())
         }
-        return e
+        return Self.balanced(terms, QueryExpr.and)
+    }
+
+    /// The terms of a chain of one associative operator as a balanced tree, in their order: its depth is the
+    /// logarithm of their number, so that 100,000 `OR` terms do not make every recursive walk of the predicate
+    /// (resolving, evaluating, freeing it) 100,000 calls deep.
+    static func balanced(_ terms: [QueryExpr], _ join: (QueryExpr, QueryExpr) -> QueryExpr) -> QueryExpr {
+        var level = terms
+        while level.count > 1 {
+            var next: [QueryExpr] = []
+            next.reserveCapacity((level.count + 1) / 2)
+            var i = 0
+            while i + 1 < level.count {
+                next.append(join(level[i], level[i + 1]))
+                i += 2
+            }
+            if i < level.count { next.append(level[i]) }
+            level = next
+        }
+        return level[0]
     }
 
     mutating func parseNot() throws -> QueryExpr {
-        try enter()
-        defer { depth -= 1 }
         if isKeyword("NOT") || isSymbol("!") {
+            try enter()
+            defer { depth -= 1 }
             advance()
             return .not(try parseNot())
         }
@@ -157,6 +174,8 @@ struct QueryParser {
 
     mutating func parsePrimary() throws -> QueryExpr {
         if isSymbol("(") {
+            try enter()
+            defer { depth -= 1 }
             advance()
             let e = try parseOr()
             guard isSymbol(")") else { throw error("expected ')'") }
