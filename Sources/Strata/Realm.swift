@@ -164,14 +164,26 @@ public struct Realm: @unchecked Sendable {
             stored = .int(Int64(i))
         } else {
             let property = binding.info.schema.properties[pk]
-            guard let s = StoredValue.from(any: key, as: property.type) else {
-                fatalError("Invalid value '\(key)' of type '\(K.self)' for primary key '\(binding.info.schema.className).\(property.name)' of type \(property.type)")
+            // A key of another type finds nothing in Realm either way: it is the caller's mistake, said as Realm does.
+            guard let s = StoredValue.from(any: key, as: property.type), Self.fitsPrimaryKey(s, property) else {
+                fatalError(TypeInfo.invalidValueMessage(
+                    key, type: property.type, target: nil, nullable: property.isNullable, collection: "",
+                    property: "\(binding.info.schema.className).\(property.name)"))
             }
             stored = s
         }
         guard let (objectKey, record) = core.lookup(primaryKey: stored, binding: binding) else { return nil }
         let object = core.makeObject(binding: binding, key: objectKey, record: record)
         return binding.objectClass == T.self ? unsafeDowncast(object, to: T.self) : object as? T
+    }
+
+    /// Whether `v` is a value of primary key `p`'s type (or nil for an optional one).
+    static func fitsPrimaryKey(_ v: StoredValue, _ p: Property) -> Bool {
+        switch (p.type, v) {
+        case (_, .null): p.isNullable
+        case (.int, .int), (.string, .string), (.objectId, .objectId), (.UUID, .uuid): true
+        default: false
+        }
     }
 
     // MARK: Versions

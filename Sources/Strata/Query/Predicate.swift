@@ -209,6 +209,50 @@ indirect enum QueryExpr: Sendable {
 
     /// Resolves property names against `info`; `bindings` finds the types key paths through links lead to.
     /// Errors name the type, the property and what was wrong.
+    /// Whether a query constant can be compared with a property of `type` (nil always can; numbers with any
+    /// numeric property, as in Realm; links, mixed and collections' counts are checked elsewhere).
+    static func comparable(_ v: StoredValue, with type: PropertyType) -> Bool {
+        switch (type, v) {
+        case (_, .null), (.any, _), (.object, _), (.linkingObjects, _): return true
+        case (.int, .int), (.int, .double), (.int, .float), (.int, .decimal), (.int, .bool): return true
+        case (.double, .int), (.double, .double), (.double, .float), (.double, .decimal): return true
+        case (.float, .int), (.float, .double), (.float, .float), (.float, .decimal): return true
+        case (.decimal128, .int), (.decimal128, .double), (.decimal128, .float), (.decimal128, .decimal): return true
+        case (.bool, .bool), (.bool, .int): return true
+        case (.string, .string), (.data, .data), (.date, .date), (.objectId, .objectId), (.UUID, .uuid): return true
+        default: return false
+        }
+    }
+
+    /// Realm's name of a property type in its query errors.
+    static func realmTypeName(_ type: PropertyType) -> String {
+        switch type {
+        case .int: "int"
+        case .bool: "bool"
+        case .float: "float"
+        case .double: "double"
+        case .string: "string"
+        case .data: "data"
+        case .any: "mixed"
+        case .date: "date"
+        case .objectId: "object id"
+        case .decimal128: "decimal128"
+        case .UUID: "uuid"
+        case .object, .linkingObjects: "object"
+        }
+    }
+
+    static func describe(_ v: StoredValue) -> String {
+        switch v {
+        case .string(let s): s
+        case .int(let i): "\(i)"
+        case .double(let d): "\(d)"
+        case .float(let f): "\(f)"
+        case .bool(let b): b ? "true" : "false"
+        default: "\(v)"
+        }
+    }
+
     func resolve(_ info: TypeInfo, bindings: BindingResolver? = nil) throws -> Predicate {
         func flip(_ op: CompareOp) -> CompareOp {
             switch op {
@@ -226,6 +270,16 @@ indirect enum QueryExpr: Sendable {
             case (.float, .double(let x)): return .float(Float(x))
             default: return v
             }
+        }
+        /// `coerce`, after checking that a constant can be compared with a property of `type` at all: one of
+        /// another kind is Realm's "Invalid value" error, never a query that silently matches nothing.
+        func checked(_ v: StoredValue, for type: PropertyType, _ name: String) throws -> StoredValue {
+            guard Self.comparable(v, with: type) else {
+                throw QueryError(
+                    "Expected object of type \(Self.realmTypeName(type)) for property '\(name)' on object of type "
+                        + "'\(info.schema.className)', but received: \(Self.describe(v))")
+            }
+            return coerce(v, for: type)
         }
         /// A key path with its quantifier (nil when none was written).
         func operand(_ e: QueryExpr) -> (String, Quantifier?)? {
@@ -278,10 +332,10 @@ indirect enum QueryExpr: Sendable {
             throw QueryError("SUBQUERY(...).@count must be compared with a number")
         case .comparison(let l, let op, let r, let options):
             if case let (n, q)? = operand(l), case .value(let v) = r {
-                return try condition(n, q) { .compare(op, coerce(v, for: $0), options) }
+                return try condition(n, q) { .compare(op, try checked(v, for: $0, n), options) }
             }
             if case .value(let v) = l, case let (n, q)? = operand(r) {
-                return try condition(n, q) { .compare(flip(op), coerce(v, for: $0), options) }
+                return try condition(n, q) { .compare(flip(op), try checked(v, for: $0, n), options) }
             }
             if case let (ln, lq)? = operand(l), case let (rn, rq)? = operand(r) {
                 // Two key paths compared with each other (`age > score`, `owner.city == city`).
@@ -307,18 +361,18 @@ indirect enum QueryExpr: Sendable {
             }
         case .isIn(let l, let r, let options):
             if case let (n, q)? = operand(l), case .list(let values) = r {
-                return try condition(n, q) { type in .isIn(values.map { coerce($0, for: type) }, options) }
+                return try condition(n, q) { type in .isIn(try values.map { try checked($0, for: type, n) }, options) }
             }
             // `value IN collection`: some element equals the value.
             if case .value(let v) = l, case let (n, q)? = operand(r), q == nil {
-                return try condition(n, .any) { .compare(.equal, coerce(v, for: $0), options) }
+                return try condition(n, .any) { .compare(.equal, try checked(v, for: $0, n), options) }
             }
             throw QueryError("IN needs a property on the left and a list {a, b} or an array argument on the right, or a value on the left and a collection property on the right")
         case .between(let l, let r):
             guard case let (n, q)? = operand(l), case .list(let values) = r, values.count == 2 else {
                 throw QueryError("BETWEEN needs a property on the left and {low, high} on the right")
             }
-            return try condition(n, q) { .between(coerce(values[0], for: $0), coerce(values[1], for: $0)) }
+            return try condition(n, q) { .between(try checked(values[0], for: $0, n), try checked(values[1], for: $0, n)) }
         case .and(let a, let b): return .and(try a.resolve(info, bindings: bindings), try b.resolve(info, bindings: bindings))
         case .or(let a, let b): return .or(try a.resolve(info, bindings: bindings), try b.resolve(info, bindings: bindings))
         case .not(let a): return .not(try a.resolve(info, bindings: bindings))

@@ -511,9 +511,17 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
     // MARK: Aggregates
 
-    private func values(of property: String) -> [StoredValue] {
+    private func values(of property: String, for verb: String) -> [StoredValue] {
         guard let i = binding.info.propertyIndex[property] else {
             fatalError("Invalid property name '\(property)' for class '\(binding.info.schema.className)'")
+        }
+        // Realm's aggregates: numbers (and mixed) for all four, dates too for min and max.
+        let p = binding.info.schema.properties[i]
+        let numeric: Set<PropertyType> = [.int, .float, .double, .decimal128, .any]
+        let supported = !p.isCollection && (numeric.contains(p.type) || ((verb == "min" || verb == "max") && p.type == .date))
+        guard supported else {
+            let kind = p.isCollection ? "array" : QueryExpr.realmTypeName(p.type)
+            fatalError("Cannot \(verb) property '\(property)': operation not supported for '\(kind)' properties")
         }
         var out: [StoredValue] = []
         let context = queryContext()
@@ -527,15 +535,15 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     }
 
     public func min<T: _Persistable>(ofProperty property: String) -> T? {
-        values(of: property).min { (StoredValue.compare($0, $1) ?? 0) < 0 }.flatMap { T._fromStored($0) }
+        values(of: property, for: "min").min { (StoredValue.compare($0, $1) ?? 0) < 0 }.flatMap { T._fromStored($0) }
     }
 
     public func max<T: _Persistable>(ofProperty property: String) -> T? {
-        values(of: property).max { (StoredValue.compare($0, $1) ?? 0) < 0 }.flatMap { T._fromStored($0) }
+        values(of: property, for: "max").max { (StoredValue.compare($0, $1) ?? 0) < 0 }.flatMap { T._fromStored($0) }
     }
 
     public func sum<T: _Persistable>(ofProperty property: String) -> T {
-        let vs = values(of: property)
+        let vs = values(of: property, for: "sum")
         if T._propertyType == .int {
             let total = vs.reduce(Int64(0)) { acc, v in if case .int(let x) = v { return acc &+ x }; return acc }
             return T._fromStored(.int(total)) ?? T._zeroValue
@@ -545,7 +553,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     }
 
     public func average<T: _Persistable>(ofProperty property: String) -> T? {
-        let vs = values(of: property)
+        let vs = values(of: property, for: "average")
         guard !vs.isEmpty else { return nil }
         let avg = vs.reduce(0.0) { $0 + ($1.numeric ?? 0) } / Double(vs.count)
         return T._fromStored(T._propertyType == .float ? .float(Float(avg)) : .double(avg))
