@@ -140,7 +140,7 @@ func queryFacts(_ realm: Realm, version: UInt64) -> [String] {
             "\(people.where { $0.fullName.starts(with: "a") }.count)",
             people.sorted(byKeyPath: "fullName").prefix(5).map(\.fullName).joined(separator: ","),
             "\(people.sum(ofProperty: "years") as Int)",
-            "\(people.max(ofProperty: "fullName") as String? ?? "-")",
+            "\(people.max(ofProperty: "years") as Int? ?? -1)",
         ]
     case 3:
         let people = realm.objects(O3.Person.self)
