@@ -19,6 +19,18 @@ extension Database {
         log.file.close()
         log.file = file
         log.number = number
+        // The manifest learns of the new log before any commit goes into it: an open that finds it missing
+        // then knows acknowledged commits may be gone.
+        try manifestState.withLock { ms in
+            var manifest = ms.manifest
+            let manifestNumber = allocateFileNumber()
+            manifest.newestLogNumber = number
+            manifest.nextFileNumber = nextFileNumber
+            try installManifest(manifest, number: manifestNumber)
+            try? fileSystem.removeFile(atPath: path(.manifest(ms.manifestNumber)))
+            ms.manifest = manifest
+            ms.manifestNumber = manifestNumber
+        }
         published.withLock { p in
             var parts = p.version.partitions
             for (id, ps) in parts where !ps.active.isEmpty {
@@ -195,7 +207,8 @@ extension Database {
         }
         let number = allocateFileNumber()
         let manifest = Manifest(
-            nextFileNumber: nextFileNumber, lastFlushedSequence: lastFlushedSequence, logNumber: logNumber, partitions: partitions)
+            nextFileNumber: nextFileNumber, lastFlushedSequence: lastFlushedSequence, logNumber: logNumber,
+            newestLogNumber: max(logNumber, ms.manifest.newestLogNumber), partitions: partitions)
         try installManifest(manifest, number: number)
         let old = ms.manifest
         let oldNumber = ms.manifestNumber

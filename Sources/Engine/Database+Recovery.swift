@@ -88,6 +88,18 @@ extension Database {
                 throw StorageError.corrupted("manifest is \(bytes.count) bytes, the limit is \(Limits.maxManifestBytes)", file: name, offset: 0)
             }
             manifest = try bytes.withUnsafeBytes { try Manifest.decode($0, file: name) }
+            // The logs that may hold acknowledged commits not yet in segments must be here (all but a database
+            // whose creation stopped before its first log: nothing was committed to it).
+            let unborn = n == 1 && manifest.lastFlushedSequence == 0 && manifest.partitions.isEmpty
+            if !unborn {
+                for log in Set([manifest.logNumber, manifest.newestLogNumber]).sorted() where !fs.fileExists(atPath: path(.log(log))) {
+                    throw StorageError.corrupted(
+                        "the manifest needs \(FileName.log(log).name), which may hold commits made after sequence "
+                            + "\(manifest.lastFlushedSequence) that are not in segments yet, but it is missing: acknowledged commits "
+                            + "would be lost. Restore the directory from a backup.",
+                        file: name, offset: nil)
+                }
+            }
         }
 
         // Segments.

@@ -23,11 +23,12 @@ package struct SegmentInfo: Equatable, Sendable {
 ///
 /// Layout (little-endian; see Engine.docc/FileFormat.md):
 /// `magic "STRATAMF"` · `u32 formatVersion` · `u32 flags` · `u64 nextFileNumber` · `u64 lastFlushedSequence`
-/// · `u64 logNumber` · `u32 partitionCount` · per partition `u32 id, u32 segmentCount, segmentCount x
+/// · `u64 logNumber` · `u64 newestLogNumber` (format 2; format 1 has none) · `u32 partitionCount` · per partition `u32 id, u32 segmentCount, segmentCount x
 /// SegmentInfo (6 x u64)` · `u64 checksum` (XXH3-64 of every byte before it).
 package struct Manifest: Equatable, Sendable {
     static let magic: UInt64 = 0x464D_4154_4152_5453  // "STRATAMF" little-endian
-    static let formatVersion: UInt32 = 1
+    /// 2 added `newestLogNumber`; format 1 is still read.
+    static let formatVersion: UInt32 = 2
     /// The largest file number or sequence number a manifest may hold (2^62).
     static let maxCounter: UInt64 = 1 << 62
 
@@ -36,13 +37,21 @@ package struct Manifest: Equatable, Sendable {
     package var lastFlushedSequence: UInt64
     /// Log files numbered at or above this one are replayed at open.
     package var logNumber: UInt64
+    /// The newest log file created: it and `logNumber`'s must exist at open (they may hold acknowledged
+    /// commits), so that a deleted log is an error rather than lost commits. A format-1 manifest did not
+    /// record it (it reads as `logNumber`).
+    package var newestLogNumber: UInt64
     /// Each partition's segments, newest first.
     package var partitions: [UInt32: [SegmentInfo]]
 
-    package init(nextFileNumber: UInt64, lastFlushedSequence: UInt64, logNumber: UInt64, partitions: [UInt32: [SegmentInfo]]) {
+    package init(
+        nextFileNumber: UInt64, lastFlushedSequence: UInt64, logNumber: UInt64, newestLogNumber: UInt64? = nil,
+        partitions: [UInt32: [SegmentInfo]]
+    ) {
         self.nextFileNumber = nextFileNumber
         self.lastFlushedSequence = lastFlushedSequence
         self.logNumber = logNumber
+        self.newestLogNumber = max(newestLogNumber ?? logNumber, logNumber)
         self.partitions = partitions
     }
 
@@ -54,6 +63,7 @@ package struct Manifest: Equatable, Sendable {
         out.appendUInt64LE(nextFileNumber)
         out.appendUInt64LE(lastFlushedSequence)
         out.appendUInt64LE(logNumber)
+        out.appendUInt64LE(newestLogNumber)
         out.appendUInt32LE(UInt32(partitions.count))
         for id in partitions.keys.sorted() {
             let segments = partitions[id]!
@@ -105,6 +115,7 @@ package struct Manifest: Equatable, Sendable {
             let nextFile = try r.readUInt64LE("next file number")
             let lastSeq = try r.readUInt64LE("last flushed sequence")
             let logNumber = try r.readUInt64LE("log number")
+            let newestLog = version >= 2 ? try r.readUInt64LE("newest log number") : logNumber
             let partitionCount = Int(try r.readUInt32LE("partition count"))
             guard partitionCount <= r.remaining / 8 else {
                 throw StorageError.corrupted(
@@ -150,7 +161,13 @@ package struct Manifest: Equatable, Sendable {
             guard logNumber < nextFile else {
                 throw StorageError.corrupted("log number \(logNumber) is not below the next file number \(nextFile)", file: nil, offset: 32)
             }
-            return Manifest(nextFileNumber: nextFile, lastFlushedSequence: lastSeq, logNumber: logNumber, partitions: partitions)
+            guard newestLog >= logNumber, newestLog < nextFile else {
+                throw StorageError.corrupted(
+                    "newest log number \(newestLog) is not between the log number \(logNumber) and the next file number \(nextFile)",
+                    file: nil, offset: 40)
+            }
+            return Manifest(
+                nextFileNumber: nextFile, lastFlushedSequence: lastSeq, logNumber: logNumber, newestLogNumber: newestLog, partitions: partitions)
         } catch let error as StorageError {
             throw error.located(file: file)
         }
