@@ -30,6 +30,23 @@ import TestSupport
         #expect(realm.objects(Person.self).filter(ands).count == 10)
     }
 
+    /// The same in the type-safe API: a loop joining 100,000 conditions with `||` (or `&&`).
+    @Test func aHundredThousandTypeSafeTermsRun() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Self.realm(dir)
+        let ors = realm.objects(Person.self).where { q in (1..<100_000).reduce(q.age == 0) { acc, i in acc || q.age == i * 2 } }
+        #expect(ors.count == 10)
+        let ands = realm.objects(Person.self).where { q in (1..<100_000).reduce(q.age >= 0) { acc, _ in acc && q.age >= 10 } }
+        #expect(ands.count == 10)
+        // Prefixes of one chain stay what they were when another query extends them.
+        let people = realm.objects(Person.self)
+        #expect(people.where { q in
+            let base = q.age == 1 || q.age == 2
+            _ = base || q.age == 3
+            return base || q.age == 4
+        }.count == 3)
+    }
+
     @Test func anInListOfAHundredThousandValuesRuns() throws {
         let dir = try TemporaryDirectory()
         let realm = try Self.realm(dir)

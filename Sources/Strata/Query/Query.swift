@@ -3,9 +3,37 @@ import Foundation
 /// A type-safe query: `realm.objects(Person.self).where { $0.age > 18 && $0.name.starts(with: "A") }`.
 @dynamicMemberLookup
 public struct Query<T> {
-    let expression: QueryExpr
+    private let base: QueryExpr
+    /// A chain of `||` (or `&&`) built term by term: the terms in one shared buffer, of which this query is
+    /// the first `count`. Appending where the buffer ends costs O(1), so a loop joining 100,000 conditions is
+    /// linear, and the expression is built as a balanced tree (no recursion 100,000 calls deep when it is
+    /// resolved, evaluated or freed).
+    private let chain: (terms: QueryTerms, count: Int)?
 
-    init(_ expression: QueryExpr) { self.expression = expression }
+    init(_ expression: QueryExpr) {
+        base = expression
+        chain = nil
+    }
+
+    private init(chain terms: QueryTerms, count: Int) {
+        base = .truePredicate
+        chain = (terms, count)
+    }
+
+    var expression: QueryExpr {
+        guard let chain else { return base }
+        let terms = Array(chain.terms.items[0..<chain.count])
+        return QueryParser.balanced(terms, chain.terms.isOr ? QueryExpr.or : QueryExpr.and)
+    }
+
+    /// `lhs` joined with `rhs` by OR (`isOr`) or AND.
+    static func joined(_ lhs: Query<Bool>, _ rhs: Query<Bool>, isOr: Bool) -> Query<Bool> {
+        if let c = lhs.chain, c.terms.isOr == isOr, c.terms.items.count == c.count {
+            c.terms.items.append(rhs.expression)
+            return Query<Bool>(chain: c.terms, count: c.count + 1)
+        }
+        return Query<Bool>(chain: QueryTerms(items: [lhs.expression, rhs.expression], isOr: isOr), count: 2)
+    }
 
     public subscript<V>(dynamicMember keyPath: KeyPath<T, V>) -> Query<V> where T: Object {
         Query<V>(.property(TypeRegistry.info(for: T.self).name(of: keyPath)))
@@ -83,8 +111,8 @@ extension Query where T: _QueryString {
 }
 
 extension Query where T == Bool {
-    public static func && (lhs: Query<Bool>, rhs: Query<Bool>) -> Query<Bool> { Query<Bool>(.and(lhs.expression, rhs.expression)) }
-    public static func || (lhs: Query<Bool>, rhs: Query<Bool>) -> Query<Bool> { Query<Bool>(.or(lhs.expression, rhs.expression)) }
+    public static func && (lhs: Query<Bool>, rhs: Query<Bool>) -> Query<Bool> { joined(lhs, rhs, isOr: false) }
+    public static func || (lhs: Query<Bool>, rhs: Query<Bool>) -> Query<Bool> { joined(lhs, rhs, isOr: true) }
     public static prefix func ! (q: Query<Bool>) -> Query<Bool> { Query<Bool>(.not(q.expression)) }
 }
 
@@ -149,3 +177,13 @@ extension Query where T: _QueryCollection, T._QueryElement: _QueryComparable {
 }
 
 extension Map: _QueryCollection { public typealias _QueryElement = Value }
+
+/// The terms of a chain of one operator, shared by the queries that are prefixes of it (`Query.joined`).
+final class QueryTerms {
+    var items: [QueryExpr]
+    let isOr: Bool
+    init(items: [QueryExpr], isOr: Bool) {
+        self.items = items
+        self.isOr = isOr
+    }
+}
