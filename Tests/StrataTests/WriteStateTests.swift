@@ -285,9 +285,13 @@ import TestSupport
         #expect(realm.objects(Note.self).map(\.text) == (0..<10).map { "n\($0)" })
     }
 
-    @Test func cancelLeavesNothing() throws {
+    /// RealmSwift's `cancelWrite()`: the data goes back to what it was, objects added in the write are
+    /// invalidated rather than becoming unmanaged, and a deleted object is not revived.
+    @Test func cancelLeavesNothingAndInvalidatesWhatItAdded() throws {
         let dir = try TemporaryDirectory()
         let realm = try Realm(configuration: Self.config(dir))
+        try realm.write { realm.add(Self.person(70, "old", age: 70)) }
+        let old = try #require(realm.object(ofType: Person.self, forPrimaryKey: 70))
         let kept = Self.person(1, "kept", age: 3)
         let changed = Self.person(60, "changed", age: 1)
         let gone = Self.person(61, "gone", age: 6)
@@ -298,22 +302,35 @@ import TestSupport
         changed.age = 2
         realm.add(gone)
         realm.delete(gone)
+        realm.delete(old)
         #expect(realm.objects(Person.self).count == 50)
         realm.cancelWrite()
-        #expect(realm.objects(Person.self).isEmpty)
-        #expect(kept.realm == nil, "the object is unmanaged again")
-        #expect(kept.firstName == "kept")
-        #expect(kept.age == 3)
-        // With the values it had when the write was cancelled.
-        #expect(changed.realm == nil)
-        #expect(changed.age == 2)
-        #expect(changed.firstName == "changed")
-        #expect(gone.realm == nil)
-        #expect(gone.firstName == "gone")
-        #expect(gone.age == 6)
-        // And it can be added again.
-        try realm.write { realm.add(kept) }
-        #expect(realm.object(ofType: Person.self, forPrimaryKey: 1)?.firstName == "kept")
+        #expect(realm.objects(Person.self).count == 1)
+        #expect(kept.isInvalidated)
+        #expect(changed.isInvalidated)
+        #expect(gone.isInvalidated)
+        #expect(old.isInvalidated, "a deleted instance is not revived")
+        // Running the query again finds the object the cancel restored.
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 70)?.firstName == "old")
+        // A later object with the key of a cancelled one does not bring that instance back.
+        try realm.write { realm.add(Self.person(1, "later", age: 9)) }
+        #expect(kept.isInvalidated)
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 1)?.firstName == "later")
+    }
+
+    @Test func readingAnObjectAddedInACancelledWriteIsRealmsError() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dir = try TemporaryDirectory()
+            let realm = try Realm(configuration: WriteStateTests.config(dir))
+            let p = WriteStateTests.person(1, "a", age: 1)
+            realm.beginWrite()
+            realm.add(p)
+            realm.cancelWrite()
+            try realm.write { realm.add(WriteStateTests.person(1, "b", age: 2)) }
+            print(p.firstName)
+        }
+        let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(text.contains("Object has been deleted or invalidated."))
     }
 
     @Test func aCommitNobodyObservesBuildsNoChangeSet() throws {

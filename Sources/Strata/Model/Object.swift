@@ -255,6 +255,15 @@ final class ObjectAccessor {
     @exclusivity(unchecked) var recordVersion: UInt64 = .max
     /// The Realm's `invalidate()` count when this accessor was made: a later `invalidate()` invalidates it.
     @exclusivity(unchecked) private(set) var epoch: Int
+    /// The write (`RealmCore.writeSerial`) that added the object, 0 when it was read: a cancel of that write
+    /// invalidates it for good, as in Realm (it does not become unmanaged again).
+    @exclusivity(unchecked) var addedIn: UInt64 = 0
+    /// Deleted through this accessor: invalid for good, even if the write is cancelled (Realm does not revive
+    /// invalidated instances).
+    @exclusivity(unchecked) var removed = false
+
+    /// Invalid for good: deleted through it, or added by a cancelled write.
+    var isDead: Bool { removed || (addedIn != 0 && core.cancelledWrites.contains(addedIn)) }
 
     init(core: RealmCore, binding: TypeBinding, key: Int64, record: [UInt8]?) {
         self.core = core
@@ -325,7 +334,7 @@ final class ObjectAccessor {
         return record?.withUnsafeBytes(body)
     }
 
-    var isInvalidated: Bool { core.isInvalidated || epoch != core.invalidations || !core.objectExists(self) }
+    var isInvalidated: Bool { isDead || core.isInvalidated || epoch != core.invalidations || !core.objectExists(self) }
 
     /// The value of the property `keyPath` names, when its index is known already (nil otherwise: the caller
     /// finds the index the slow way).

@@ -25,6 +25,7 @@ extension RealmCore {
         } catch {
             throw realmError(error, fileURL: configuration.fileURL)
         }
+        writeSerial += 1
         write = WriteState(tx: tx)
         // The write sees the latest version, as Realm's does.
         do {
@@ -150,15 +151,15 @@ extension RealmCore {
 
     func cancelWrite() {
         guard let w = write else { fatalError("Can't cancel a non-existing write transaction") }
-        // Added objects are unmanaged again, with their values: those whose values went into the batch get them
-        // back from there before it is discarded.
-        for o in w.objectsToInvalidate where o._setValues == nil {
-            guard let a = o._accessor else { continue }
-            o._setValues = w.values(PendingKey(partition: a.binding.partition, key: a.key))?.map { Optional($0) }
-            o._unmanagedInfo = a.binding.info
+        // Objects added in the write are invalidated, as in Realm (not unmanaged again): their accessors know the
+        // write that added them. What they held while unmanaged is let go.
+        cancelledWrites.insert(writeSerial)
+        for o in w.objectsToInvalidate {
+            o._unmanagedLinks = nil
+            o._unmanagedCollections = nil
+            o._setValues = nil
         }
         w.tx.abort()
-        for o in w.objectsToInvalidate { o._accessor = nil }
         write = nil
         mustMoveToLatest()
         discardWriteReads()

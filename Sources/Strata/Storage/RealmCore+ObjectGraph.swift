@@ -9,6 +9,7 @@ extension RealmCore {
     func add(_ object: Object, update: Realm.UpdatePolicy, asChild: Bool = false) {
         let w = requireWrite("add objects")
         if let accessor = object._accessor {
+            require(!accessor.isDead, "Adding a deleted or invalidated object to a Realm is not permitted.")
             require(accessor.core === self, "Object is already managed by another Realm. Use create instead to copy it into this Realm.")
             return
         }
@@ -74,7 +75,6 @@ extension RealmCore {
             w.addEncoded(pk, binding, values, version: version)
             attach(object, binding: binding, key: key)
             object._setValues = nil
-            w.objectsToInvalidate.append(object)
             return
         }
         let record = PendingRecord(binding: binding, values: values)
@@ -109,9 +109,9 @@ extension RealmCore {
         guard w.addEncoded(pk, binding, encode: { binding.encodeFormat2(setter: set, into: &$0) }) else { return false }
         w.encodedVersion = version
         attach(object, binding: binding, key: key)
-        // The values are in the batch now: a cancel takes them back from there (`cancelWrite`).
+        // The values are in the batch now; the write keeps no reference to the object (a cancel invalidates it
+        // through its accessor).
         object._setValues = nil
-        w.objectsToInvalidate.append(object)
         return true
     }
 
@@ -301,11 +301,11 @@ extension RealmCore {
     }
 
     func attach(_ object: Object, binding: TypeBinding, key: Int64) {
-        object._accessor = ObjectAccessor(core: self, binding: binding, key: key, record: nil)
+        let accessor = ObjectAccessor(core: self, binding: binding, key: key, record: nil)
+        accessor.addedIn = writeSerial
+        object._accessor = accessor
         object._unmanagedValues = nil
         if binding.info.hasLegacyProperties { binding.info.bindLegacyProperties(of: object) }
-        // `_setValues` stays (unless the values are in the transaction's batch): if the write is cancelled, the
-        // object is unmanaged again with its values.
     }
 
     /// The pending record of an existing object, loading its current values on first change.
@@ -333,6 +333,7 @@ extension RealmCore {
         }
         require(objectExists(accessor), "Object has been deleted or invalidated.")
         deleteCascading(accessor.binding, accessor.key, w, nullifyLinks: true, known: true)
+        accessor.removed = true
     }
 
     func deleteAll() {

@@ -95,6 +95,7 @@ extension RealmCore {
     }
 
     func objectExists(_ accessor: ObjectAccessor) -> Bool {
+        if accessor.isDead { return false }
         // An object whose record was read at this version exists unless this write changed that.
         if accessor.recordVersion == versionToken, accessor.record != nil || accessor.lent != nil,
             write?.isLive(PendingKey(partition: accessor.binding.partition, key: accessor.key)) == nil
@@ -133,7 +134,7 @@ extension RealmCore {
     func read(_ accessor: ObjectAccessor, _ index: Int) -> StoredValue {
         // An object read before `invalidate()` is invalidated (O038); the fast path never gets here for it, as
         // the invalidation moved the Realm's version.
-        if accessor.epoch != invalidations { fatalError("Object has been deleted or invalidated.") }
+        if accessor.epoch != invalidations || accessor.isDead { fatalError("Object has been deleted or invalidated.") }
         if let w = write {
             var value: StoredValue?
             switch w.visit(PendingKey(partition: accessor.binding.partition, key: accessor.key), { value = $0.value(index) }) {

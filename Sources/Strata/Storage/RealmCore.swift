@@ -207,6 +207,10 @@ final class RealmCore: @unchecked Sendable {
     /// How many times `invalidate()` was called: objects read before a call are invalidated by it.
     private(set) var invalidations = 0
 
+    /// Counts write transactions (`beginWrite`); the serials of those cancelled, whose added objects are invalid.
+    var writeSerial: UInt64 = 0
+    var cancelledWrites = Set<UInt64>()
+
     func invalidate() {
         guard write == nil else { return }
         invalidations += 1

@@ -193,15 +193,6 @@ extension RealmCore {
             return true
         }
 
-        /// The pending values of `key` (by property index), deleted or not; nil when it has no pending entry.
-        func values(_ key: PendingKey) -> [StoredValue]? {
-            guard let p = existing(key.partition), let i = p.index.find(key.key) else { return nil }
-            switch p.entries[i] {
-            case .record(let r): return r.values
-            case .encoded(let range): return decode(p, range)
-            }
-        }
-
         /// The values (by property index) of an encoded record of `p`.
         private func decode(_ p: PartitionPending, _ range: Range<Int>) -> [StoredValue] {
             let binding = encodedBinding(p)
@@ -357,6 +348,7 @@ extension RealmCore {
         var schemaChanged = false
         /// deleteAll dropped partitions: observers re-evaluate.
         var droppedPartitions = false
+        /// Objects added with links or collections, whose unmanaged state the commit (or cancel) lets go.
         @exclusivity(unchecked) var objectsToInvalidate: [Object] = []
     }
 }
