@@ -190,7 +190,8 @@ extension Database {
         } else if recovery.replayedCommits == 0, let reuse = reusableLog {
             logNumber = reuse
             logFile = try fs.openForAppending(atPath: path(.log(reuse)))
-            for n in logs where n < reuse { try? fs.removeFile(atPath: path(.log(n))) }
+            // Older logs go once a manifest no longer names them (below, after it is rewritten): deleted
+            // first, a crash in between would leave a manifest naming a missing log.
         } else {
             logNumber = max(manifest.nextFileNumber, (logs.last ?? 0) + 1)
             manifest.nextFileNumber = logNumber + 1

@@ -113,6 +113,23 @@ enum SL2 {
         #expect(realm.object(ofType: M2.Person.self, forPrimaryKey: 3) == nil)
     }
 
+    /// An object deleted in its closure and created again with the same Int primary key is the new one.
+    @Test func anObjectDeletedAndCreatedAgainWithItsKeyIsTheNewOne() throws {
+        let dir = try TemporaryDirectory()
+        let url = try Self.fileV1(dir)
+        let realm = try Realm(configuration: Self.config(url) { migration, _ in
+            migration.enumerateObjects(ofType: "Person") { old, new in
+                new!["fullName"] = "kept"
+                guard (old!["id"] as! Int) == 7 else { return }
+                migration.delete(new!)
+                migration.create("Person", value: ["id": 7, "fullName": "replacement"])
+            }
+        })
+        #expect(realm.objects(M2.Person.self).count == Self.count)
+        #expect(realm.object(ofType: M2.Person.self, forPrimaryKey: 7)?.fullName == "replacement")
+        #expect(realm.object(ofType: M2.Person.self, forPrimaryKey: 8)?.fullName == "kept")
+    }
+
     /// A mistake after objects were streamed fails the open and leaves the file as it was.
     @Test func aFailedMigrationAfterStreamingWritesNothing() throws {
         let dir = try TemporaryDirectory()

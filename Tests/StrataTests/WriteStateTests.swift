@@ -318,6 +318,80 @@ import TestSupport
         #expect(realm.object(ofType: Person.self, forPrimaryKey: 1)?.firstName == "later")
     }
 
+    /// Deleting each object of a loop over results, inside one write or one write per object (the loop hands
+    /// out its previous object again when nothing else holds it).
+    @Test func deletingEveryObjectOfALoop() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: Self.config(dir))
+        try realm.write { for i in 0..<20 { realm.add(Self.person(i, "p", age: i)) } }
+        try realm.write { for p in realm.objects(Person.self) where p.id < 10 { realm.delete(p) } }
+        #expect(realm.objects(Person.self).count == 10)
+        for p in realm.objects(Person.self) { try realm.write { realm.delete(p) } }
+        #expect(realm.objects(Person.self).isEmpty)
+    }
+
+    /// What a cancelled write read from its own changes does not come back as current in the next write, and an
+    /// object that was stored before a cancelled write that updated it stays valid.
+    @Test func aCancelledWritesReadsStayBehind() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: Self.config(dir))
+        try realm.write { realm.add(Self.person(1, "one", age: 1)) }
+        realm.beginWrite()
+        let people = realm.objects(Person.self)
+        people[0].age = 99
+        let c = people[0]
+        #expect(c.age == 99)
+        realm.cancelWrite()
+        try realm.write { c.firstName = "z" }
+        let stored = try #require(realm.object(ofType: Person.self, forPrimaryKey: 1))
+        #expect(stored.age == 1)
+        #expect(stored.firstName == "z")
+        let update = Self.person(1, "updated", age: 5)
+        realm.beginWrite()
+        realm.add(update, update: .modified)
+        realm.cancelWrite()
+        #expect(!update.isInvalidated, "its object was stored before the write")
+        #expect(update.firstName == "z")
+    }
+
+    /// After `deleteAll` in a write, the rest of the write sees no objects (and what it adds).
+    @Test func deleteAllInAWriteLeavesNothingToRead() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: Self.config(dir))
+        try realm.write { for i in 0..<10 { realm.add(Self.person(i, "p", age: i)) } }
+        let held = try #require(realm.object(ofType: Person.self, forPrimaryKey: 3))
+        try realm.write {
+            realm.deleteAll()
+            #expect(realm.objects(Person.self).count == 0)
+            #expect(realm.object(ofType: Person.self, forPrimaryKey: 3) == nil)
+            var seen = 0
+            for _ in realm.objects(Person.self) { seen += 1 }
+            #expect(seen == 0)
+            #expect(held.isInvalidated)
+            realm.add(Self.person(3, "again", age: 30))
+            #expect(realm.objects(Person.self).count == 1)
+        }
+        #expect(realm.objects(Person.self).count == 1)
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 3)?.firstName == "again")
+    }
+
+    @Test func writingAnObjectAddedInACancelledWriteIsRealmsError() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dir = try TemporaryDirectory()
+            let realm = try Realm(configuration: WriteStateTests.config(dir))
+            let p = WriteStateTests.person(1, "a", age: 1)
+            realm.beginWrite()
+            realm.add(p)
+            realm.cancelWrite()
+            try realm.write {
+                realm.add(WriteStateTests.person(1, "b", age: 2))
+                p.age = 42
+            }
+        }
+        let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(text.contains("Object has been deleted or invalidated."))
+    }
+
     @Test func readingAnObjectAddedInACancelledWriteIsRealmsError() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let dir = try TemporaryDirectory()

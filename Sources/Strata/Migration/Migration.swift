@@ -490,8 +490,11 @@ public final class Migration {
                 written[newType.partition, default: [:]][key] = newObject._dynamic!
                 body(oldObject, newObject, generation)
                 if isKnownUniquelyReferenced(&oldObject), isKnownUniquelyReferenced(&oldObject._dynamic!) { spareOld = oldObject }
-                // Not when the block deleted the object (`delete` forgot its state already).
-                guard streams, !(deleted[newType.partition]?.contains(key) ?? false) else { return true }
+                // Not when the block deleted the object (`delete` forgot its state already), nor when the key now
+                // holds another object (deleted and created again with the same key in the block).
+                guard streams, !(deleted[newType.partition]?.contains(key) ?? false),
+                    written[newType.partition]?[key] === newObject._dynamic
+                else { return true }
                 // Streamed unless the block kept the object, its state (a collection of it) or needs it later.
                 guard isKnownUniquelyReferenced(&newObject) else { return true }
                 written[newType.partition]?[key] = nil

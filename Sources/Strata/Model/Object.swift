@@ -304,6 +304,8 @@ final class ObjectAccessor {
     func lend(key: Int64, _ bytes: UnsafeRawBufferPointer, by lender: AnyObject, version: UInt64) {
         self.key = key
         epoch = core.invalidations
+        addedIn = 0
+        removed = false
         record = nil
         lent = bytes
         if self.lender !== lender { self.lender = lender }

@@ -421,7 +421,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
                 // Results enumerated in a write). With none of the type's objects changed yet, that is the
                 // write's base snapshot, streamed. An object the loop changes or deletes before the scan reaches
                 // it still reads as the write left it: reads in a write look at the write's changes first.
-                if !w.hasEntries(in: binding.partition) {
+                if !w.hasEntries(in: binding.partition), !w.isDropped(binding.partition) {
                     let stream = core.mustRead("the objects of \(binding.info.schema.className)") { try w.tx.snapshot.makeIterator(binding.partition) }
                     return Iterator(results: self, stream: stream, keys: [], records: [])
                 }

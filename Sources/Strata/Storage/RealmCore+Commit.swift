@@ -97,7 +97,7 @@ extension RealmCore {
                     if !indexes.isEmpty {
                         var after: [StoredValue] = []
                         w.tx.visitPendingBytes(range) { raw in after = indexes.map { binding.value($0.property, in: raw) } }
-                        let isNew = pk.key > largestStoredKey(binding, w)
+                        let isNew = w.isDropped(pk.partition) || pk.key > largestStoredKey(binding, w)
                         try ObjectKey.withBytes(pk.key) { key in
                             try SecondaryIndex.update(binding, indexes, key: pk.key, keyBytes: key, after: after, isNew: isNew, in: w.tx)
                         }
@@ -108,7 +108,7 @@ extension RealmCore {
                 try ObjectKey.withBytes(pk.key) { key in
                     if !indexes.isEmpty {
                         let after = record.deleted ? nil : indexes.map { SecondaryIndex.readValue(record.values[$0.property], record.binding, $0.property) }
-                        let isNew = pk.key > largestStoredKey(record.binding, w)
+                        let isNew = w.isDropped(pk.partition) || pk.key > largestStoredKey(record.binding, w)
                         try SecondaryIndex.update(record.binding, indexes, key: pk.key, keyBytes: key, after: after, isNew: isNew, in: w.tx)
                     }
                     if record.deleted {

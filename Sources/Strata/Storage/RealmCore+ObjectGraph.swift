@@ -48,7 +48,8 @@ extension RealmCore {
                 for i in values.indices where links[i] == nil && info.listTargets[i] == nil && (update == .all || record.values[i] != values[i]) {
                     record.values[i] = values[i]
                 }
-                attach(object, binding: binding, key: key)
+                // An object stored before this write stays valid if the write is cancelled.
+                attach(object, binding: binding, key: key, added: !storedAtBase(binding, key))
                 resolve(links, lists, into: record, update: update, w)
                 return
             }
@@ -138,7 +139,7 @@ extension RealmCore {
         }
         let links = object._unmanagedLinks ?? [:]
         let lists: [(Int, any StoredOnAdd)] = info.listIndices.compactMap { j in info.listStorage(of: object, at: j).map { (j, $0) } }
-        attach(object, binding: binding, key: key)
+        attach(object, binding: binding, key: key, added: false)
         resolve(links, lists, into: record, update: .modified, w)
     }
 
@@ -300,9 +301,10 @@ extension RealmCore {
         return makeObject(binding: b, key: key, record: nil)
     }
 
-    func attach(_ object: Object, binding: TypeBinding, key: Int64) {
+    /// Makes `object` the managed object `key`; `added`: its object is new in this write (a cancel invalidates it).
+    func attach(_ object: Object, binding: TypeBinding, key: Int64, added: Bool = true) {
         let accessor = ObjectAccessor(core: self, binding: binding, key: key, record: nil)
-        accessor.addedIn = writeSerial
+        if added { accessor.addedIn = writeSerial }
         object._accessor = accessor
         object._unmanagedValues = nil
         if binding.info.hasLegacyProperties { binding.info.bindLegacyProperties(of: object) }
@@ -343,6 +345,8 @@ extension RealmCore {
         for t in stored?.types ?? [] {
             // Dropping a partition is O(1) in the engine. It fails only on a transaction the engine refuses
             // (closed, over its size limit): deleteAll cannot throw, and half a deleteAll is not an answer.
+            w.dropped.insert(t.partition)
+            if let p = t.primaryKeyPartition { w.dropped.insert(p) }
             do {
                 try w.tx.dropPartition(t.partition)
                 if let p = t.primaryKeyPartition { try w.tx.dropPartition(p) }
@@ -360,6 +364,7 @@ extension RealmCore {
     /// Writes property `index` of a managed object (in a write transaction).
     func write(_ accessor: ObjectAccessor, _ index: Int, _ value: StoredValue) {
         let w = requireWrite("modify objects")
+        require(!accessor.isDead, "Object has been deleted or invalidated.")
         let property = accessor.binding.info.schema.properties[index]
         require(!property.isPrimaryKey, "Primary key can't be changed after an object is inserted.")
         require(!value.isNull || property.isNullable, "\(accessor.binding.info.schema.className).\(property.name) is not optional and cannot be set to nil")
@@ -372,7 +377,7 @@ extension RealmCore {
             if version == binding.schemaVersion {
                 let pk = PendingKey(partition: binding.partition, key: accessor.key)
                 if w.patch(pk, index, value) { return }
-                if w.entry(pk) == nil {
+                if w.entry(pk) == nil, !w.isDropped(binding.partition) {
                     var copied = false
                     if accessor.recordVersion == versionToken,
                         let done = accessor.withRecord({ $0.count > 0 && binding.hasCurrentLayout($0) && w.addStored(pk, binding, $0) })

@@ -46,6 +46,7 @@ extension RealmCore {
             if let w = write {
                 if w.deletedPrimaryKeys.contains(where: { $0.0 == pkPartition && $0.1 == entry }) { return nil }
                 if let key = w.key(forPrimaryKeyEntry: entry, partition: binding.partition) { return key }
+                if w.isDropped(pkPartition) { return nil }
             }
             candidate = mustRead("the primary key index of \(binding.info.schema.className)") {
                 try readSnapshot.get(entry, in: pkPartition)
@@ -62,6 +63,7 @@ extension RealmCore {
     func lookup(primaryKey value: StoredValue, binding: TypeBinding) -> (Int64, [UInt8]?)? {
         if binding.intPrimaryKey, case .int(let key) = value {
             if let live = write?.isLive(PendingKey(partition: binding.partition, key: key)) { return live ? (key, nil) : nil }
+            if let w = write, w.isDropped(binding.partition) { return nil }
             let snapshot = readSnapshot
             let bytes = mustRead("\(binding.info.schema.className) #\(key)") {
                 try ObjectKey.withBytes(key) { try snapshot.get($0, in: binding.partition) }
@@ -72,9 +74,19 @@ extension RealmCore {
         return objectKey(forPrimaryKey: value, binding: binding).map { ($0, nil) }
     }
 
+    /// Whether object `key` is stored at the version this Realm (or its write) started from.
+    func storedAtBase(_ binding: TypeBinding, _ key: Int64) -> Bool {
+        if let w = write, key > largestStoredKey(binding, w) { return false }
+        let snapshot = readSnapshot
+        return mustRead("\(binding.info.schema.className) #\(key)") {
+            try ObjectKey.withBytes(key) { k in try snapshot.contains(k, in: binding.partition) }
+        }
+    }
+
     func exists(binding: TypeBinding, key: Int64) -> Bool {
         if let w = write {
             if let live = w.isLive(PendingKey(partition: binding.partition, key: key)) { return live }
+            if w.isDropped(binding.partition) { return false }
             // Keys above the largest stored one (a bulk insert of increasing keys) are new without a lookup.
             if key > largestStoredKey(binding, w) { return false }
         }
@@ -96,6 +108,9 @@ extension RealmCore {
 
     func objectExists(_ accessor: ObjectAccessor) -> Bool {
         if accessor.isDead { return false }
+        if let w = write, w.isDropped(accessor.binding.partition), w.isLive(PendingKey(partition: accessor.binding.partition, key: accessor.key)) == nil {
+            return false
+        }
         // An object whose record was read at this version exists unless this write changed that.
         if accessor.recordVersion == versionToken, accessor.record != nil || accessor.lent != nil,
             write?.isLive(PendingKey(partition: accessor.binding.partition, key: accessor.key)) == nil
@@ -143,6 +158,7 @@ extension RealmCore {
             case .none: break
             }
         }
+        if let w = write, w.isDropped(accessor.binding.partition) { fatalError("Object has been deleted or invalidated.") }
         if accessor.recordVersion != versionToken || (accessor.record == nil && accessor.lent == nil) {
             let read = mustRead("\(accessor.binding.info.schema.className) #\(accessor.key)") {
                 try readSnapshot.get(ObjectKey.bytes(accessor.key), in: accessor.binding.partition)
@@ -164,6 +180,7 @@ extension RealmCore {
         let w = write
         var stop = false
         do {
+            if !(w?.isDropped(partition) ?? false) {
             try readSnapshot.scan(partition) { k, v in
                 guard let key = ObjectKey.decode(k) else { return true }
                 if let w, w.visit(PendingKey(partition: partition, key: key), { stop = !body(key, $0) }) != .none {
@@ -174,6 +191,7 @@ extension RealmCore {
                     stop = !body(key, .bytes(v, binding))
                 }
                 return !stop
+            }
             }
         } catch {
             // A query cannot throw, and a scan that stopped at damaged bytes would give a wrong answer.
@@ -247,6 +265,7 @@ extension RealmCore {
             case .none: break
             }
         }
+        if let w = write, w.isDropped(partition) { return nil }
         mustRead("\(binding.info.schema.className) #\(key)") {
             try ObjectKey.withBytes(key) { k in
                 try readSnapshot.visitValue(forKey: k, in: partition) { v in
@@ -269,7 +288,8 @@ extension RealmCore {
     }
 
     private func exists(inSnapshot key: Int64, partition: UInt32) -> Bool {
-        mustRead("object #\(key) of partition \(partition)") {
+        if let w = write, w.isDropped(partition) { return false }
+        return mustRead("object #\(key) of partition \(partition)") {
             try ObjectKey.withBytes(key) { k in try readSnapshot.contains(k, in: partition) }
         }
     }

@@ -1,6 +1,7 @@
 import Engine
 import Foundation
 import Logging
+import Synchronization
 
 // Invariants:
 // (1) Reads outside a write go through `snapshot`; inside a write, through the pending records first, then
@@ -15,7 +16,9 @@ final class RealmCore: @unchecked Sendable {
     let configuration: Realm.Configuration
     let shared: SharedFile
     private(set) var snapshot: Snapshot {
-        didSet { versionToken = snapshot.sequence }
+        didSet {
+            if snapshot.sequence != oldValue.sequence { versionToken = Self.newVersionToken() }
+        }
     }
     var autorefresh = true
     private(set) var isInvalidated = false
@@ -60,7 +63,7 @@ final class RealmCore: @unchecked Sendable {
         shared = core.shared
         observerList = ObserverList(fileObservers: core.shared.observers)
         snapshot = try core.snapshot.duplicate()
-        versionToken = snapshot.sequence
+        versionToken = Self.newVersionToken()
         bindings = core.bindings
         isFrozen = true
     }
@@ -89,7 +92,7 @@ final class RealmCore: @unchecked Sendable {
         self.shared = shared
         observerList = ObserverList(fileObservers: shared.observers)
         self.snapshot = try shared.database.snapshot()
-        versionToken = snapshot.sequence
+        versionToken = Self.newVersionToken()
         try bindDeclaredTypes()
         // Only a Realm with a queue acts on other instances' commits (autorefresh there); the others are not
         // listed, so that they are never referred to weakly (see `observerList`).
@@ -98,19 +101,20 @@ final class RealmCore: @unchecked Sendable {
 
     var database: Database { shared.database }
 
-    /// Changes whenever this Realm's view of the data changes (a new snapshot); stored, because every
-    /// property read checks it.
+    /// Changes whenever this Realm's view of the data changes (a snapshot of another version, a write ended
+    /// without a commit), to a value no Realm of the process had before: a record stamped with it is the
+    /// record at this view. Stored, because every property read checks it.
     private(set) var versionToken: UInt64 = 0
-    /// Writes that ended without a commit (`discardWriteReads`).
-    private var discardedWrites: UInt64 = 0
+
+    private static let versionTokens = Atomic<UInt64>(1)
+    static func newVersionToken() -> UInt64 { versionTokens.wrappingAdd(1, ordering: .relaxed).newValue }
 
     /// After a write that ended without a commit: what was read in it (records copied from the write's pending
     /// bytes into objects and `Results` caches) must not pass for current at the version the Realm is back
     /// at, so the version token takes a value no snapshot has and the change token moves.
     func discardWriteReads() {
         writeChanges += 1
-        discardedWrites &+= 1
-        versionToken = UInt64.max &- 1 &- discardedWrites
+        versionToken = Self.newVersionToken()
     }
 
     /// Whether a write transaction is open (its pending values take precedence over records).
@@ -221,6 +225,7 @@ final class RealmCore: @unchecked Sendable {
         let stored = shared.storedSchema.withLock { $0 }
         for t in stored?.types ?? [] {
             var any = false
+            if let write, write.isDropped(t.partition) { continue }
             mustRead("the objects of \(t.name)") { try readSnapshot.scan(t.partition) { _, _ in any = true; return false } }
             if any { return false }
         }

@@ -348,6 +348,11 @@ extension RealmCore {
         var schemaChanged = false
         /// deleteAll dropped partitions: observers re-evaluate.
         var droppedPartitions = false
+        /// The partitions deleteAll dropped: the write's base snapshot still holds their objects, which the rest
+        /// of the write must not see.
+        var dropped = Set<UInt32>()
+        @inline(__always)
+        func isDropped(_ partition: UInt32) -> Bool { !dropped.isEmpty && dropped.contains(partition) }
         /// Objects added with links or collections, whose unmanaged state the commit (or cancel) lets go.
         @exclusivity(unchecked) var objectsToInvalidate: [Object] = []
     }
