@@ -68,6 +68,8 @@ public struct Realm: @unchecked Sendable {
     public func commitWrite(withoutNotifying tokens: [NotificationToken] = []) throws {
         try core.commitWrite(skipping: Set(tokens.compactMap(\.id)))
     }
+    /// Reverts the writes of the current transaction and ends it. As in RealmSwift, objects added in it are
+    /// invalidated rather than unmanaged again, and instances deleted in it are not revived (query again).
     public func cancelWrite() { core.cancelWrite() }
     public var isInWriteTransaction: Bool { core.isInWriteTransaction }
 

@@ -35,4 +35,23 @@ import Testing
         }
         #expect(violations == [], "give each a `// try?:` reason, or pass the error on (mustRead, throw)")
     }
+
+    /// Trap messages survive release builds: `precondition`, `preconditionFailure`, `assert` and
+    /// `assertionFailure` drop theirs under `-O`, so every source file traps through `require` or `fatalError`.
+    @Test func trapsKeepTheirMessagesInReleaseBuilds() throws {
+        let sources = Self.strata.deletingLastPathComponent()
+        let files = try #require(FileManager.default.enumerator(atPath: sources.path)).compactMap { $0 as? String }
+            .filter { $0.hasSuffix(".swift") }
+        let trap = try Regex(#"(^|[^A-Za-z0-9_.])(precondition|preconditionFailure|assert|assertionFailure)\("#)
+        var violations: [String] = []
+        for file in files {
+            let lines = try String(contentsOf: sources.appendingPathComponent(file), encoding: .utf8).components(separatedBy: "\n")
+            for (n, line) in lines.enumerated() {
+                let code = line.components(separatedBy: "//").first ?? line
+                if code.contains(trap) { violations.append("\(file):\(n + 1): \(line.trimmingCharacters(in: .whitespaces))") }
+            }
+        }
+        #expect(files.count > 20)
+        #expect(violations == [], "use require(_:_:) or fatalError, whose messages survive -O")
+    }
 }
