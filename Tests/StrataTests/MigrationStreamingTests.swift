@@ -49,15 +49,20 @@ enum SL2 {
         Realm.Configuration(fileURL: url, schemaVersion: 2, migrationBlock: block, objectTypes: [M2.Person.self])
     }
 
+    /// The seeds' combine: fullName from the old object's two names.
+    static func combine(_ migration: Migration) {
+        migration.enumerateObjects(ofType: "Person") { old, new in
+            new!["fullName"] = "\(old!["firstName"] as! String) \(old!["lastName"] as! String)"
+        }
+    }
+
     /// The seeds' combine-then-rename, over enough objects to span several segment blocks: every object is
     /// streamed, and the rename after the enumeration still moves `age`'s values to `yearsSinceBirth`.
     @Test func enumeratedObjectsAreWrittenAsTheirClosureReturns() throws {
         let dir = try TemporaryDirectory()
         let url = try Self.fileV1(dir)
         let realm = try Realm(configuration: Self.config(url) { migration, _ in
-            migration.enumerateObjects(ofType: "Person") { old, new in
-                new!["fullName"] = "\(old!["firstName"] as! String) \(old!["lastName"] as! String)"
-            }
+            Self.combine(migration)
             migration.renameProperty(onType: "Person", from: "age", to: "yearsSinceBirth")
         })
         #expect(realm.core.shared.objectsStreamed.current == Self.count)
@@ -73,9 +78,7 @@ enum SL2 {
         let dir = try TemporaryDirectory()
         let url = try Self.fileV1(dir)
         let realm = try Realm(configuration: Self.config(url) { migration, _ in
-            migration.enumerateObjects(ofType: "Person") { old, new in
-                new!["fullName"] = "\(old!["firstName"] as! String) \(old!["lastName"] as! String)"
-            }
+            Self.combine(migration)
             migration.enumerateObjects(ofType: "Person") { _, new in
                 new!["fullName"] = (new!["fullName"] as! String) + "!"
             }

@@ -375,18 +375,22 @@ import TestSupport
         #expect(realm.object(ofType: Person.self, forPrimaryKey: 3)?.firstName == "again")
     }
 
+    /// An object added in a cancelled write, and another object with its primary key committed since.
+    static func addedInACancelledWrite(_ dir: TemporaryDirectory) throws -> (Realm, Person) {
+        let realm = try Realm(configuration: config(dir))
+        let p = person(1, "a", age: 1)
+        realm.beginWrite()
+        realm.add(p)
+        realm.cancelWrite()
+        try realm.write { realm.add(person(1, "b", age: 2)) }
+        return (realm, p)
+    }
+
     @Test func writingAnObjectAddedInACancelledWriteIsRealmsError() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let dir = try TemporaryDirectory()
-            let realm = try Realm(configuration: WriteStateTests.config(dir))
-            let p = WriteStateTests.person(1, "a", age: 1)
-            realm.beginWrite()
-            realm.add(p)
-            realm.cancelWrite()
-            try realm.write {
-                realm.add(WriteStateTests.person(1, "b", age: 2))
-                p.age = 42
-            }
+            let (realm, p) = try WriteStateTests.addedInACancelledWrite(dir)
+            try realm.write { p.age = 42 }
         }
         let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(text.contains("Object has been deleted or invalidated."))
@@ -395,12 +399,7 @@ import TestSupport
     @Test func readingAnObjectAddedInACancelledWriteIsRealmsError() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let dir = try TemporaryDirectory()
-            let realm = try Realm(configuration: WriteStateTests.config(dir))
-            let p = WriteStateTests.person(1, "a", age: 1)
-            realm.beginWrite()
-            realm.add(p)
-            realm.cancelWrite()
-            try realm.write { realm.add(WriteStateTests.person(1, "b", age: 2)) }
+            let (_, p) = try WriteStateTests.addedInACancelledWrite(dir)
             print(p.firstName)
         }
         let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)

@@ -224,22 +224,9 @@ indirect enum QueryExpr: Sendable {
         }
     }
 
-    /// Realm's name of a property type in its query errors.
+    /// Realm's name of a property type in its query errors (its schema errors' name, but "decimal128").
     static func realmTypeName(_ type: PropertyType) -> String {
-        switch type {
-        case .int: "int"
-        case .bool: "bool"
-        case .float: "float"
-        case .double: "double"
-        case .string: "string"
-        case .data: "data"
-        case .any: "mixed"
-        case .date: "date"
-        case .objectId: "object id"
-        case .decimal128: "decimal128"
-        case .UUID: "uuid"
-        case .object, .linkingObjects: "object"
-        }
+        type == .decimal128 ? "decimal128" : SchemaDiff.valueTypeName(type)
     }
 
     static func describe(_ v: StoredValue) -> String {

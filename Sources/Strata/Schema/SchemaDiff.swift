@@ -54,7 +54,7 @@ struct SchemaDiff: CustomStringConvertible, Equatable {
         return type == .object ? "<\(base)>" : base
     }
 
-    private static func valueTypeName(_ t: PropertyType) -> String {
+    static func valueTypeName(_ t: PropertyType) -> String {
         switch t {
         case .int: "int"
         case .bool: "bool"
