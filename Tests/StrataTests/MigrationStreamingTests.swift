@@ -133,6 +133,32 @@ enum SL2 {
         #expect(realm.object(ofType: M2.Person.self, forPrimaryKey: 8)?.fullName == "kept")
     }
 
+    /// Objects created in the block beside streamed ones: new Int keys are theirs at once; a key another object
+    /// has fails the migration with Realm's duplicate-key error.
+    @Test func objectsCreatedBesideStreamedOnes() throws {
+        let dir = try TemporaryDirectory()
+        let url = try Self.fileV1(dir)
+        let realm = try Realm(configuration: Self.config(url) { migration, _ in
+            Self.combine(migration)
+            for id in 1000..<1010 { migration.create("Person", value: ["id": id, "fullName": "new \(id)"]) }
+        })
+        #expect(realm.core.shared.objectsStreamed.current == Self.count)
+        #expect(realm.objects(M2.Person.self).count == Self.count + 10)
+        #expect(realm.object(ofType: M2.Person.self, forPrimaryKey: 1004)?.fullName == "new 1004")
+        #expect(realm.object(ofType: M2.Person.self, forPrimaryKey: 4)?.fullName == "f4 l4")
+        let other = try TemporaryDirectory()
+        let url2 = try Self.fileV1(other)
+        do {
+            _ = try Realm(configuration: Self.config(url2) { migration, _ in
+                Self.combine(migration)
+                migration.create("Person", value: ["id": 5, "fullName": "twin"])
+            })
+            Issue.record("a duplicate primary key was accepted")
+        } catch {
+            #expect("\(error)".contains("Primary key property 'Person.id' has duplicate values after migration."))
+        }
+    }
+
     /// A mistake after objects were streamed fails the open and leaves the file as it was.
     @Test func aFailedMigrationAfterStreamingWritesNothing() throws {
         let dir = try TemporaryDirectory()

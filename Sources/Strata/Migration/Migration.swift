@@ -666,12 +666,17 @@ public final class Migration {
         // A key of its own, whatever its primary key: keys may repeat until the block returns (an Int key moves
         // the object to it then, and duplicates fail the migration), so a create never replaces another object.
         var key: Int64
+        // Whether the type's keys must be checked and rebuilt when the block returns (`rebuildPrimaryKeys`).
+        var needsRebuild = t.properties.contains(where: \.isPrimaryKey)
         if let pk = t.properties.first(where: \.isPrimaryKey), pk.type == .int {
             // An Int primary key is the object key: taken at once when free, so links to the new object hold.
             // When another object has it, a placeholder from the bottom of the key space stands in until the
             // block returns; then the object moves to its key, or the duplicate fails the migration.
             if case .int(let v) = state.stored(forKey: pk.name), !keyIsTaken(v, in: t) {
                 key = v
+                // No other object can hold that value (an Int key is its object's key, and one whose key the
+                // block changes is rebuilt anyway): nothing to move or check for this one.
+                needsRebuild = false
             } else {
                 key = placeholderKeys[t.partition] ?? Int64.min
                 while keyIsTaken(key, in: t) { key += 1 }
@@ -680,7 +685,7 @@ public final class Migration {
         } else {
             key = allocateKey(for: t)
         }
-        if t.properties.contains(where: \.isPrimaryKey) { state.wrotePrimaryKey = true }
+        state.wrotePrimaryKey = needsRebuild
         state.key = key
         // A key freed by a delete in this block now belongs to the new object (its put replaces the record).
         deleted[t.partition]?.remove(key)
