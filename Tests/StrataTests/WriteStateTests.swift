@@ -97,6 +97,52 @@ import TestSupport
         #expect(realm.objects(Note.self).where { $0.priority == 5 }.count == 0)
     }
 
+    /// Objects with links and lists are encoded into the batch once their links and lists are resolved (the
+    /// write holds no record for them); they read, change and commit as any other.
+    @Test func objectsWithLinksAndListsAreEncodedWhenAdded() throws {
+        let dir = try TemporaryDirectory()
+        let config = Realm.Configuration(
+            fileURL: URL(fileURLWithPath: dir.child("l.realm")), objectTypes: [QPerson.self, QDog.self, QVet.self])
+        let realm = try Realm(configuration: config)
+        try realm.write {
+            for i in 0..<10 {
+                let p = QPerson()
+                p.id = i
+                p.name = "p\(i)"
+                let dog = QDog()
+                dog.id = 2 * i
+                dog.name = "d\(i)"
+                let other = QDog()
+                other.id = 2 * i + 1
+                p.best = dog
+                p.dogs.append(dog)
+                p.dogs.append(other)
+                p.scores.append(objectsIn: [i, i + 1])
+                p.tags.insert("t\(i % 3)")
+                realm.add(p)
+            }
+            #expect((realm.core.write?.encodedObjects ?? 0) == 30, "10 people and their 20 dogs")
+            let p3 = try #require(realm.object(ofType: QPerson.self, forPrimaryKey: 3))
+            #expect(p3.best?.name == "d3")
+            #expect(Array(p3.scores) == [3, 4])
+            #expect(p3.dogs.count == 2)
+            // A change after the add decodes the record back.
+            p3.scores.append(99)
+            p3.dogs.removeLast()
+            p3.name = "three"
+            #expect(Array(p3.scores) == [3, 4, 99])
+            #expect(realm.objects(QPerson.self).where { $0.scores.contains(99) }.count == 1)
+            #expect(realm.objects(QDog.self).count == 20)
+        }
+        let p3 = try #require(realm.object(ofType: QPerson.self, forPrimaryKey: 3))
+        #expect(p3.name == "three")
+        #expect(Array(p3.scores) == [3, 4, 99])
+        #expect(p3.dogs.count == 1)
+        #expect(p3.best?.owners.count == 1)
+        #expect(realm.objects(QPerson.self).where { $0.best.name == "d7" }.first?.id == 7)
+        #expect(Set(realm.objects(QPerson.self).flatMap { Array($0.tags) }) == ["t0", "t1", "t2"])
+    }
+
     /// A change to an object read before another instance committed starts from the stored record, not from
     /// the older record the object was read with (which would lose the other commit's values).
     @Test func aChangeToAnObjectReadBeforeAnotherCommitKeepsThatCommit() throws {

@@ -151,6 +151,20 @@ extension RealmCore {
             return true
         }
 
+        /// Replaces the pending record of a new object whose links and lists are resolved by its encoding in
+        /// the batch at `version` (format 2 when its values fit), letting the record go; false, with nothing
+        /// changed, when `key` has no such record (deleted, with a primary-key index entry) or the batch refuses it.
+        func encodeRecord(_ key: PendingKey, version: UInt64) -> Bool {
+            guard let p = existing(key.partition), let i = p.index.find(key.key), case .record(let r) = p.entries[i],
+                !r.deleted, r.primaryKeyIndexEntry == nil
+            else { return false }
+            r.binding.encode(r.values, schemaVersion: version, into: &scratch)
+            guard let range = putPending(key, scratch) else { return false }
+            if p.binding !== r.binding { p.binding = r.binding }
+            p.entries[i] = .encoded(range)
+            return true
+        }
+
         /// Makes the stored record `bytes` of an existing object (in `binding`'s current layout) its pending
         /// encoded record, to be changed in place (`patch`); false when the batch refuses it.
         func addStored(_ key: PendingKey, _ binding: TypeBinding, _ bytes: UnsafeRawBufferPointer) -> Bool {
