@@ -143,6 +143,23 @@ import TestSupport
         #expect(Set(realm.objects(QPerson.self).flatMap { Array($0.tags) }) == ["t0", "t1", "t2"])
     }
 
+    /// A String primary key deleted and added again in one write belongs to the new object, in the write and
+    /// after the commit.
+    @Test func aStringPrimaryKeyDeletedAndAddedAgainInOneWrite() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: .init(fileURL: URL(fileURLWithPath: dir.child("s.realm")), objectTypes: [Tagged.self]))
+        try realm.write { realm.create(Tagged.self, value: ["name": "a", "n": 1]) }
+        try realm.write {
+            realm.delete(try #require(realm.object(ofType: Tagged.self, forPrimaryKey: "a")))
+            realm.create(Tagged.self, value: ["name": "a", "n": 2])
+            #expect(realm.object(ofType: Tagged.self, forPrimaryKey: "a")?.n == 2)
+            #expect(realm.objects(Tagged.self).count == 1)
+        }
+        #expect(realm.object(ofType: Tagged.self, forPrimaryKey: "a")?.n == 2)
+        #expect(realm.objects(Tagged.self).filter("name == 'a'").count == 1)
+        #expect(realm.objects(Tagged.self).count == 1)
+    }
+
     /// A change to an object read before another instance committed starts from the stored record, not from
     /// the older record the object was read with (which would lose the other commit's values).
     @Test func aChangeToAnObjectReadBeforeAnotherCommitKeepsThatCommit() throws {

@@ -70,6 +70,9 @@ extension RealmCore {
                 for (partition, keys) in w.pendingKeysByPartition() { summary.keys[partition, default: []].formUnion(keys) }
                 shared.changeSetsBuilt.add(1)
             }
+            // Index entries of deleted objects go first: an object added since with the same primary key puts its
+            // entry below, and the later operation on a key wins.
+            for (partition, entry) in w.deletedPrimaryKeys { try w.tx.delete(entry, in: partition) }
             // In key order, so the engine receives sorted operations and skips sorting them. Keys first seen in
             // increasing order (a bulk insert) are in order already.
             let ordered = w.sortedKeys()
@@ -122,7 +125,6 @@ extension RealmCore {
                     }
                 }
             }
-            for (partition, entry) in w.deletedPrimaryKeys { try w.tx.delete(entry, in: partition) }
             for (partition, next) in w.nextKeys {
                 try w.tx.put(StoredSchema.nextKeyKey(partition), ObjectKey.bytes(next), in: StoredSchema.metadataPartition)
             }

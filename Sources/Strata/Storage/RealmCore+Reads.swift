@@ -44,8 +44,9 @@ extension RealmCore {
         } else if let pkPartition = binding.primaryKeyPartition {
             let entry = PrimaryKeyIndex.entry(value)
             if let w = write {
-                if w.deletedPrimaryKeys.contains(where: { $0.0 == pkPartition && $0.1 == entry }) { return nil }
+                // An object of this write first: the key may have been deleted and given to a new object since.
                 if let key = w.key(forPrimaryKeyEntry: entry, partition: binding.partition) { return key }
+                if w.deletedPrimaryKeys.contains(where: { $0.0 == pkPartition && $0.1 == entry }) { return nil }
                 if w.isDropped(pkPartition) { return nil }
             }
             candidate = mustRead("the primary key index of \(binding.info.schema.className)") {
