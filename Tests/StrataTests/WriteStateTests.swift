@@ -160,6 +160,34 @@ import TestSupport
         #expect(realm.objects(Tagged.self).count == 1)
     }
 
+    /// Objects with a String primary key are encoded into the batch when added too; their index entries are
+    /// written at commit, and a duplicate in the same write is still Realm's error.
+    @Test func objectsWithAStringPrimaryKeyAreEncodedWhenAdded() async throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: .init(fileURL: URL(fileURLWithPath: dir.child("s.realm")), objectTypes: [Tagged.self]))
+        try realm.write {
+            for i in 0..<50 { realm.create(Tagged.self, value: ["name": "k\(i)", "n": i]) }
+            #expect((realm.core.write?.encodedObjects ?? 0) == 50)
+            #expect(realm.object(ofType: Tagged.self, forPrimaryKey: "k7")?.n == 7)
+            realm.object(ofType: Tagged.self, forPrimaryKey: "k8")?.n = 80
+            realm.delete(try #require(realm.object(ofType: Tagged.self, forPrimaryKey: "k9")))
+        }
+        #expect(realm.objects(Tagged.self).count == 49)
+        #expect(realm.object(ofType: Tagged.self, forPrimaryKey: "k8")?.n == 80)
+        #expect(realm.object(ofType: Tagged.self, forPrimaryKey: "k9") == nil)
+        #expect(realm.objects(Tagged.self).filter("name IN {'k1', 'k2', 'k9'}").count == 2)
+        let duplicate = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dir = try TemporaryDirectory()
+            let realm = try Realm(configuration: .init(fileURL: URL(fileURLWithPath: dir.child("d.realm")), objectTypes: [Tagged.self]))
+            try realm.write {
+                realm.create(Tagged.self, value: ["name": "a"])
+                realm.create(Tagged.self, value: ["name": "a"])
+            }
+        }
+        let text = String(decoding: duplicate?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(text.contains("Attempting to create an object of type 'Tagged' with an existing primary key value"))
+    }
+
     /// A change to an object read before another instance committed starts from the stored record, not from
     /// the older record the object was read with (which would lose the other commit's values).
     @Test func aChangeToAnObjectReadBeforeAnotherCommitKeepsThatCommit() throws {

@@ -73,6 +73,7 @@ extension RealmCore {
             // Index entries of deleted objects go first: an object added since with the same primary key puts its
             // entry below, and the later operation on a key wins.
             for (partition, entry) in w.deletedPrimaryKeys { try w.tx.delete(entry, in: partition) }
+            for (partition, entry, key) in w.livePrimaryKeyEntries() { try w.tx.put(entry, ObjectKey.bytes(key), in: partition) }
             // In key order, so the engine receives sorted operations and skips sorting them. Keys first seen in
             // increasing order (a bulk insert) are in order already.
             let ordered = w.sortedKeys()
@@ -119,9 +120,6 @@ extension RealmCore {
                     } else {
                         record.binding.encode(record.values, schemaVersion: version, into: &encoded)
                         try encoded.withUnsafeBytes { try w.tx.putBytes(key, $0, in: pk.partition) }
-                        if let entry = record.primaryKeyIndexEntry, let pkPartition = record.binding.primaryKeyPartition {
-                            try w.tx.put(entry, key, in: pkPartition)
-                        }
                     }
                 }
             }

@@ -89,8 +89,8 @@ extension RealmCore {
         resolve(links, lists, into: record, update: update, w)
         // Its links and lists resolved, the record is final: encoded into the batch now, so that the write holds
         // no record per object (a later change decodes it back). Not for embedded objects, whose parents may
-        // still change within this add, nor for records with a primary-key index entry.
-        if pkEntry == nil, !info.schema.isEmbedded {
+        // still change within this add.
+        if !info.schema.isEmbedded {
             let version = w.encodedVersion ?? (shared.storedSchema.withLock { $0?.schemaVersion } ?? configuration.schemaVersion)
             if version == binding.schemaVersion, w.encodeRecord(pk, version: version) { w.encodedVersion = version }
         }

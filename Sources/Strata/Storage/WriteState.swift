@@ -51,8 +51,10 @@ extension RealmCore {
         @exclusivity(unchecked) var added: [Int64] = []
         /// The binding of the encoded entries (to decode them when they must become records).
         var binding: TypeBinding?
-        /// Pending objects of a type with a non-Int primary key, by primary-key index entry.
+        /// Pending objects of a type with a non-Int primary key, by primary-key index entry (the commit writes
+        /// the entries of those still live), and the type's index partition.
         var primaryKeys: [[UInt8]: Int64] = [:]
+        var primaryKeyPartition: UInt32?
         /// The largest object key stored at the write's base version (`Int64.min`: none), once read.
         var largestStored: Int64?
 
@@ -121,7 +123,11 @@ extension RealmCore {
         /// Sets the pending record of `key`; true when it had none. `added`: the object is new in this write.
         @discardableResult
         func setPending(_ key: PendingKey, _ record: PendingRecord, added: Bool = false) -> Bool {
-            if let entry = record.primaryKeyIndexEntry { state(key.partition).primaryKeys[entry] = key.key }
+            if let entry = record.primaryKeyIndexEntry {
+                let p = state(key.partition)
+                p.primaryKeys[entry] = key.key
+                p.primaryKeyPartition = record.binding.primaryKeyPartition
+            }
             return set(key, .record(record), added: added)
         }
 
@@ -152,11 +158,11 @@ extension RealmCore {
         }
 
         /// Replaces the pending record of a new object whose links and lists are resolved by its encoding in
-        /// the batch at `version` (format 2 when its values fit), letting the record go; false, with nothing
-        /// changed, when `key` has no such record (deleted, with a primary-key index entry) or the batch refuses it.
+        /// the batch at `version` (format 2 when its values fit), letting the record go (its primary-key index
+        /// entry stays in `primaryKeys`); false, with nothing changed, when `key` has no live record or the batch
+        /// refuses it.
         func encodeRecord(_ key: PendingKey, version: UInt64) -> Bool {
-            guard let p = existing(key.partition), let i = p.index.find(key.key), case .record(let r) = p.entries[i],
-                !r.deleted, r.primaryKeyIndexEntry == nil
+            guard let p = existing(key.partition), let i = p.index.find(key.key), case .record(let r) = p.entries[i], !r.deleted
             else { return false }
             r.binding.encode(r.values, schemaVersion: version, into: &scratch)
             guard let range = putPending(key, scratch) else { return false }
@@ -307,9 +313,24 @@ extension RealmCore {
 
         /// The pending object of a type with a non-Int primary key whose index entry is `entry`.
         func key(forPrimaryKeyEntry entry: [UInt8], partition: UInt32) -> Int64? {
-            guard let key = existing(partition)?.primaryKeys[entry] else { return nil }
-            guard let r = record(PendingKey(partition: partition, key: key)), !r.deleted, r.primaryKeyIndexEntry == entry else { return nil }
+            // A primary key never changes once its object is added, and object keys of such types are never
+            // reused: the entry is the object's for as long as the object is live.
+            guard let key = existing(partition)?.primaryKeys[entry], isLive(PendingKey(partition: partition, key: key)) == true else {
+                return nil
+            }
             return key
+        }
+
+        /// The primary-key index entries of the live objects added in this write, with their index partitions.
+        func livePrimaryKeyEntries() -> [(partition: UInt32, entry: [UInt8], key: Int64)] {
+            var out: [(partition: UInt32, entry: [UInt8], key: Int64)] = []
+            for (partition, p) in partitions {
+                guard let pkPartition = p.primaryKeyPartition else { continue }
+                for (entry, key) in p.primaryKeys where isLive(PendingKey(partition: partition, key: key)) == true {
+                    out.append((pkPartition, entry, key))
+                }
+            }
+            return out
         }
 
         /// The largest object key stored in `partition` at the write's base version (`Int64.min` when there is
