@@ -188,6 +188,38 @@ import TestSupport
         #expect(text.contains("Attempting to create an object of type 'Tagged' with an existing primary key value"))
     }
 
+    /// Links are nulled only to objects that stay deleted: one whose Int key a new object took in the same
+    /// write keeps the links to it; and deleteAll after a delete brings nothing back.
+    @Test func linksToAKeyDeletedAndAddedAgainStay() throws {
+        let dir = try TemporaryDirectory()
+        let config = Realm.Configuration(
+            fileURL: URL(fileURLWithPath: dir.child("n.realm")), objectTypes: [QPerson.self, QDog.self, QVet.self])
+        let realm = try Realm(configuration: config)
+        try realm.write {
+            let dog = QDog()
+            dog.id = 5
+            let p = QPerson()
+            p.id = 1
+            p.best = dog
+            realm.add(p)
+        }
+        try realm.write {
+            realm.delete(try #require(realm.object(ofType: QDog.self, forPrimaryKey: 5)))
+            let again = QDog()
+            again.id = 5
+            again.name = "again"
+            realm.add(again)
+            realm.object(ofType: QPerson.self, forPrimaryKey: 1)?.best = again
+        }
+        #expect(realm.object(ofType: QPerson.self, forPrimaryKey: 1)?.best?.name == "again")
+        try realm.write {
+            realm.delete(try #require(realm.object(ofType: QDog.self, forPrimaryKey: 5)))
+            realm.deleteAll()
+        }
+        #expect(realm.objects(QPerson.self).isEmpty)
+        #expect(realm.objects(QDog.self).isEmpty)
+    }
+
     /// A change to an object read before another instance committed starts from the stored record, not from
     /// the older record the object was read with (which would lose the other commit's values).
     @Test func aChangeToAnObjectReadBeforeAnotherCommitKeepsThatCommit() throws {

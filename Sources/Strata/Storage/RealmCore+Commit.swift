@@ -202,11 +202,23 @@ extension RealmCore {
     /// each such type per commit, whatever the number of deletions.
     func nullifyLinks(_ w: WriteState, _ summary: inout ChangeSummary) throws {
         guard !w.deletedKeys.isEmpty, let stored = shared.storedSchema.withLock({ $0 }) else { return }
+        // Objects deleted and not added again (an Int primary key deleted and then given to a new object in the
+        // same write names a live object).
+        var deletedKeys: [String: Set<Int64>] = [:]
+        for (name, keys) in w.deletedKeys {
+            guard let partition = stored.type(named: name)?.partition else {
+                deletedKeys[name] = keys
+                continue
+            }
+            let gone = keys.filter { w.isLive(PendingKey(partition: partition, key: $0)) != true }
+            if !gone.isEmpty { deletedKeys[name] = gone }
+        }
+        guard !deletedKeys.isEmpty else { return }
         for t in stored.types {
-            let linkFields = t.properties.filter { $0.type == .object && w.deletedKeys[$0.objectClassName ?? ""] != nil }
+            let linkFields = t.properties.filter { $0.type == .object && deletedKeys[$0.objectClassName ?? ""] != nil }
             /// The value with links to deleted objects removed (lists) or nulled (links); nil when unchanged.
             func cleaned(_ v: StoredValue?, _ p: StoredSchema.StoredProperty) -> StoredValue? {
-                let deleted = w.deletedKeys[p.objectClassName ?? ""] ?? []
+                let deleted = deletedKeys[p.objectClassName ?? ""] ?? []
                 switch v {
                 case .link(let k)? where deleted.contains(k): return .null
                 case .list(let items)? where p.isMap ?? false:
@@ -236,7 +248,8 @@ extension RealmCore {
                     if let c = cleaned(record.values[i], p) { record.values[i] = c }
                 }
             }
-            // Then the stored records.
+            // Then the stored records (none when deleteAll dropped the type in this write).
+            guard !w.isDropped(t.partition) else { continue }
             var rewrites: [(Int64, [UInt8])] = []
             let layouts = RecordLayouts(partition: t.partition, in: stored)
             try w.tx.snapshot.scan(t.partition) { k, v in
