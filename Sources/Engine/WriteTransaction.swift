@@ -7,6 +7,8 @@ package final class WriteTransaction: @unchecked Sendable {
     private let database: Database
     let batch = WriteBatch()
     @exclusivity(unchecked) private var finished = false
+    /// What the transaction spilled to segments (`spill()`), nil until it does.
+    @exclusivity(unchecked) private var spilled: SpillState?
     /// The state when this transaction began.
     package let snapshot: Snapshot
 
@@ -16,7 +18,10 @@ package final class WriteTransaction: @unchecked Sendable {
     }
 
     deinit {
-        if !finished { database.endWrite() }
+        if !finished {
+            if let spilled { database.abandonSpill(spilled) }
+            database.endWrite()
+        }
     }
 
     private func checkOpen(_ function: String) {
@@ -89,8 +94,42 @@ package final class WriteTransaction: @unchecked Sendable {
         try batch.setUserMetadata(value, partition: partition)
     }
 
-    /// The number of operations so far.
+    /// The number of operations in the batch (since the last `spill()`).
     package var operationCount: Int { batch.operationCount }
+
+    /// Bytes of keys and values in the batch (since the last `spill()`).
+    package var batchBytes: Int { batch.payloadBytes }
+
+    /// Writes the operations so far to segments private to this transaction and empties the batch, so that a
+    /// transaction of any size holds a bounded amount of memory. Ranges `putPending` returned before are no
+    /// longer valid; what was spilled is read back with `withSpilledValue`. The commit then installs the
+    /// segments with one manifest switch instead of going through the log (see `Database+Spill`).
+    package func spill() throws {
+        checkOpen("spill")
+        let state = spilled ?? SpillState()
+        spilled = state
+        try database.spill(batch, into: state)
+    }
+
+    /// Whether `spill()` wrote anything.
+    package var hasSpilled: Bool { spilled.map { !$0.isEmpty } ?? false }
+
+    /// Calls `body` with the value the spilled operations give `key` in `partition`: nil when the newest of them
+    /// deleted it or none has it (the batch since the last spill and the snapshot are not consulted).
+    package func withSpilledValue<R>(forKey key: UnsafeRawBufferPointer, in partition: UInt32, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        checkOpen("withSpilledValue")
+        for segment in spilled?.segments[partition] ?? [] {
+            let step: LookupStep<R> = try segment.lookup(key) { lookup in
+                switch lookup {
+                case .absent: return .next
+                case .deleted: return .done(try body(nil))
+                case .found(let v): return .done(try body(v))
+                }
+            }
+            if case .done(let r) = step { return r }
+        }
+        return try body(nil)
+    }
 
     /// Makes the transaction durable (per the durability mode) and visible. Returns its sequence number.
     @discardableResult
@@ -98,6 +137,7 @@ package final class WriteTransaction: @unchecked Sendable {
         checkOpen("commit")
         finished = true
         defer { database.endWrite() }
+        if let spilled, !spilled.isEmpty { return try database.commit(batch, spilled: spilled) }
         return try database.commit(batch)
     }
 
@@ -105,6 +145,7 @@ package final class WriteTransaction: @unchecked Sendable {
     package func abort() {
         guard !finished else { return }
         finished = true
+        if let spilled { database.abandonSpill(spilled) }
         database.endWrite()
     }
 }

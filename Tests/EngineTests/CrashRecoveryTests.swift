@@ -7,6 +7,8 @@ import TestSupport
 @Suite struct CrashRecoveryTests {
     enum Step {
         case commit([(UInt32, [UInt8], [UInt8]?)])
+        /// One transaction spilled between its parts (`WriteTransaction.spill()`); nil drops partition 2.
+        case spilled([[(UInt32, [UInt8], [UInt8]?)]?])
         case drop(UInt32)
         case flush
         case compact
@@ -24,6 +26,16 @@ import TestSupport
                 ops.append((p, k, rng.next() % 5 == 0 ? nil : rng.bytes(Int(rng.next() % 50))))
             }
             steps.append(.commit(ops))
+            if i == 10 || i == 28 {
+                var parts: [[(UInt32, [UInt8], [UInt8]?)]?] = []
+                for part in 0..<3 {
+                    if part == 1 && i == 28 { parts.append(nil) }
+                    parts.append((0..<Int(rng.next() % 8 + 1)).map { _ in
+                        (UInt32(rng.next() % 3), key(Int(rng.next() % 40)), rng.next() % 5 == 0 ? nil : rng.bytes(Int(rng.next() % 50)))
+                    })
+                }
+                steps.append(.spilled(parts))
+            }
             if i % 9 == 8 { steps.append(.flush) }
             if i == 20 { steps.append(.drop(1)) }
             if i % 18 == 17 { steps.append(.compact) }
@@ -36,6 +48,16 @@ import TestSupport
         case .commit(let ops):
             for (p, k, v) in ops {
                 if let v { model.put(k, v, in: p) } else { model.delete(k, in: p) }
+            }
+        case .spilled(let parts):
+            for part in parts {
+                guard let part else {
+                    model.drop(2)
+                    continue
+                }
+                for (p, k, v) in part {
+                    if let v { model.put(k, v, in: p) } else { model.delete(k, in: p) }
+                }
             }
         case .drop(let p): model.drop(p)
         case .flush, .compact: break
@@ -64,6 +86,21 @@ import TestSupport
                     try db.write { tx in
                         for (p, k, v) in ops {
                             if let v { try tx.put(k, v, in: p) } else { try tx.delete(k, in: p) }
+                        }
+                    }
+                    acknowledged += 1
+                case .spilled(let parts):
+                    models.append(next)
+                    try db.write { tx in
+                        for part in parts {
+                            guard let part else {
+                                try tx.dropPartition(2)
+                                continue
+                            }
+                            for (p, k, v) in part {
+                                if let v { try tx.put(k, v, in: p) } else { try tx.delete(k, in: p) }
+                            }
+                            try tx.spill()
                         }
                     }
                     acknowledged += 1

@@ -77,6 +77,14 @@ package final class WriteBatch: @unchecked Sendable {
     }
 
     package var isEmpty: Bool { operationCount == 0 }
+
+    /// Empties the batch after its buffer was adopted (a spill): the next operation starts a new payload.
+    func reset() {
+        buffer.removeAll()
+        for _ in 0..<LogRecord.headerBytes { buffer.append(0) }
+        slots = Slots()
+        lastValueOffset = 0
+    }
     package var payloadBytes: Int { buffer.count - LogRecord.headerBytes }
 
     private func checkRoom(_ extra: Int) throws {
