@@ -41,6 +41,9 @@ extension Realm {
         public var backgroundMigration = true
         /// The file system under a file-backed Realm (tests inject faults through it); nil means the real one.
         var fileSystem: (any FileSystem)?
+        /// Batch bytes at which a migration inside open spills its transaction to segments, so that its memory
+        /// stays bounded whatever the file's size (tests make it small).
+        var migrationSpillBytes = 16 << 20
 
         /// When a migration's per-object transforms run.
         public enum MigrationMode: Sendable, Hashable {

@@ -45,8 +45,12 @@ enum SL2 {
         return url
     }
 
+    /// The migrations here spill their transaction every few objects (`migrationSpillBytes`), so that what
+    /// the block does after a spill reads the objects back from the spilled segments.
     static func config(_ url: URL, _ block: @escaping MigrationBlock) -> Realm.Configuration {
-        Realm.Configuration(fileURL: url, schemaVersion: 2, migrationBlock: block, objectTypes: [M2.Person.self])
+        var c = Realm.Configuration(fileURL: url, schemaVersion: 2, migrationBlock: block, objectTypes: [M2.Person.self])
+        c.migrationSpillBytes = 1500
+        return c
     }
 
     /// The seeds' combine: fullName from the old object's two names.
@@ -195,13 +199,15 @@ enum SL2 {
                 }
             }
         }
-        let realm = try Realm(configuration: .init(fileURL: url, schemaVersion: 1, migrationBlock: { migration, _ in
+        var dogsConfig = Realm.Configuration(fileURL: url, schemaVersion: 1, migrationBlock: { migration, _ in
             migration.enumerateObjects(ofType: "SDog") { old, new in new!["nickname"] = (old!["name"] as! String).uppercased() }
             migration.enumerateObjects(ofType: "SOwner") { _, new in
                 guard let dog = new!["dog"] as? MigrationObject else { return }
                 dog["nickname"] = (dog["nickname"] as! String) + " of " + (new!["name"] as! String)
             }
-        }, objectTypes: [SL2.SDog.self, SL2.SOwner.self]))
+        }, objectTypes: [SL2.SDog.self, SL2.SOwner.self])
+        dogsConfig.migrationSpillBytes = 400
+        let realm = try Realm(configuration: dogsConfig)
         #expect(realm.core.shared.objectsStreamed.current >= 50)
         #expect(realm.objects(SL2.SOwner.self).count == 50)
         for owner in realm.objects(SL2.SOwner.self) {

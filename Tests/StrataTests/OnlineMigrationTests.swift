@@ -111,6 +111,8 @@ func onlineConfig(_ url: URL, version: UInt64, mode: Realm.Configuration.Migrati
     var config = Realm.Configuration(fileURL: url, schemaVersion: version, migrationBlock: { m, old in onlineBlock(m, old, version: version) }, objectTypes: types)
     config.migrationMode = mode
     config.backgroundMigration = background
+    // Migrations inside open spill their transaction every few objects: each spans several batches.
+    config.migrationSpillBytes = 700
     return config
 }
 

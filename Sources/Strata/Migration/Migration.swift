@@ -542,6 +542,11 @@ public final class Migration {
         }
         target.records.add(key, range)
         core.shared.objectsStreamed.add(1)
+        if tx.batchBytes >= core.configuration.migrationSpillBytes {
+            // The batch goes to segments of the transaction's own: memory stays bounded whatever the type's size.
+            try tx.spill()
+            for records in streamed.values { records.spilled() }
+        }
     }
 
     /// The fields of a streamed object: its old record's (as `freshState` starts from them) with its streamed
@@ -552,9 +557,24 @@ public final class Migration {
             let layouts = layouts(oldType.partition)
             fields = try bytes.withUnsafeBytes { try ObjectRecord.decodeAll($0, layouts: layouts) }.fields
         }
-        var result: Result<FieldValues, any Error> = .success(FieldValues())
-        openTx.visitPendingBytes(range) { raw in result = Result { try ObjectRecord.decodeAll(raw, layouts: records.layouts).fields } }
-        for (id, v) in try result.get() { fields[id] = v }
+        let streamedFields: FieldValues
+        if range == StreamedRecords.spilledRange {
+            let tx = openTx
+            let decoded = try ObjectKey.withBytes(key) { k in
+                try tx.withSpilledValue(forKey: k, in: t.partition) { raw in try raw.map { try ObjectRecord.decodeAll($0, layouts: records.layouts).fields } }
+            }
+            guard let decoded else {
+                throw Realm.Error(
+                    .fail, "the migrated object \(key) of '\(t.name)' is missing from what the migration wrote to disk",
+                    fileURL: core.configuration.fileURL, suggestion: "This is a bug in Strata; nothing was written. Please report it.")
+            }
+            streamedFields = decoded
+        } else {
+            var result: Result<FieldValues, any Error> = .success(FieldValues())
+            openTx.visitPendingBytes(range) { raw in result = Result { try ObjectRecord.decodeAll(raw, layouts: records.layouts).fields } }
+            streamedFields = try result.get()
+        }
+        for (id, v) in streamedFields { fields[id] = v }
         return fields
     }
 
