@@ -59,6 +59,20 @@ extension Database {
         }
     }
 
+    /// Queues a background compaction of every partition over the segment trigger.
+    func scheduleCompaction() {
+        maintenance.async { [self] in
+            guard !published.withLock({ $0.closed }) else { return }
+            do {
+                try compactWhereNeeded()
+            } catch let error as StorageError {
+                published.withLock { $0.backgroundError = error }
+            } catch {
+                published.withLock { $0.backgroundError = StorageError(.io, "\(error)") }
+            }
+        }
+    }
+
     /// Flushes the memtable now and waits for it (and for any background flush).
     package func flush() throws {
         try maintenance.sync { try runFlush() }

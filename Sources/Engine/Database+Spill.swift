@@ -116,6 +116,8 @@ extension Database {
                         p.version = version
                         p.nextIncarnation = nextIncarnation
                     }
+                    // Many spills leave many segments in a partition: they are merged in the background.
+                    if options.backgroundMaintenance { scheduleCompaction() }
                     return version.sequence
                 }
             }

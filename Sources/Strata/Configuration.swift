@@ -43,7 +43,7 @@ extension Realm {
         var fileSystem: (any FileSystem)?
         /// Batch bytes at which a migration inside open spills its transaction to segments, so that its memory
         /// stays bounded whatever the file's size (tests make it small).
-        var migrationSpillBytes = 16 << 20
+        var migrationSpillBytes = 8 << 20
 
         /// When a migration's per-object transforms run.
         public enum MigrationMode: Sendable, Hashable {
