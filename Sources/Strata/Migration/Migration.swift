@@ -14,18 +14,20 @@ final class MigrationReporter {
 }
 
 /// The values of an object handed to a migration block, under one stored schema.
+///
+/// A state belongs to one migration on one thread: dynamic exclusivity checks are off for its state.
 final class DynamicState: CustomStringConvertible {
     let type: StoredSchema.StoredType
-    var values: FieldValues
+    @exclusivity(unchecked) var values: FieldValues
     let writable: Bool
     let defaults: [String: StoredValue]
-    var modified = false
+    @exclusivity(unchecked) var modified = false
     /// Whether the block set the primary key (which means re-keying the type).
-    var wrotePrimaryKey = false
+    @exclusivity(unchecked) var wrotePrimaryKey = false
     /// Inside a migration, mistakes are recorded here (the open then throws) instead of trapping.
-    var report: MigrationReporter?
+    @exclusivity(unchecked) var report: MigrationReporter?
     /// The object's key, when it is one the migration handed out (links to it store the key).
-    var key: Int64?
+    @exclusivity(unchecked) var key: Int64?
     /// The migration that handed it out: links read through it give objects (`MigrationObject`s).
     var migration: Migration? { report?.migration }
 
@@ -37,20 +39,30 @@ final class DynamicState: CustomStringConvertible {
     }
 
     func property(_ key: String) -> StoredSchema.StoredProperty? {
-        // A new object also answers to the model's public names (`propertiesMapping()`, M071).
-        if writable, let report, !report.mappedTypes.isEmpty, report.mappedTypes.contains(type.name),
-            let info = migration?.declared[type.name], let declared = info.schema.properties.first(where: { $0.name == key }),
-            declared.columnName != key, let p = type.properties.first(where: { $0.name == declared.columnName })
-        {
-            return p
-        }
-        guard let p = type.properties.first(where: { $0.name == key }) else {
+        for r in resolved where r.name == key { return type.properties[r.index] }
+        guard let i = propertyIndex(key) else {
             // Realm's text (M058), then which object of the migration it was.
             fail("Invalid property name '\(key)' for class '\(type.name)'. (an \(writable ? "new" : "old") object of the migration)")
             return nil
         }
-        return p
+        if resolved.count < 32 { resolved.append((key, i)) }
+        return type.properties[i]
     }
+
+    private func propertyIndex(_ key: String) -> Int? {
+        // A new object also answers to the model's public names (`propertiesMapping()`, M071).
+        if writable, let report, !report.mappedTypes.isEmpty, report.mappedTypes.contains(type.name),
+            let info = migration?.declared[type.name], let declared = info.schema.properties.first(where: { $0.name == key }),
+            declared.columnName != key, let i = type.properties.firstIndex(where: { $0.name == declared.columnName })
+        {
+            return i
+        }
+        return type.properties.firstIndex(where: { $0.name == key })
+    }
+
+    /// The names looked up so far with their property's index. A state is handed out again for the next
+    /// object of a streaming enumeration, so a closure's names are resolved once per type, not per object.
+    @exclusivity(unchecked) private var resolved: [(name: String, index: Int)] = []
 
     /// A mistake: recorded when a migration is listening, a trap otherwise (as RealmSwift's exceptions).
     func fail(_ message: String) {
@@ -474,7 +486,9 @@ public final class Migration {
                 } else if let spare = spareNew {
                     spareNew = nil
                     let state = spare._dynamic!
-                    state.values = record.fields
+                    // Into the buffer the previous object's values used: no allocation, room for what the
+                    // closure adds.
+                    state.values.replaceAll(with: record.fields)
                     state.modified = false
                     state.wrotePrimaryKey = false
                     state.key = key

@@ -340,6 +340,12 @@ struct FieldValues: Sequence, Equatable {
         }
     }
 
+    /// Takes `other`'s fields, keeping this buffer (when unique) and its capacity.
+    mutating func replaceAll(with other: FieldValues) {
+        entries.removeAll(keepingCapacity: true)
+        entries.append(contentsOf: other.entries)
+    }
+
     /// Adds a field known not to be present.
     mutating func appendNew(_ id: UInt32, _ value: StoredValue) { entries.append((id, value)) }
 
