@@ -104,16 +104,20 @@ final class TypeMigration: @unchecked Sendable {
             fromVersion: generation.fromVersion,
             old: DynamicState(type: generation.oldType, values: fields, writable: false, defaults: [:]),
             new: DynamicState(type: newType, values: fields, writable: true, defaults: defaults))
-        let old = pair.old._dynamic!, new = pair.new._dynamic!
-        old.values = fields
-        new.values = fields
-        new.modified = false
-        new.wrotePrimaryKey = false
-        old.report = report
-        new.report = report
+        // The states are reached through the objects, not held in locals: a local would keep a second
+        // reference alive to the end of the function, and the pair could never be given back.
+        pair.old._dynamic!.values = fields
+        pair.old._dynamic!.report = report
+        do {
+            let new = pair.new._dynamic!
+            new.values.replaceAll(with: fields)
+            new.modified = false
+            new.wrotePrimaryKey = false
+            new.report = report
+        }
         Self.run(generation, typeName: typeName, oldObject: pair.old, newObject: pair.new)
-        new.modified = true
-        let result = new.values
+        pair.new._dynamic!.modified = true
+        let result = pair.new._dynamic!.values
         if isKnownUniquelyReferenced(&pair.old), isKnownUniquelyReferenced(&pair.new) { giveBack(pair) }
         return result
     }

@@ -312,6 +312,19 @@ final class ObjectAccessor {
         recordVersion = version
     }
 
+    /// Points this accessor at another object's record of its own, read at `version` and in the current
+    /// layout: a `Results` iteration reusing an object for a record it had to migrate.
+    func reset(key: Int64, record bytes: [UInt8], version: UInt64) {
+        self.key = key
+        epoch = core.invalidations
+        addedIn = 0
+        removed = false
+        record = bytes
+        lent = nil
+        lender = nil
+        recordVersion = version
+    }
+
     /// Copies a lent record into this accessor's own storage: the scan that lent it is about to move on while
     /// something still refers to this accessor.
     func keepRecord() {

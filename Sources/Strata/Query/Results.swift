@@ -387,7 +387,17 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
                 }
                 guard stream.isValid, let value = stream.value, let key = ObjectKey.decode(stream.currentKey) else { return nil }
                 if needsMigration, let values = binding.migratedValues(value) {
-                    return results.object(key, binding.encode(values))
+                    // Through the pending transforms, re-encoded at the current version: the object owns the
+                    // record, and the next one reuses the object as a lent record would.
+                    let record = binding.encode(values)
+                    if let (object, ownAccessor) = reusable, ownAccessor {
+                        object._accessor!.reset(key: key, record: record, version: streamVersion)
+                        return object
+                    }
+                    let made = core.makeObject(binding: binding, key: key, currentRecord: record, version: streamVersion)
+                    let object = exactClass ? unsafeDowncast(made, to: Element.self) : made as! Element
+                    if lends { scan.last = object }
+                    return object
                 }
                 if !lends {
                     let made = core.makeObject(binding: binding, key: key, currentRecord: [UInt8](value), version: streamVersion)
