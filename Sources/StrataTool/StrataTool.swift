@@ -3,7 +3,7 @@ import Foundation
 import Strata
 import Synchronization
 
-/// The `strata` command-line tool: `info`, `schema`, `dump`, `verify`, `compact` and `migrate`.
+/// The `strata` command-line tool: `info`, `schema`, `dump`, `verify`, `salvage`, `compact` and `migrate`.
 ///
 /// The `strata` executable runs it without models. An app that wants `strata migrate` to finish its online
 /// migrations builds its own small executable that passes its configurations, so that the migration block
@@ -30,7 +30,7 @@ struct StrataCommand: ParsableCommand {
         commandName: "strata",
         abstract: "Inspect, check, compact and migrate Strata databases.",
         discussion: "PATH is a database's fileURL: a directory holding CURRENT, MANIFEST, segment and log files.",
-        subcommands: [Info.self, SchemaCommand.self, Dump.self, Verify.self, Compact.self, Migrate.self])
+        subcommands: [Info.self, SchemaCommand.self, Dump.self, Verify.self, Salvage.self, Compact.self, Migrate.self])
 }
 
 /// Runs a command body: a Realm or storage error becomes one line on standard error and exit status 1.
@@ -240,6 +240,44 @@ struct Verify: ParsableCommand {
                 throw ExitCode(1)
             }
             print("\(path): every block and record checked, no problem found")
+        }
+    }
+}
+
+struct Salvage: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Copies every object of a damaged database that can still be read into a new one; reports what was lost.",
+        discussion: "SOURCE is only read. DESTINATION must not exist: it becomes a database with SOURCE's schema and schema "
+            + "version. Indexes are built again when an app first opens the copy. Exits 1 when anything was lost.")
+    @Argument(help: "The damaged database (a Realm's fileURL).") var source: String
+    @Argument(help: "Where to write the copy (must not exist).") var destination: String
+
+    func run() throws {
+        try running {
+            let summary = try DatabaseInspector.salvage(source: source, destination: destination)
+            for note in summary.notes { print("note: \(note)") }
+            var lost = !summary.losses.isEmpty
+            for t in summary.types {
+                var line = "\(t.name): \(t.copied) object\(t.copied == 1 ? "" : "s") copied"
+                if !t.lostKeys.isEmpty {
+                    let ranges = t.lostKeys.map { r -> String in
+                        switch (r.from, r.through) {
+                        case (nil, nil): return "unknown keys"
+                        case (let a?, let b?) where a == b: return "key \(a)"
+                        case (let a, let b): return "keys \(a.map(String.init) ?? "start")...\(b.map(String.init) ?? "end")"
+                        }
+                    }
+                    line += "; could not read \(ranges.joined(separator: ", "))"
+                }
+                if t.duplicates > 0 {
+                    line += "; \(t.duplicates) older cop\(t.duplicates == 1 ? "y" : "ies") of objects with the same primary key left out"
+                    lost = true
+                }
+                print(line)
+            }
+            for loss in summary.losses { print("lost: \(loss)") }
+            print("\(destination): schema version \(summary.schemaVersion), \(summary.types.reduce(0) { $0 + $1.copied }) objects")
+            if lost { throw ExitCode(1) }
         }
     }
 }

@@ -261,6 +261,43 @@ final class SegmentReader: Sendable {
         }
     }
 
+    /// What `salvageEntries` could not read: a block (its offset and the keys from its first up to the next
+    /// block's first, nil at the end) or, when `offset` is nil, the whole index.
+    struct UnreadableBlock {
+        var offset: Int?
+        var firstKey: [UInt8]?
+        var endKey: [UInt8]?
+        var error: any Error
+    }
+
+    /// Every entry of every block that passes its checks, in key order (a nil value is a deletion); the blocks
+    /// that do not are skipped and returned. For `Database.salvage`.
+    func salvageEntries(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer?) -> Void) -> [UnreadableBlock] {
+        let index: SegmentIndex
+        do {
+            index = try self.index()
+        } catch {
+            return [UnreadableBlock(offset: nil, firstKey: nil, endKey: nil, error: error)]
+        }
+        var unreadable: [UnreadableBlock] = []
+        let scratch = GrowableBuffer(capacity: Tuning.blockBytes + 1024)
+        for i in 0..<blockCount {
+            do {
+                try withBlock(i, scratch: scratch) { view in
+                    for j in 0..<view.entryCount {
+                        let e = try view.entry(at: try view.entryOffset(j))
+                        body(e.key, e.value)
+                    }
+                }
+            } catch {
+                unreadable.append(UnreadableBlock(
+                    offset: index.blockOffsets[i], firstKey: [UInt8](firstKey(i, index)),
+                    endKey: i + 1 < blockCount ? [UInt8](firstKey(i + 1, index)) : nil, error: error))
+            }
+        }
+        return unreadable
+    }
+
     /// Calls `body` with block `i`'s raw bytes, decompressing into `scratch` when the block is compressed.
     func withBlock<R>(_ i: Int, scratch: GrowableBuffer, _ body: (BlockView) throws -> R) throws -> R {
         try locating(i) {

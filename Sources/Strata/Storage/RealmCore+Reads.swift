@@ -10,7 +10,7 @@ extension RealmCore {
         do {
             return try body()
         } catch {
-            fatalError("reading \(what()) in \(shared.displayName) failed: \(error); run `strata verify` on the file")
+            fatalError("reading \(what()) in \(shared.displayName) failed: \(error); run `strata verify` on the file, and `strata salvage` to copy what can still be read")
         }
     }
 
@@ -20,7 +20,7 @@ extension RealmCore {
         do {
             return try body()
         } catch {
-            fatalError("reading \(what()) failed: \(error); run `strata verify` on the file")
+            fatalError("reading \(what()) failed: \(error); run `strata verify` on the file, and `strata salvage` to copy what can still be read")
         }
     }
 

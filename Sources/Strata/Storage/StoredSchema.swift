@@ -277,7 +277,7 @@ final class TypeBinding: @unchecked Sendable {
             guard migration.generation(for: try ObjectRecord.schemaVersion(record)) != nil else { return nil }
             decoded = try ObjectRecord.decodeAll(record, layouts: layouts)
         } catch {
-            fatalError("a record of \(info.schema.className) is damaged (\(error)); run `strata verify` on the file")
+            fatalError("a record of \(info.schema.className) is damaged (\(error)); run `strata verify` on the file, and `strata salvage` to copy what can still be read")
         }
         guard let fields = migration.migrate(fields: decoded.fields, version: decoded.schemaVersion) else { return nil }
         return info.schema.properties.indices.map { i in
@@ -421,7 +421,7 @@ final class TypeBinding: @unchecked Sendable {
             return v
         } catch {
             fatalError(
-                "a record of \(info.schema.className) is damaged (\(error)); run `strata verify` on the file")
+                "a record of \(info.schema.className) is damaged (\(error)); run `strata verify` on the file, and `strata salvage` to copy what can still be read")
         }
     }
 }
