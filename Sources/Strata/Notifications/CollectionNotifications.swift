@@ -30,42 +30,46 @@ final class CollectionObserver<C>: ChangeObserver {
         self.block = block
     }
 
-    /// The collection's stored elements in `snapshot` (nil when the owning object is not there).
-    private func items(_ snapshot: Snapshot) -> [StoredValue]? {
-        RealmCore.storedList(binding, key: key, property: property, in: snapshot)
+    func failed(_ error: Realm.Error) -> (() -> Void)? {
+        done = true
+        let block = self.block
+        return { block(.error(error)) }
     }
 
-    func changes(core: RealmCore, old: Snapshot, new: Snapshot, summary: ChangeSummary) -> (() -> Void)? {
+    /// The collection's stored elements in `snapshot` (nil when the owning object is not there).
+    private func items(_ snapshot: Snapshot) throws -> [StoredValue]? {
+        try RealmCore.storedList(binding, key: key, property: property, in: snapshot)
+    }
+
+    func changes(core: RealmCore, old: Snapshot, new: Snapshot, summary: ChangeSummary) throws -> (() -> Void)? {
         guard !done else { return nil }
         let ownerTouched = summary.everything || summary.keys[binding.partition]?.contains(key) == true
         let elementKeys = elements.flatMap { summary.keys[$0.binding.partition] } ?? []
         guard ownerTouched || !elementKeys.isEmpty else { return nil }
-        guard let before = items(old) else { return nil }
+        guard let before = try items(old) else { return nil }
         let block = self.block, collection = self.collection
         /// The elements shown: links to objects that no longer exist are not.
-        func shown(_ values: [StoredValue], _ s: Snapshot) -> [StoredValue] {
+        func shown(_ values: [StoredValue], _ s: Snapshot) throws -> [StoredValue] {
             guard let elements else { return values }
-            return values.filter { v in
+            return try values.filter { v in
                 guard case .link(let k) = v else { return false }
-                return RealmCore.mustRead("\(elements.binding.info.schema.className) #\(k) for change notifications") {
-                    try s.withValue(forKey: ObjectKey.bytes(k), in: elements.binding.partition) { $0 != nil }
-                }
+                return try s.withValue(forKey: ObjectKey.bytes(k), in: elements.binding.partition) { $0 != nil }
             }
         }
-        let beforeShown = shown(before, old)
-        guard let afterRaw = items(new) else {
+        let beforeShown = try shown(before, old)
+        guard let afterRaw = try items(new) else {
             // The owning object was deleted: every element goes, and nothing more is reported.
             done = true
             let all = Array(beforeShown.indices)
             return all.isEmpty ? nil : { block(.update(collection, deletions: all, insertions: [], modifications: [])) }
         }
-        let after = shown(afterRaw, new)
+        let after = try shown(afterRaw, new)
         var (deletions, insertions, kept) = Self.diff(beforeShown, after)
         var modifications: [Int] = []
         if let elements, !elementKeys.isEmpty {
             for (_, j) in kept {
                 guard case .link(let k) = after[j], elementKeys.contains(k) else { continue }
-                if RealmCore.differs(elements.binding, key: k, old: old, new: new, indices: elements.properties) { modifications.append(j) }
+                if try RealmCore.differs(elements.binding, key: k, old: old, new: new, indices: elements.properties) { modifications.append(j) }
             }
         }
         deletions.sort()
@@ -132,13 +136,11 @@ final class CollectionObserver<C>: ChangeObserver {
 extension RealmCore {
     /// The stored elements of list, set or map property `property` of the object `key` in `snapshot` (nil when
     /// the object is not there).
-    static func storedList(_ binding: TypeBinding, key: Int64, property: Int, in snapshot: Snapshot) -> [StoredValue]? {
-        mustRead("\(binding.info.schema.className) #\(key) for change notifications") {
-            try snapshot.withValue(forKey: ObjectKey.bytes(key), in: binding.partition) { raw -> [StoredValue]? in
-                guard let raw else { return nil }
-                guard case .list(let items) = values(binding, raw, [property])[0] else { return [] }
-                return items
-            }
+    static func storedList(_ binding: TypeBinding, key: Int64, property: Int, in snapshot: Snapshot) throws -> [StoredValue]? {
+        try snapshot.withValue(forKey: ObjectKey.bytes(key), in: binding.partition) { raw -> [StoredValue]? in
+            guard let raw else { return nil }
+            guard case .list(let items) = values(binding, raw, [property])[0] else { return [] }
+            return items
         }
     }
 
@@ -262,9 +264,15 @@ final class MapObserver<M>: ChangeObserver {
         self.block = block
     }
 
+    func failed(_ error: Realm.Error) -> (() -> Void)? {
+        done = true
+        let block = self.block
+        return { block(.error(error)) }
+    }
+
     /// The map's entries in `snapshot` by key (nil when the owning object is not there).
-    private func entries(_ snapshot: Snapshot) -> [String: StoredValue]? {
-        guard let items = RealmCore.storedList(binding, key: key, property: property, in: snapshot) else { return nil }
+    private func entries(_ snapshot: Snapshot) throws -> [String: StoredValue]? {
+        guard let items = try RealmCore.storedList(binding, key: key, property: property, in: snapshot) else { return nil }
         var out: [String: StoredValue] = [:]
         var i = 0
         while i + 1 < items.count {
@@ -274,10 +282,10 @@ final class MapObserver<M>: ChangeObserver {
         return out
     }
 
-    func changes(core: RealmCore, old: Snapshot, new: Snapshot, summary: ChangeSummary) -> (() -> Void)? {
-        guard !done, summary.everything || summary.keys[binding.partition]?.contains(key) == true, let before = entries(old) else { return nil }
+    func changes(core: RealmCore, old: Snapshot, new: Snapshot, summary: ChangeSummary) throws -> (() -> Void)? {
+        guard !done, summary.everything || summary.keys[binding.partition]?.contains(key) == true, let before = try entries(old) else { return nil }
         let block = self.block, map = self.map
-        guard let after = entries(new) else {
+        guard let after = try entries(new) else {
             done = true
             let all = before.keys.sorted()
             return all.isEmpty ? nil : { block(.update(map, deletions: all, insertions: [], modifications: [])) }

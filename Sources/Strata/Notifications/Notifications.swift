@@ -116,7 +116,11 @@ final class ObserverList: @unchecked Sendable {
 protocol ChangeObserver: AnyObject {
     var queue: DispatchQueue? { get }
     /// Updates the observer's state; returns the callback to run, or nil when there is nothing to report.
-    func changes(core: RealmCore, old: Snapshot, new: Snapshot, summary: ChangeSummary) -> (() -> Void)?
+    /// Throws a storage error met while reading the two snapshots.
+    func changes(core: RealmCore, old: Snapshot, new: Snapshot, summary: ChangeSummary) throws -> (() -> Void)?
+    /// The callback that hands `error` to the observer's block (`.error`), or nil for observers without that
+    /// case. The observer gets nothing more afterwards.
+    func failed(_ error: Realm.Error) -> (() -> Void)?
 }
 
 extension RealmCore {
@@ -147,11 +151,10 @@ extension RealmCore {
     }
 
     /// Whether properties `indices` of the object with `key` differ between two snapshots (both holding it).
-    static func differs(_ binding: TypeBinding, key: Int64, old: Snapshot, new: Snapshot, indices: [Int]) -> Bool {
+    static func differs(_ binding: TypeBinding, key: Int64, old: Snapshot, new: Snapshot, indices: [Int]) throws -> Bool {
         let k = ObjectKey.bytes(key)
-        let what = "\(binding.info.schema.className) #\(key) for change notifications"
-        let a = mustRead(what) { try old.withValue(forKey: k, in: binding.partition) { $0.map { values(binding, $0, indices) } } }
-        let b = mustRead(what) { try new.withValue(forKey: k, in: binding.partition) { $0.map { values(binding, $0, indices) } } }
+        let a = try old.withValue(forKey: k, in: binding.partition) { $0.map { values(binding, $0, indices) } }
+        let b = try new.withValue(forKey: k, in: binding.partition) { $0.map { values(binding, $0, indices) } }
         guard let a, let b else { return a != nil || b != nil }
         return !zip(a, b).allSatisfy { Self.same($0, $1) }
     }
@@ -185,41 +188,37 @@ struct LinkWatch {
     /// or whose link itself changed.
     /// The objects of a type that may have changed: those the summary names, or, when it does not know
     /// (a commit nobody observed, or too old for the log), every object of the type in either version.
-    static func candidates(_ summary: ChangeSummary, _ binding: TypeBinding, old: Snapshot, new: Snapshot) -> [Int64] {
+    static func candidates(_ summary: ChangeSummary, _ binding: TypeBinding, old: Snapshot, new: Snapshot) throws -> [Int64] {
         guard summary.everything else { return Array(summary.keys[binding.partition] ?? []) }
         var keys = Set<Int64>()
         for snapshot in [old, new] {
-            RealmCore.mustRead("the objects of \(binding.info.schema.className) for change notifications") {
-                try snapshot.scan(binding.partition) { k, _ in
-                    if let key = ObjectKey.decode(k) { keys.insert(key) }
-                    return true
-                }
+            try snapshot.scan(binding.partition) { k, _ in
+                if let key = ObjectKey.decode(k) { keys.insert(key) }
+                return true
             }
         }
         return Array(keys)
     }
 
-    func touched(_ summary: ChangeSummary, old: Snapshot, new: Snapshot) -> Set<Int64> {
+    func touched(_ summary: ChangeSummary, old: Snapshot, new: Snapshot) throws -> Set<Int64> {
         let chain = [(property, target)] + further
         guard let last = chain.last else { return [] }
-        var touched = Set(Self.candidates(summary, last.1, old: old, new: new).filter {
-            RealmCore.differs(last.1, key: $0, old: old, new: new, indices: targetProperties)
+        var touched = Set(try Self.candidates(summary, last.1, old: old, new: new).filter {
+            try RealmCore.differs(last.1, key: $0, old: old, new: new, indices: targetProperties)
         })
         var level = chain.count - 1
         while level > 0 {
             let (link, _) = chain[level]
             let holder = chain[level - 1].1
-            var up = Set(Self.candidates(summary, holder, old: old, new: new).filter {
-                RealmCore.differs(holder, key: $0, old: old, new: new, indices: [link])
+            var up = Set(try Self.candidates(summary, holder, old: old, new: new).filter {
+                try RealmCore.differs(holder, key: $0, old: old, new: new, indices: [link])
             })
             if !touched.isEmpty {
-                RealmCore.mustRead("the objects of \(holder.info.schema.className) for change notifications") {
-                    try new.scan(holder.partition) { k, raw in
-                        guard let key = ObjectKey.decode(k) else { return true }
-                        let v = RealmCore.values(holder, raw, [link])[0]
-                        if RealmCore.linkKeys(v).contains(where: touched.contains) { up.insert(key) }
-                        return true
-                    }
+                try new.scan(holder.partition) { k, raw in
+                    guard let key = ObjectKey.decode(k) else { return true }
+                    let v = RealmCore.values(holder, raw, [link])[0]
+                    if RealmCore.linkKeys(v).contains(where: touched.contains) { up.insert(key) }
+                    return true
                 }
             }
             touched = up
@@ -255,7 +254,12 @@ final class ResultsObserver<Element: Object>: ChangeObserver {
         self.linkedPartitions = results.linkedPartitions
     }
 
-    func changes(core: RealmCore, old: Snapshot, new: Snapshot, summary: ChangeSummary) -> (() -> Void)? {
+    func failed(_ error: Realm.Error) -> (() -> Void)? {
+        let block = self.block
+        return { block(.error(error)) }
+    }
+
+    func changes(core: RealmCore, old: Snapshot, new: Snapshot, summary: ChangeSummary) throws -> (() -> Void)? {
         let binding = results.binding
         let changed = summary.keys[binding.partition] ?? []
         // A query through links: a change to an object it reaches can change which objects match.
@@ -264,7 +268,7 @@ final class ResultsObserver<Element: Object>: ChangeObserver {
         // Linked objects whose watched properties changed (or that went away).
         var touchedTargets: [Int: Set<Int64>] = [:]
         for (n, watch) in linkWatches.enumerated() {
-            let touched = watch.touched(summary, old: old, new: new)
+            let touched = try watch.touched(summary, old: old, new: new)
             if !touched.isEmpty { touchedTargets[n] = touched }
         }
         if !summary.everything && changed.isEmpty && !linkedChanged && touchedTargets.isEmpty { return nil }
@@ -279,12 +283,12 @@ final class ResultsObserver<Element: Object>: ChangeObserver {
             var modified = Set<Int64>()
             for key in changed {
                 let wasIn = Self.index(of: key, in: oldKeys) != nil
-                let isIn = Self.matches(key, in: new, binding: binding, predicate: results.predicate)
+                let isIn = try Self.matches(key, in: new, binding: binding, predicate: results.predicate)
                 switch (wasIn, isIn) {
                 case (true, false): removed.insert(key)
                 case (false, true): added.append(key)
                 case (true, true):
-                    if RealmCore.differs(binding, key: key, old: old, new: new, indices: watched) { modified.insert(key) }
+                    if try RealmCore.differs(binding, key: key, old: old, new: new, indices: watched) { modified.insert(key) }
                 case (false, false): break
                 }
             }
@@ -327,7 +331,7 @@ final class ResultsObserver<Element: Object>: ChangeObserver {
                     deletions.append(c.old)
                     insertions.append(c.new)
                 } else if summary.everything || changed.contains(c.key) {
-                    if RealmCore.differs(binding, key: c.key, old: old, new: new, indices: watched) { modifications.append(c.new) }
+                    if try RealmCore.differs(binding, key: c.key, old: old, new: new, indices: watched) { modifications.append(c.new) }
                 }
             }
             for (j, k) in next.enumerated() where !oldSet.contains(k) { insertions.append(j) }
@@ -341,16 +345,14 @@ final class ResultsObserver<Element: Object>: ChangeObserver {
             var extra = Set(modifications)
             let inserted = Set(insertions)
             for (j, key) in keys.enumerated() where !extra.contains(j) && !inserted.contains(j) {
-                let hit: Bool = RealmCore.mustRead("\(results.binding.info.schema.className) #\(key) for change notifications") {
-                    try new.withValue(forKey: ObjectKey.bytes(key), in: results.binding.partition) { raw -> Bool in
-                        guard let raw else { return false }
-                        for (n, watch) in linkWatches.enumerated() {
-                            guard let targets = touchedTargets[n] else { continue }
-                            let v = RealmCore.values(results.binding, raw, [watch.property])[0]
-                            if RealmCore.linkKeys(v).contains(where: targets.contains) { return true }
-                        }
-                        return false
+                let hit = try new.withValue(forKey: ObjectKey.bytes(key), in: results.binding.partition) { raw -> Bool in
+                    guard let raw else { return false }
+                    for (n, watch) in linkWatches.enumerated() {
+                        guard let targets = touchedTargets[n] else { continue }
+                        let v = RealmCore.values(results.binding, raw, [watch.property])[0]
+                        if RealmCore.linkKeys(v).contains(where: targets.contains) { return true }
                     }
+                    return false
                 }
                 if hit { extra.insert(j) }
             }
@@ -367,14 +369,12 @@ final class ResultsObserver<Element: Object>: ChangeObserver {
     }
 
     /// Whether the object with `key` exists in `snapshot` and matches `predicate`.
-    static func matches(_ key: Int64, in snapshot: Snapshot, binding: TypeBinding, predicate: Predicate?) -> Bool {
-        RealmCore.mustRead("\(binding.info.schema.className) #\(key) for change notifications") {
-            try snapshot.withValue(forKey: ObjectKey.bytes(key), in: binding.partition) { raw in
-                guard let raw else { return false }
-                guard let predicate else { return true }
-                if let values = binding.migratedValues(raw) { return predicate.evaluate(.values(values)) }
-                return predicate.evaluate(.bytes(raw, binding))
-            }
+    static func matches(_ key: Int64, in snapshot: Snapshot, binding: TypeBinding, predicate: Predicate?) throws -> Bool {
+        try snapshot.withValue(forKey: ObjectKey.bytes(key), in: binding.partition) { raw in
+            guard let raw else { return false }
+            guard let predicate else { return true }
+            if let values = binding.migratedValues(raw) { return predicate.evaluate(.values(values)) }
+            return predicate.evaluate(.bytes(raw, binding))
         }
     }
 
@@ -459,12 +459,17 @@ final class ObjectObserver<T: Object>: ChangeObserver {
         self.block = block
     }
 
-    func changes(core: RealmCore, old: Snapshot, new: Snapshot, summary: ChangeSummary) -> (() -> Void)? {
+    func failed(_ error: Realm.Error) -> (() -> Void)? {
+        done = true
+        let block = self.block
+        return { block(.error(error)) }
+    }
+
+    func changes(core: RealmCore, old: Snapshot, new: Snapshot, summary: ChangeSummary) throws -> (() -> Void)? {
         guard !done, summary.everything || summary.keys[binding.partition]?.contains(key) == true else { return nil }
         let k = ObjectKey.bytes(key)
-        let what = "\(binding.info.schema.className) #\(key) for change notifications"
-        let before = RealmCore.mustRead(what) { try old.withValue(forKey: k, in: binding.partition) { $0.map { RealmCore.values(binding, $0, watched) } } }
-        let after = RealmCore.mustRead(what) { try new.withValue(forKey: k, in: binding.partition) { $0.map { RealmCore.values(binding, $0, watched) } } }
+        let before = try old.withValue(forKey: k, in: binding.partition) { $0.map { RealmCore.values(binding, $0, watched) } }
+        let after = try new.withValue(forKey: k, in: binding.partition) { $0.map { RealmCore.values(binding, $0, watched) } }
         let block = self.block
         guard let after else {
             guard before != nil else { return nil }
@@ -511,7 +516,10 @@ final class RealmObserver: ChangeObserver {
         self.block = block
     }
 
-    func changes(core: RealmCore, old: Snapshot, new: Snapshot, summary: ChangeSummary) -> (() -> Void)? {
+    /// A Realm notification reads nothing and has no error case.
+    func failed(_ error: Realm.Error) -> (() -> Void)? { nil }
+
+    func changes(core: RealmCore, old: Snapshot, new: Snapshot, summary: ChangeSummary) throws -> (() -> Void)? {
         let (realm, block) = (self.realm, self.block)
         return { block(.didChange, realm) }
     }

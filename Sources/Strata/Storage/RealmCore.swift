@@ -166,7 +166,19 @@ final class RealmCore: @unchecked Sendable {
         let summary = shared.changes(after: old.sequence, through: next.sequence)
         var deliveries: [(DispatchQueue?, () -> Void)] = []
         for o in observers {
-            guard let d = o.changes(core: self, old: old, new: next, summary: summary) else { continue }
+            let delivery: (() -> Void)?
+            do {
+                delivery = try o.changes(core: self, old: old, new: next, summary: summary)
+            } catch {
+                // A damaged file: the observer gets its `.error` case (never a change computed from what could
+                // be read) and nothing more.
+                observerList.remove(ObjectIdentifier(o))
+                delivery = o.failed(Realm.Error(
+                    .fail, "computing the changes of version \(next.sequence) for an observer of \(shared.displayName) failed: \(error)",
+                    fileURL: configuration.fileURL, underlying: error,
+                    suggestion: "Run `strata verify` on the file, and `strata salvage` to copy what can still be read."))
+            }
+            guard let d = delivery else { continue }
             if !skipping.contains(ObjectIdentifier(o)) { deliveries.append((o.queue, d)) }
         }
         old.close()
