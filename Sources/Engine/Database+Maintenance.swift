@@ -13,7 +13,7 @@ extension Database {
         if options.durability == .deferred { try log.file.sync() }
         let number = allocateFileNumber()
         let file = try fileSystem.createFile(atPath: path(.log(number)))
-        try file.append(LogRecord.fileHeader())
+        try file.append(LogRecord.fileHeader(databaseID: databaseID))
         try file.sync()
         try fileSystem.syncDirectory(atPath: directory)
         log.file.close()
@@ -132,7 +132,7 @@ extension Database {
         let filePath = path(.segment(number))
         let file = try fileSystem.createFile(atPath: filePath)
         created.append(number)
-        let writer = try SegmentWriter(file: file, partition: partition, compress: options.compression)
+        let writer = try SegmentWriter(file: file, partition: partition, databaseID: databaseID, compress: options.compression)
         while it.isValid {
             let v = it.value
             if v != nil || !dropTombstones { try writer.add(key: it.currentKey, value: v) }
@@ -146,7 +146,8 @@ extension Database {
         }
         _ = try writer.finish(minSequence: minSequence, maxSequence: maxSequence, userMetadata: userMetadata)
         return try SegmentReader(
-            region: try fileSystem.map(atPath: filePath), fileNumber: number, expectedPartition: partition, cache: blockCache)
+            region: try fileSystem.map(atPath: filePath), fileNumber: number, expectedPartition: partition, databaseID: databaseID,
+            cache: blockCache)
     }
 
     // MARK: Compaction
@@ -222,7 +223,7 @@ extension Database {
         let number = allocateFileNumber()
         let manifest = Manifest(
             nextFileNumber: nextFileNumber, lastFlushedSequence: lastFlushedSequence, logNumber: logNumber,
-            newestLogNumber: max(logNumber, ms.manifest.newestLogNumber), partitions: partitions)
+            newestLogNumber: max(logNumber, ms.manifest.newestLogNumber), partitions: partitions, databaseID: databaseID)
         try installManifest(manifest, number: number)
         let old = ms.manifest
         let oldNumber = ms.manifestNumber

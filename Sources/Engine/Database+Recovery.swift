@@ -66,7 +66,7 @@ extension Database {
                         + "it was damaged or partly deleted. Restore it from a backup.", file: FileName.current.name, offset: nil)
             }
             // A new database: manifest 1, log 2, next file 3.
-            manifest = Manifest(nextFileNumber: 3, lastFlushedSequence: 0, logNumber: 2, partitions: [:])
+            manifest = Manifest(nextFileNumber: 3, lastFlushedSequence: 0, logNumber: 2, partitions: [:], databaseID: newDatabaseID())
             manifestNumber = 1
             try installManifest(manifest, number: 1, fileSystem: fs, directory: directory)
             parsed = []
@@ -102,6 +102,11 @@ extension Database {
             }
         }
 
+        // The identity every file must carry (0 in a manifest from before identities: nothing is checked, and
+        // the database gets one now, written with its next manifest).
+        let checkedID = manifest.databaseID
+        if manifest.databaseID == 0 { manifest.databaseID = newDatabaseID() }
+
         // Segments.
         let blockCache = BlockCache(capacityBytes: options.blockCacheBytes)
         var partitions: [UInt32: PartitionState] = [:]
@@ -116,7 +121,8 @@ extension Database {
                         offset: nil)
                 }
                 let segment = try SegmentReader(
-                    region: try fs.map(atPath: segmentPath), fileNumber: info.fileNumber, expectedPartition: id, cache: blockCache)
+                    region: try fs.map(atPath: segmentPath), fileNumber: info.fileNumber, expectedPartition: id, databaseID: checkedID,
+                    cache: blockCache)
                 guard UInt64(segment.fileBytes) == info.fileBytes else {
                     throw StorageError.corrupted(
                         "segment is \(segment.fileBytes) bytes, the manifest recorded \(info.fileBytes)", file: segment.name, offset: nil)
@@ -140,6 +146,13 @@ extension Database {
         for (i, number) in logs.enumerated() {
             let name = FileName.log(number).name
             let region = try fs.map(atPath: path(.log(number)))
+            if checkedID != 0, let id = region.withUnsafeBytes({ LogRecord.databaseID(ofLog: $0) }), id != 0, id != UInt32(truncatingIfNeeded: checkedID) {
+                throw StorageError.corrupted(
+                    "the log belongs to another database (identity \(String(id, radix: 16)), this database's ends in "
+                        + "\(String(UInt32(truncatingIfNeeded: checkedID), radix: 16))): it was copied in from elsewhere, and its commits "
+                        + "are not this database's. Restore the directory from one backup.",
+                    file: name, offset: 12)
+            }
             let scan = region.withUnsafeBytes { LogRecord.scan($0) }
             if i == logs.count - 1, scan.damage == nil, scan.records.isEmpty, region.count == LogRecord.fileHeaderBytes {
                 reusableLog = number
@@ -196,7 +209,7 @@ extension Database {
             logNumber = max(manifest.nextFileNumber, (logs.last ?? 0) + 1)
             manifest.nextFileNumber = logNumber + 1
             logFile = try fs.createFile(atPath: path(.log(logNumber)))
-            try logFile.append(LogRecord.fileHeader())
+            try logFile.append(LogRecord.fileHeader(databaseID: manifest.databaseID))
             try logFile.sync()
             try fs.syncDirectory(atPath: directory)
         }
@@ -290,4 +303,12 @@ final class RefusingFile: WritableFile, @unchecked Sendable {
     func sync() throws {}
     func close() {}
     var size: Int { 0 }
+}
+
+/// A random, nonzero database identity.
+func newDatabaseID() -> UInt64 {
+    var g = SystemRandomNumberGenerator()
+    var id: UInt64 = 0
+    while id == 0 { id = g.next() }
+    return id
 }

@@ -55,6 +55,8 @@ package final class Database: @unchecked Sendable {
     }
 
     let directory: String
+    /// The identity written into every file (`Manifest.databaseID`).
+    let databaseID: UInt64
     let fileSystem: any FileSystem
     let options: Options
     private let fileLock: any FileLock
@@ -99,6 +101,7 @@ package final class Database: @unchecked Sendable {
     init(directory: String, fileSystem: any FileSystem, options: Options, fileLock: any FileLock, version: Version,
          log: LogState, manifest: Manifest, manifestNumber: UInt64, nextIncarnation: UInt64, blockCache: BlockCache) {
         self.directory = directory
+        self.databaseID = manifest.databaseID
         self.blockCache = blockCache
         self.fileSystem = fileSystem
         self.options = options

@@ -91,6 +91,12 @@ extension Database {
                 result.losses.append(SalvageLoss(file: name, reason: "the log could not be read (\(error)); its commits are lost"))
                 continue
             }
+            if let expected = manifest?.databaseID, expected != 0, let id = region.withUnsafeBytes({ LogRecord.databaseID(ofLog: $0) }),
+                id != 0, id != UInt32(truncatingIfNeeded: expected)
+            {
+                result.losses.append(SalvageLoss(file: name, reason: "the log belongs to another database; it was not read"))
+                continue
+            }
             let scan = region.withUnsafeBytes { LogRecord.scan($0) }
             for record in scan.records where record.sequence > sequence {
                 guard let ops = try? WriteBatch.decode(record: record.record) else {  // try?: salvage reads around damage; reported below
@@ -129,7 +135,9 @@ extension Database {
             let name = FileName.segment(number).name
             let segment: SegmentReader
             do {
-                segment = try SegmentReader(region: try fs.map(atPath: path(.segment(number))), fileNumber: number, expectedPartition: expected)
+                segment = try SegmentReader(
+                    region: try fs.map(atPath: path(.segment(number))), fileNumber: number, expectedPartition: expected,
+                    databaseID: manifest?.databaseID ?? 0)
             } catch {
                 result.losses.append(SalvageLoss(
                     file: name, partition: expected, reason: "the segment cannot be read (\(Self.reason(error))); all its records are lost"))

@@ -14,12 +14,21 @@ enum LogRecord {
         sequence ^ (UInt64(payloadCount) &* 0x9E37_79B9_7F4A_7C15)
     }
 
-    static func fileHeader() -> [UInt8] {
+    /// The file header: magic, format version, and the low 32 bits of the database's identity (0 in logs
+    /// written before identities; the field was reserved).
+    static func fileHeader(databaseID: UInt64) -> [UInt8] {
         var out: [UInt8] = []
         out.appendUInt64LE(fileMagic)
         out.appendUInt32LE(formatVersion)
-        out.appendUInt32LE(0)
+        out.appendUInt32LE(UInt32(truncatingIfNeeded: databaseID))
         return out
+    }
+
+    /// The identity field of a log file's header (nil when the file is too short to have one).
+    static func databaseID(ofLog bytes: UnsafeRawBufferPointer) -> UInt32? {
+        guard bytes.count >= fileHeaderBytes else { return nil }
+        var r = ByteReader(bytes, position: 12)
+        return try? r.readUInt32LE()  // try?: the length was checked above
     }
 
     /// Fills in the header of `batch`'s buffer for `sequence`.

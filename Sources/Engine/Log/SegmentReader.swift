@@ -94,7 +94,7 @@ final class SegmentReader: Sendable {
 
     /// Checks the header and footer of a mapped segment. The index is checked when first used, and each block
     /// when first read.
-    init(region: MappedRegion, fileNumber: UInt64, expectedPartition: UInt32?, cache: BlockCache? = nil) throws {
+    init(region: MappedRegion, fileNumber: UInt64, expectedPartition: UInt32?, databaseID: UInt64 = 0, cache: BlockCache? = nil) throws {
         let name = FileName.segment(fileNumber).name
         self.cache = cache
         self.name = name
@@ -111,6 +111,14 @@ final class SegmentReader: Sendable {
             let version = try h.readUInt32LE()
             guard version <= SegmentFormat.formatVersion else {
                 throw StorageError(.formatTooNew, "segment format version \(version) is newer than this build's \(SegmentFormat.formatVersion)", file: name, offset: 8)
+            }
+            var idReader = ByteReader(bytes, position: 24)
+            let fileID = try idReader.readUInt64LE("database identity")
+            // 0 on either side: a segment or a database from before identities.
+            if databaseID != 0, fileID != 0, fileID != databaseID {
+                throw fail(
+                    "segment belongs to another database (identity \(String(fileID, radix: 16)), this database's is "
+                        + "\(String(databaseID, radix: 16))): it was copied in from elsewhere. Restore the directory from one backup.", 24)
             }
             let footerAt = bytes.count - SegmentFormat.footerBytes
             let footerBody = UnsafeRawBufferPointer(rebasing: bytes[footerAt..<(bytes.count - 8)])

@@ -15,7 +15,7 @@ final class SegmentWriter {
     @exclusivity(unchecked) private(set) var entryCount = 0
     private let compress: Bool
 
-    init(file: any WritableFile, partition: UInt32, compress: Bool = true) throws {
+    init(file: any WritableFile, partition: UInt32, databaseID: UInt64, compress: Bool = true) throws {
         self.file = file
         self.partition = partition
         self.compress = compress
@@ -24,7 +24,8 @@ final class SegmentWriter {
         output.appendUInt32LE(0)
         output.appendUInt32LE(partition)
         output.appendUInt32LE(0)
-        output.appendUInt64LE(0)
+        // The database's identity, in what was a reserved field (0 in segments written before identities).
+        output.appendUInt64LE(databaseID)
     }
 
     /// Adds one entry; keys must arrive strictly increasing. A nil value is a deletion.

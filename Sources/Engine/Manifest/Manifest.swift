@@ -27,8 +27,8 @@ package struct SegmentInfo: Equatable, Sendable {
 /// SegmentInfo (6 x u64)` · `u64 checksum` (XXH3-64 of every byte before it).
 package struct Manifest: Equatable, Sendable {
     static let magic: UInt64 = 0x464D_4154_4152_5453  // "STRATAMF" little-endian
-    /// 2 added `newestLogNumber`; format 1 is still read.
-    static let formatVersion: UInt32 = 2
+    /// 2 added `newestLogNumber`, 3 the database's identity; formats 1 and 2 are still read.
+    static let formatVersion: UInt32 = 3
     /// The largest file number or sequence number a manifest may hold (2^62).
     static let maxCounter: UInt64 = 1 << 62
 
@@ -43,11 +43,16 @@ package struct Manifest: Equatable, Sendable {
     package var newestLogNumber: UInt64
     /// Each partition's segments, newest first.
     package var partitions: [UInt32: [SegmentInfo]]
+    /// The database's identity, chosen at random when it was created and written into every segment and
+    /// log it writes, so that a file from another database is recognised. 0 in manifests before format 3
+    /// (such a database gets one at its next open).
+    package var databaseID: UInt64
 
     package init(
         nextFileNumber: UInt64, lastFlushedSequence: UInt64, logNumber: UInt64, newestLogNumber: UInt64? = nil,
-        partitions: [UInt32: [SegmentInfo]]
+        partitions: [UInt32: [SegmentInfo]], databaseID: UInt64 = 0
     ) {
+        self.databaseID = databaseID
         self.nextFileNumber = nextFileNumber
         self.lastFlushedSequence = lastFlushedSequence
         self.logNumber = logNumber
@@ -64,6 +69,7 @@ package struct Manifest: Equatable, Sendable {
         out.appendUInt64LE(lastFlushedSequence)
         out.appendUInt64LE(logNumber)
         out.appendUInt64LE(newestLogNumber)
+        out.appendUInt64LE(databaseID)
         out.appendUInt32LE(UInt32(partitions.count))
         for id in partitions.keys.sorted() {
             let segments = partitions[id]!
@@ -116,6 +122,7 @@ package struct Manifest: Equatable, Sendable {
             let lastSeq = try r.readUInt64LE("last flushed sequence")
             let logNumber = try r.readUInt64LE("log number")
             let newestLog = version >= 2 ? try r.readUInt64LE("newest log number") : logNumber
+            let databaseID = version >= 3 ? try r.readUInt64LE("database identity") : 0
             let partitionCount = Int(try r.readUInt32LE("partition count"))
             guard partitionCount <= r.remaining / 8 else {
                 throw StorageError.corrupted(
@@ -167,7 +174,8 @@ package struct Manifest: Equatable, Sendable {
                     file: nil, offset: 40)
             }
             return Manifest(
-                nextFileNumber: nextFile, lastFlushedSequence: lastSeq, logNumber: logNumber, newestLogNumber: newestLog, partitions: partitions)
+                nextFileNumber: nextFile, lastFlushedSequence: lastSeq, logNumber: logNumber, newestLogNumber: newestLog, partitions: partitions,
+                databaseID: databaseID)
         } catch let error as StorageError {
             throw error.located(file: file)
         }
