@@ -62,6 +62,13 @@ let package = Package(
             path: "Tests/TestSupport",
             swiftSettings: strictSettings
         ),
+        // Built in release mode by a test (its own scratch path), to show that trap messages survive `-O`.
+        .executableTarget(
+            name: "StrataTrapChild",
+            dependencies: ["Strata"],
+            path: "Tests/StrataTrapChild",
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "StrataCrashChild",
             dependencies: ["Strata"],
