@@ -383,7 +383,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
                 do {
                     if scan.started { try stream.next() } else { scan.started = true }
                 } catch {
-                    fatalError("reading \(results.binding.info.schema.className) failed: \(error)")
+                    fatalError("reading \(results.binding.info.schema.className) failed: \(error)\(RealmCore.damageAdvice)")
                 }
                 guard stream.isValid, let value = stream.value, let key = ObjectKey.decode(stream.currentKey) else { return nil }
                 if needsMigration, let values = binding.migratedValues(value) {

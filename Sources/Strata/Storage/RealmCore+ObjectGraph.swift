@@ -360,7 +360,7 @@ extension RealmCore {
                 // The type's indexes stay listed: empty, they are right for no objects.
                 for index in t.indexes ?? [] { try w.tx.dropPartition(index.partition) }
             } catch {
-                fatalError("deleteAll in \(shared.displayName) failed on \(t.name): \(error)")
+                fatalError("deleteAll in \(shared.displayName) failed on \(t.name): \(error)\(RealmCore.damageAdvice)")
             }
             w.removePending(partition: t.partition)
         }

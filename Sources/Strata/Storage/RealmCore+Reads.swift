@@ -4,13 +4,16 @@ import Foundation
 /// Reading objects: primary-key lookups, objects made for records, property reads, and the scans and keyed
 /// reads that queries run on rows.
 extension RealmCore {
+    /// What a trap on a storage error tells the user to do.
+    static let damageAdvice = "; run `strata verify` on the file, and `strata salvage` to copy what can still be read"
+
     /// A read from a path that cannot throw (property getters, queries, lookups by key): a storage error stops
     /// the program naming the file and what was read, as an answer from a damaged file would be wrong.
     func mustRead<R>(_ what: @autoclosure () -> String, _ body: () throws -> R) -> R {
         do {
             return try body()
         } catch {
-            fatalError("reading \(what()) in \(shared.displayName) failed: \(error); run `strata verify` on the file, and `strata salvage` to copy what can still be read")
+            fatalError("reading \(what()) in \(shared.displayName) failed: \(error)\(RealmCore.damageAdvice)")
         }
     }
 
@@ -20,7 +23,7 @@ extension RealmCore {
         do {
             return try body()
         } catch {
-            fatalError("reading \(what()) failed: \(error); run `strata verify` on the file, and `strata salvage` to copy what can still be read")
+            fatalError("reading \(what()) failed: \(error)\(RealmCore.damageAdvice)")
         }
     }
 
@@ -196,7 +199,7 @@ extension RealmCore {
             }
         } catch {
             // A query cannot throw, and a scan that stopped at damaged bytes would give a wrong answer.
-            fatalError("reading the objects of \(binding.info.schema.className) in \(shared.displayName) failed: \(error)")
+            fatalError("reading the objects of \(binding.info.schema.className) in \(shared.displayName) failed: \(error)\(RealmCore.damageAdvice)")
         }
         if stop { return }
         guard let w else { return }
@@ -248,7 +251,7 @@ extension RealmCore {
                     }
                 }
             } catch {
-                fatalError("reading \(binding.info.schema.className) #\(key) in \(shared.displayName) failed: \(error)")
+                fatalError("reading \(binding.info.schema.className) #\(key) in \(shared.displayName) failed: \(error)\(RealmCore.damageAdvice)")
             }
             if stop { return }
         }

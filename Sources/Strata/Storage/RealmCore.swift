@@ -150,7 +150,7 @@ final class RealmCore: @unchecked Sendable {
         do {
             try moveToLatest(skipping: skipping)
         } catch {
-            fatalError("moving \(shared.displayName) to its latest version failed: \(error)")
+            fatalError("moving \(shared.displayName) to its latest version failed: \(error)\(RealmCore.damageAdvice)")
         }
     }
 
