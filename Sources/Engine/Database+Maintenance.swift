@@ -75,11 +75,11 @@ extension Database {
 
     /// Flushes the memtable now and waits for it (and for any background flush).
     package func flush() throws {
-        try maintenance.sync { try runFlush() }
+        try onMaintenance { try runFlush() }
         writerGate.wait()
         defer { writerGate.signal() }
         try freezeLocked()
-        try maintenance.sync { try runFlush() }
+        try onMaintenance { try runFlush() }
     }
 
     // MARK: Flush
@@ -124,19 +124,30 @@ extension Database {
     }
 
     /// Writes the entries of `it` to a new segment; nil when there is nothing to write.
+    /// With `stopWhenClosed` (compactions), a close in the meantime stops the write with a `.closed` error and
+    /// the partial file goes: a close never waits for a long merge.
     func writeSegment(
-        partition: UInt32, from it: MergingIterator, dropTombstones: Bool, minSequence: UInt64, maxSequence: UInt64,
-        userMetadata: UInt64, created: inout [UInt64]
+        partition: UInt32, from it: MergingIterator, dropTombstones: Bool, stopWhenClosed: Bool = false, minSequence: UInt64,
+        maxSequence: UInt64, userMetadata: UInt64, created: inout [UInt64]
     ) throws -> SegmentReader? {
         let number = allocateFileNumber()
         let filePath = path(.segment(number))
         let file = try fileSystem.createFile(atPath: filePath)
         created.append(number)
         let writer = try SegmentWriter(file: file, partition: partition, databaseID: databaseID, compress: options.compression)
+        var sinceCheck = 0
         while it.isValid {
             let v = it.value
             if v != nil || !dropTombstones { try writer.add(key: it.currentKey, value: v) }
             try it.next()
+            sinceCheck += 1
+            if stopWhenClosed, sinceCheck >= 4096 {
+                sinceCheck = 0
+                if published.withLock({ $0.closed }) {
+                    file.close()
+                    throw StorageError(.closed, "compaction of partition \(partition) stopped by close", file: directory)
+                }
+            }
         }
         if writer.entryCount == 0 {
             file.close()
@@ -157,40 +168,85 @@ extension Database {
         if options.readOnly {
             throw StorageError(.invalidArgument, "the database was opened read-only (Database.compact)", file: directory)
         }
-        try maintenance.sync {
+        try onMaintenance {
             let ids = partition.map { [$0] } ?? currentVersion.partitions.keys.sorted()
             for id in ids { try compactPartition(id, minimumSegments: 2) }
         }
     }
 
-    /// Compacts every partition over the segment trigger. On the maintenance queue.
+    /// Compacts every partition whose segments the size-tiered policy says to merge (`compactionWindow`),
+    /// until none does. On the maintenance queue. A close in the meantime stops it (the next open starts again).
     func compactWhereNeeded() throws {
         guard let trigger = options.compactionSegmentTrigger else { return }
-        for (id, ps) in currentVersion.partitions where ps.segments.count >= trigger {
-            try compactPartition(id, minimumSegments: trigger)
+        do {
+            for id in currentVersion.partitions.keys.sorted() {
+                while let ps = currentVersion.partitions[id],
+                    let window = Self.compactionWindow(sizes: ps.segments.map(\.fileBytes), minimumSegments: trigger)
+                {
+                    guard try compactPartition(id, window: window) else { break }
+                }
+            }
+        } catch let error as StorageError where error.code == .closed {
+            return
         }
     }
 
-    /// Merges all of a partition's segments into one, dropping deletions and overwritten values: no snapshot
-    /// needs them, since every snapshot holds the segments it reads.
-    func compactPartition(_ id: UInt32, minimumSegments: Int) throws {
+    /// Which consecutive segments (newest first, as a partition lists them) to merge, or nil: size-tiered, as
+    /// RocksDB's universal compaction. From the newest, segments join while each is at most
+    /// `compactionSizeRatio` times the total of those before it; at least `minimumSegments` must join. When the
+    /// newer segments together reach `compactionSpaceAmplification` of the oldest, everything is merged (the
+    /// only merge that drops deletions). Each merge's output is about the size of its inputs together, so a
+    /// byte is rewritten once per tier of sizes: O(log(partition / memtable)) times.
+    package static func compactionWindow(sizes: [Int], minimumSegments: Int) -> Range<Int>? {
+        guard sizes.count >= 2 else { return nil }
+        let newer = sizes.dropLast().reduce(0, +)
+        if Double(newer) >= Tuning.compactionSpaceAmplification * Double(sizes.last!) && sizes.count >= minimumSegments {
+            return 0..<sizes.count
+        }
+        var total = sizes[0]
+        var end = 1
+        while end < sizes.count, Double(sizes[end]) <= Tuning.compactionSizeRatio * Double(total) {
+            total += sizes[end]
+            end += 1
+        }
+        return end >= max(minimumSegments, 2) ? 0..<end : nil
+    }
+
+    /// Merges a partition's segments (all of them, or the consecutive `window` of its newest-first list)
+    /// into one, dropping overwritten values, and deletions too when the window reaches the oldest segment:
+    /// no snapshot needs them, since every snapshot holds the segments it reads. Returns whether the output
+    /// was installed (the partition may have changed meanwhile).
+    @discardableResult
+    func compactPartition(_ id: UInt32, minimumSegments: Int) throws -> Bool {
+        guard let ps = currentVersion.partitions[id], ps.segments.count >= max(minimumSegments, 2) else { return false }
+        return try compactPartition(id, window: 0..<ps.segments.count, stopWhenClosed: false)
+    }
+
+    func compactPartition(_ id: UInt32, window: Range<Int>, stopWhenClosed: Bool = true) throws -> Bool {
         let v = currentVersion
-        guard let ps = v.partitions[id], ps.segments.count >= max(minimumSegments, 2) else { return }
-        let inputs = ps.segments
+        guard let ps = v.partitions[id], window.count >= 2, window.upperBound <= ps.segments.count else { return false }
+        let inputs = Array(ps.segments[window])
+        let reachesOldest = window.upperBound == ps.segments.count
         var created: [UInt64] = []
         do {
-            let it = try MergingIterator(version: v, runs: [], segments: inputs, from: nil, includeTombstones: false)
+            let it = try MergingIterator(version: v, runs: [], segments: inputs, from: nil, includeTombstones: !reachesOldest)
             let output = try writeSegment(
-                partition: id, from: it, dropTombstones: true,
+                partition: id, from: it, dropTombstones: reachesOldest, stopWhenClosed: stopWhenClosed,
                 minSequence: inputs.map(\.minSequence).min() ?? 0, maxSequence: inputs.map(\.maxSequence).max() ?? 0,
                 userMetadata: inputs.map(\.userMetadata).min() ?? 0, created: &created)
             let installed = try manifestState.withLock { ms -> Bool in
                 let newVersion = published.withLock { p -> Version? in
+                    // The inputs are still there, in order (flushes since only put segments before them).
                     guard let cur = p.version.partitions[id], cur.incarnation == ps.incarnation,
-                        cur.segments.suffix(inputs.count).map(\.fileNumber) == inputs.map(\.fileNumber)
+                        let start = cur.segments.firstIndex(where: { $0.fileNumber == inputs[0].fileNumber }),
+                        start + inputs.count <= cur.segments.count,
+                        cur.segments[start..<(start + inputs.count)].map(\.fileNumber) == inputs.map(\.fileNumber),
+                        !reachesOldest || start + inputs.count == cur.segments.count
                     else { return nil }
                     var parts = p.version.partitions
-                    parts[id] = cur.with(segments: Array(cur.segments.dropLast(inputs.count)) + (output.map { [$0] } ?? []))
+                    var segments = cur.segments
+                    segments.replaceSubrange(start..<(start + inputs.count), with: output.map { [$0] } ?? [])
+                    parts[id] = cur.with(segments: segments)
                     if parts[id]!.isEmpty { parts[id] = nil }
                     p.version = Version(sequence: p.version.sequence, partitions: parts)
                     return p.version
@@ -205,6 +261,7 @@ extension Database {
             if !installed {
                 for n in created { try? fileSystem.removeFile(atPath: path(.segment(n))) }
             }
+            return installed
         } catch {
             for n in created { try? fileSystem.removeFile(atPath: path(.segment(n))) }
             throw error

@@ -240,6 +240,9 @@ extension Database {
             try db.removeLogs(before: logNumber)
         }
         db.removeOrphans()
+        // Segments left by earlier sessions (every close flushes one) are merged in the background as any
+        // flush's would be: an app that writes a little at each launch keeps a bounded number of segments.
+        if options.backgroundMaintenance { db.scheduleCompaction() }
         return db
     }
 

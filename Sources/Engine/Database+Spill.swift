@@ -89,9 +89,9 @@ extension Database {
         var installing = false
         do {
             try spill(batch, into: state)
-            try maintenance.sync { try runFlush() }
+            try onMaintenance { try runFlush() }
             try freezeLocked()
-            return try maintenance.sync { () throws -> UInt64 in
+            return try onMaintenance { () throws -> UInt64 in
                 try runFlush()
                 return try manifestState.withLock { ms -> UInt64 in
                     let (version, nextIncarnation) = published.withLock { p -> (Version, UInt64) in

@@ -9,7 +9,14 @@ extension Database {
             return p.closed
         }
         if wasClosed { return }
-        maintenance.sync {}
+        onMaintenance {}
         abandonFiles()
+    }
+}
+
+extension Database {
+    /// Waits until the background flushes and compactions queued so far have run.
+    package func waitForMaintenance() {
+        onMaintenance {}
     }
 }

@@ -64,6 +64,17 @@ package final class Database: @unchecked Sendable {
     let blockCache: BlockCache
     let writerGate = DispatchSemaphore(value: 1)
     let maintenance = DispatchQueue(label: "strata.engine.maintenance")
+    /// Marks `maintenance` as this database's, so that work already on it (a `deinit` run there when a
+    /// background job held the last reference) does not wait for the queue it is on.
+    private static let maintenanceKey = DispatchSpecificKey<UInt64>()
+    private static let instances = Atomic<UInt64>(1)
+    private let instance = Database.instances.wrappingAdd(1, ordering: .relaxed).oldValue
+
+    /// Runs `body` on the maintenance queue and waits for it; inline when already there.
+    func onMaintenance<R>(_ body: () throws -> R) rethrows -> R {
+        if DispatchQueue.getSpecific(key: Self.maintenanceKey) == instance { return try body() }
+        return try maintenance.sync(execute: body)
+    }
 
     struct Published {
         var version: Version
@@ -110,6 +121,7 @@ package final class Database: @unchecked Sendable {
         self.log = log
         self.manifestState = Locked(ManifestState(manifest: manifest, manifestNumber: manifestNumber))
         self.fileNumbers = Atomic(manifest.nextFileNumber)
+        maintenance.setSpecific(key: Self.maintenanceKey, value: instance)
     }
 
     deinit {
@@ -266,7 +278,7 @@ package final class Database: @unchecked Sendable {
         }
         if wasClosed { return }
         var failure: (any Error)? = nil
-        maintenance.sync {
+        onMaintenance {
             guard !poisoned, !options.readOnly else { return }
             do {
                 if currentVersion.partitions.values.contains(where: { !$0.active.isEmpty || !$0.frozen.isEmpty }) {

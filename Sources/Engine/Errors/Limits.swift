@@ -24,8 +24,18 @@ enum Tuning {
     static let minCompressionSavingsSixteenths = 2
     /// Memtable size that triggers a flush to segments. Bounds replay time at open and the memory of writes.
     static let memtableFlushBytes = 64 * 1024 * 1024
-    /// Number of segments in one partition that triggers a background compaction of that partition.
+    /// The fewest segments a size-tiered compaction merges: runs of this many segments of similar size are
+    /// merged into one, so each byte is rewritten about once per tier, log base 4 of (partition / memtable)
+    /// times, and a partition keeps about 4 segments per tier.
     static let compactionSegmentTrigger = 4
+    /// A segment joins the newer ones being merged when it is at most this many times their total size
+    /// (RocksDB's universal compaction calls it the size ratio; 1.25 is its default of 1% plus slack for
+    /// compression differences).
+    static let compactionSizeRatio = 1.25
+    /// A partition whose newer segments together reach this fraction of its oldest (largest) one is merged
+    /// whole, so that deleted and overwritten values are dropped and the size on disk stays within about this
+    /// much of the live data.
+    static let compactionSpaceAmplification = 1.0
     /// Bytes of decompressed blocks kept for point reads (scans do not use the cache). A miss costs a whole
     /// block's decompression and key-prefix table (about 15 µs for 32 KiB), so the cache must hold the hot
     /// set: at 64 MiB, random lookups over a million small compressed records (about 60 MB decompressed)
