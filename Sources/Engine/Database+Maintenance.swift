@@ -95,7 +95,7 @@ extension Database {
                 let dropTombstones = ps.segments.isEmpty
                 let it = try MergingIterator(version: v, runs: ps.frozen, segments: [], from: nil, includeTombstones: true)
                 let segment = try writeSegment(
-                    partition: id, from: it, dropTombstones: dropTombstones,
+                    partition: id, from: it, expectedEntries: ps.frozen.reduce(0) { $0 + $1.count }, dropTombstones: dropTombstones,
                     minSequence: ps.frozen.map(\.minSequence).min() ?? 0, maxSequence: ps.frozen.map(\.maxSequence).max() ?? 0,
                     userMetadata: ps.frozen.map(\.userMetadata).min() ?? 0, created: &created)
                 outputs.append((id, ps.incarnation, segment))
@@ -127,14 +127,15 @@ extension Database {
     /// With `stopWhenClosed` (compactions), a close in the meantime stops the write with a `.closed` error and
     /// the partial file goes: a close never waits for a long merge.
     func writeSegment(
-        partition: UInt32, from it: MergingIterator, dropTombstones: Bool, stopWhenClosed: Bool = false, minSequence: UInt64,
-        maxSequence: UInt64, userMetadata: UInt64, created: inout [UInt64]
+        partition: UInt32, from it: MergingIterator, expectedEntries: Int, dropTombstones: Bool, stopWhenClosed: Bool = false,
+        minSequence: UInt64, maxSequence: UInt64, userMetadata: UInt64, created: inout [UInt64]
     ) throws -> SegmentReader? {
         let number = allocateFileNumber()
         let filePath = path(.segment(number))
         let file = try fileSystem.createFile(atPath: filePath)
         created.append(number)
-        let writer = try SegmentWriter(file: file, partition: partition, databaseID: databaseID, compress: options.compression)
+        let writer = try SegmentWriter(
+            file: file, partition: partition, databaseID: databaseID, expectedEntries: expectedEntries, compress: options.compression)
         var sinceCheck = 0
         while it.isValid {
             let v = it.value
@@ -231,7 +232,8 @@ extension Database {
         do {
             let it = try MergingIterator(version: v, runs: [], segments: inputs, from: nil, includeTombstones: !reachesOldest)
             let output = try writeSegment(
-                partition: id, from: it, dropTombstones: reachesOldest, stopWhenClosed: stopWhenClosed,
+                partition: id, from: it, expectedEntries: inputs.reduce(0) { $0 + $1.entryCount }, dropTombstones: reachesOldest,
+                stopWhenClosed: stopWhenClosed,
                 minSequence: inputs.map(\.minSequence).min() ?? 0, maxSequence: inputs.map(\.maxSequence).max() ?? 0,
                 userMetadata: inputs.map(\.userMetadata).min() ?? 0, created: &created)
             let installed = try manifestState.withLock { ms -> Bool in

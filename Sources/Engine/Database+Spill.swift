@@ -55,7 +55,7 @@ extension Database {
                 // since, there is none.
                 let nothingBelow = state.dropped.contains(id) && (state.segments[id] ?? []).isEmpty
                 let segment = try writeSegment(
-                    partition: id, from: it, dropTombstones: nothingBelow, minSequence: base.sequence + 1,
+                    partition: id, from: it, expectedEntries: run.count, dropTombstones: nothingBelow, minSequence: base.sequence + 1,
                     maxSequence: base.sequence + 1, userMetadata: metadata, created: &created)
                 if let segment { state.segments[id, default: []].insert(segment, at: 0) }
             }

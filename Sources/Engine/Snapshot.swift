@@ -82,8 +82,9 @@ package final class Snapshot: @unchecked Sendable {
             for run in p.frozen {
                 if let i = run.find(k) { return try body(run.value(i)) }
             }
+            let hash = p.segments.isEmpty ? 0 : KeyFilter.hash(k)
             for segment in p.segments {
-                let step: LookupStep<R> = try segment.lookup(k) { lookup in
+                let step: LookupStep<R> = try segment.lookup(k, hash: hash) { lookup in
                     switch lookup {
                     case .absent: return .next
                     case .deleted: return .done(try body(nil))

@@ -1,9 +1,10 @@
 /// The byte layout of a sealed segment (see Engine.docc/FileFormat.md).
 ///
 /// ```
-/// header (32)  magic "STRATASG" u64 · formatVersion u32 · flags u32 · partition u32 · reserved u32 · reserved u64
+/// header (32)  magic "STRATASG" u64 · formatVersion u32 · flags u32 · partition u32 · reserved u32 · identity u64
 /// block*       BlockHeader (24) · stored bytes (raw, or LZ4 when that saved space)
-/// index        per block: u64 block offset · varint firstKeyCount · first key
+/// index        per block: u64 block offset · varint firstKeyCount · first key; then, with flag bit 0 (format
+///              2), the key filter: wordCount x u64 · u32 wordCount · u32 probeCount
 /// footer (88)  magic "STRATASF" u64 · formatVersion u32 · partition u32 · indexOffset u64 · indexBytes u64
 ///              · blockCount u64 · entryCount u64 · minSequence u64 · maxSequence u64 · userMetadata u64
 ///              · indexChecksum u64 · footerChecksum u64 (XXH3-64 of the 80 bytes before it)
@@ -13,7 +14,9 @@
 enum SegmentFormat {
     static let headerMagic: UInt64 = 0x4753_4154_4152_5453  // "STRATASG"
     static let footerMagic: UInt64 = 0x4653_4154_4152_5453  // "STRATASF"
-    static let formatVersion: UInt32 = 1
+    /// 2 added the key filter (header flag bit 0); format 1 segments still read, without one.
+    static let formatVersion: UInt32 = 2
+    static let flagKeyFilter: UInt32 = 1
     static let headerBytes = 32
     static let footerBytes = 88
 }

@@ -79,6 +79,8 @@ final class SegmentReader: Sendable {
     private let indexOffset: Int
     private let indexBytes: Int
     private let indexSum: UInt64
+    /// Whether the index area ends with a key filter (format 2).
+    private let hasFilter: Bool
     /// The block index, read and checked on first use: open reads only headers and footers, so that its cost
     /// does not grow with the data (an index has one entry per 32 KiB block).
     private let lazyIndex = LazyReference<SegmentIndex>()
@@ -109,6 +111,8 @@ final class SegmentReader: Sendable {
             var h = ByteReader(bytes)
             guard try h.readUInt64LE() == SegmentFormat.headerMagic else { throw fail("not a Strata segment (bad header magic)", 0) }
             let version = try h.readUInt32LE()
+            let flags = try h.readUInt32LE()
+            hasFilter = version >= 2 && flags & SegmentFormat.flagKeyFilter != 0
             guard version <= SegmentFormat.formatVersion else {
                 throw StorageError(.formatTooNew, "segment format version \(version) is newer than this build's \(SegmentFormat.formatVersion)", file: name, offset: 8)
             }
@@ -173,7 +177,8 @@ final class SegmentReader: Sendable {
     private func loadIndex() throws -> SegmentIndex {
         do {
             return try SegmentIndex(
-                segment: region.unsafeBytes, indexOffset: indexOffset, indexBytes: indexBytes, indexSum: indexSum, blockCount: blockCount)
+                segment: region.unsafeBytes, indexOffset: indexOffset, indexBytes: indexBytes, indexSum: indexSum, blockCount: blockCount,
+                hasFilter: hasFilter)
         } catch let error as StorageError {
             throw error.file == nil ? error.located(file: name) : error
         }
@@ -371,7 +376,8 @@ final class SegmentReader: Sendable {
     }
 
     /// Looks `key` up: at most one block read.
-    func lookup<R>(_ key: UnsafeRawBufferPointer, _ body: (Lookup) throws -> R) throws -> R {
+    func lookup<R>(_ key: UnsafeRawBufferPointer, hash: UInt64? = nil, _ body: (Lookup) throws -> R) throws -> R {
+        if let filter = try index().filter, !filter.mayContain(hash: hash ?? KeyFilter.hash(key)) { return try body(.absent) }
         guard let b = try blockIndex(for: key) else { return try body(.absent) }
         let p = Bytes.prefix64(key)
         return try withPointBlock(b) { view, prefixes in
@@ -446,12 +452,33 @@ final class SegmentIndex: Sendable {
 
     /// Checks and parses the index of `segment` (its footer already checked: the index area ends at the footer
     /// and `blockCount` fits in it). Errors carry offsets in the segment, not yet its file name.
-    init(segment bytes: UnsafeRawBufferPointer, indexOffset: Int, indexBytes: Int, indexSum: UInt64, blockCount: Int) throws {
+    /// The segment's key filter (nil in format-1 segments).
+    let filter: KeyFilter?
+
+    init(segment bytes: UnsafeRawBufferPointer, indexOffset: Int, indexBytes: Int, indexSum: UInt64, blockCount: Int, hasFilter: Bool) throws {
         let fail = { (message: String, offset: Int) in StorageError.corrupted(message, file: nil, offset: offset) }
-        let index = UnsafeRawBufferPointer(rebasing: bytes[indexOffset..<(indexOffset + indexBytes)])
+        var index = UnsafeRawBufferPointer(rebasing: bytes[indexOffset..<(indexOffset + indexBytes)])
         let computedIndexSum = Checksum.xxh3(index)
         guard computedIndexSum == indexSum else {
             throw fail("index checksum mismatch (stored 0x\(String(indexSum, radix: 16)), computed 0x\(String(computedIndexSum, radix: 16)))", indexOffset)
+        }
+        if hasFilter {
+            guard index.count >= 8 else { throw fail("index of \(index.count) bytes has no room for its key filter", indexOffset) }
+            var t = ByteReader(index, position: index.count - 8)
+            let wordCount = Int(try t.readUInt32LE("filter word count"))
+            let probes = try t.readUInt32LE("filter probe count")
+            guard wordCount > 0, wordCount <= (index.count - 8) / 8, probes > 0, probes <= 30 else {
+                throw fail("key filter of \(wordCount) words and \(probes) probes does not fit the index", indexOffset + index.count - 8)
+            }
+            let start = index.count - 8 - wordCount * 8
+            var w = ByteReader(index, position: start)
+            var words: [UInt64] = []
+            words.reserveCapacity(wordCount)
+            for _ in 0..<wordCount { words.append(try w.readUInt64LE("filter word")) }
+            filter = KeyFilter(words: words, probeCount: probes)
+            index = UnsafeRawBufferPointer(rebasing: index[0..<start])
+        } else {
+            filter = nil
         }
         var offsets: [Int] = [], keyOffsets: [Int] = [], keyCounts: [Int] = []
         offsets.reserveCapacity(blockCount)

@@ -15,13 +15,17 @@ final class SegmentWriter {
     @exclusivity(unchecked) private(set) var entryCount = 0
     private let compress: Bool
 
-    init(file: any WritableFile, partition: UInt32, databaseID: UInt64, compress: Bool = true) throws {
+    @exclusivity(unchecked) private var filter: KeyFilter
+
+    /// `expectedEntries` sizes the key filter (at most this many entries keep its false-positive rate).
+    init(file: any WritableFile, partition: UInt32, databaseID: UInt64, expectedEntries: Int, compress: Bool = true) throws {
         self.file = file
         self.partition = partition
         self.compress = compress
+        filter = KeyFilter(expectedKeys: expectedEntries)
         output.appendUInt64LE(SegmentFormat.headerMagic)
         output.appendUInt32LE(SegmentFormat.formatVersion)
-        output.appendUInt32LE(0)
+        output.appendUInt32LE(SegmentFormat.flagKeyFilter)
         output.appendUInt32LE(partition)
         output.appendUInt32LE(0)
         // The database's identity, in what was a reserved field (0 in segments written before identities).
@@ -33,6 +37,7 @@ final class SegmentWriter {
         if entryOffsets.isEmpty {
             blockFirstKey = [UInt8](key)
         }
+        filter.insert(hash: KeyFilter.hash(key))
         let offset = block.appendEntry(key: key, value: value)
         entryOffsets.append(UInt32(offset))
         entryCount += 1
@@ -81,6 +86,9 @@ final class SegmentWriter {
     /// Writes the last block, the index and the footer, and syncs the file. Returns the file's size.
     func finish(minSequence: UInt64, maxSequence: UInt64, userMetadata: UInt64) throws -> Int {
         try finishBlock()
+        for w in filter.words { index.appendUInt64LE(w) }
+        index.appendUInt32LE(UInt32(filter.words.count))
+        index.appendUInt32LE(filter.probeCount)
         let indexOffset = written + output.count
         let indexChecksum = index.withUnsafeBytes { Checksum.xxh3($0) }
         index.withUnsafeBytes { output.append($0) }
