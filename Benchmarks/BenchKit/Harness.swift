@@ -79,9 +79,13 @@ public enum Unit: String, Codable, Sendable {
     case megabytes = "MB"
     /// Heap allocations per object read (counted with malloc-interposer, every thread of the process).
     case allocations = "allocations/object"
+    /// A dimensionless ratio where smaller is better (write amplification).
+    case factor = "x"
+    /// A dimensionless ratio where larger is better (a rate late in a run over the rate early in it).
+    case keptFactor = "late/early"
 
     /// Whether a larger figure is better (for the ratio's direction).
-    var higherIsBetter: Bool { self == .perSecond }
+    var higherIsBetter: Bool { self == .perSecond || self == .keptFactor }
 }
 
 /// The samples of one workload on one engine.
@@ -185,7 +189,7 @@ public enum Format {
             return String(format: "%.1f/s", x)
         case .milliseconds: return x >= 100 ? String(format: "%.0f ms", x) : String(format: "%.2f ms", x)
         case .megabytes: return String(format: "%.1f MB", x)
-        case .allocations: return String(format: "%.2f", x)
+        case .allocations, .factor, .keptFactor: return String(format: "%.2f", x)
         }
     }
 

@@ -17,7 +17,7 @@ public final class Runner {
     public static let allWorkloads = [
         "insert", "enumerate-int", "enumerate-all", "lookup", "query-pk", "query", "query-indexed", "snapshot-read", "notify", "open", "size",
         "update-all", "delete-half",
-        "migrate-combine", "migrate-rename", "migrate-retype",
+        "migrate-combine", "migrate-rename", "migrate-retype", "sustained",
     ]
     /// Strata through its object API: the column every ratio is computed from.
     public static let strata = "Strata"
@@ -232,6 +232,21 @@ public final class Runner {
                 }
             }
         }
+        if want.contains("sustained") {
+            // Once (it writes 10 x N objects per engine): Strata's object API, SQLite and LMDB.
+            for engine in makeEngines() {
+                guard let sustaining = engine as? any SustainedBenchEngine else { continue }
+                let dir = config.directory + "/sustained-" + engine.name.replacingOccurrences(of: " ", with: "-")
+                try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+                defer { try? FileManager.default.removeItem(atPath: dir) }
+                let f = try sustained(sustaining, in: dir, total: 10 * config.n, lookups: config.lookups)
+                record("sustained-insert", engine.name, f.insertRate)
+                record("sustained insert, last 10% / first 10%", engine.name, f.lastOverFirst)
+                if let wa = f.writeAmplification { record("sustained write amplification", engine.name, wa) }
+                record("sustained lookup", engine.name, f.lookupRate)
+                check(engine.name, "sustained lookup sum", f.lookupSum)
+            }
+        }
         progress("")
         if config.progress && isatty(2) == 0 { FileHandle.standardError.write(Data("\n".utf8)) }
 
@@ -268,6 +283,10 @@ public final class Runner {
             ("migrate-rename", .milliseconds, "age renamed yearsSinceBirth"),
             ("migrate-retype", .perSecond, "yearsSinceBirth Int -> String, objects per second"),
             ("size after migrate-retype", .megabytes, "bytes on disk after the three migrations, database closed (no compaction)"),
+            ("sustained-insert", .perSecond, "10 x N objects of about 250 bytes (a 150-250 character string, three integers) in durable transactions of 10,000, closed and opened again every 100 transactions"),
+            ("sustained insert, last 10% / first 10%", .keptFactor, "the insert rate of the last tenth of those transactions over the first tenth's"),
+            ("sustained write amplification", .factor, "bytes the process wrote to storage (/proc/self/io write_bytes) per byte of values during that insert"),
+            ("sustained lookup", .perSecond, "random primary-key lookups reading one integer, after the sustained insert (database reopened)"),
             ("size after migrate-retype, compacted", .megabytes, "the same after each engine's compaction: Strata's compact on open, SQLite's VACUUM, LMDB's mdb_env_copy2 with MDB_CP_COMPACT"),
         ]
         var order: [(String, Unit, String)] = []
