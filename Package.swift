@@ -140,9 +140,16 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
         ),
+        // The reference LSM engine of the sustained workload (Debian's librocksdb-dev, through its C API).
+        .systemLibrary(
+            name: "CRocksDB",
+            path: "Benchmarks/CRocksDB",
+            pkgConfig: "rocksdb",
+            providers: [.apt(["librocksdb-dev"]), .brew(["rocksdb"])]
+        ),
         .target(
             name: "BenchKit",
-            dependencies: ["Strata", "Engine", "TestSupport", "CSQLite", "CLMDB", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Strata", "Engine", "TestSupport", "CSQLite", "CLMDB", "CRocksDB", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Benchmarks/BenchKit",
             swiftSettings: strictSettings
         ),

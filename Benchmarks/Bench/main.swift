@@ -12,7 +12,7 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Comma-separated workloads: \(Runner.allWorkloads.joined(separator: ","))") var workloads = Runner.allWorkloads.joined(separator: ",")
     @Option(help: "Runs per workload (the table shows the median, min-max).") var runs = 3
     @Option(help: "Write the figures as JSON to this path.") var json: String?
-    @Option(help: "Comma-separated peers: sqlite,lmdb,grdb") var peers = "sqlite,lmdb,grdb"
+    @Option(help: "Comma-separated peers: sqlite,lmdb,grdb,rocksdb (RocksDB runs the sustained workload only)") var peers = "sqlite,lmdb,grdb,rocksdb"
     @Option(help: "Directory for the databases (default: a temporary directory, removed afterwards).") var dir: String?
     @Option(help: "Random primary-key lookups.") var lookups = 1_000_000
 
@@ -27,7 +27,7 @@ struct BenchCommand: ParsableCommand {
             throw ValidationError("unknown workloads \(unknown.sorted().joined(separator: ", ")); known: \(Runner.allWorkloads.joined(separator: ", "))")
         }
         let peerList = peers.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
-        for p in peerList where !["sqlite", "lmdb", "grdb"].contains(p) { throw ValidationError("unknown peer \(p); known: sqlite, lmdb, grdb") }
+        for p in peerList where !["sqlite", "lmdb", "grdb", "rocksdb"].contains(p) { throw ValidationError("unknown peer \(p); known: sqlite, lmdb, grdb, rocksdb") }
         let base = dir ?? NSTemporaryDirectory() + "strata-bench-\(getpid())"
         try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
         defer { if dir == nil { try? FileManager.default.removeItem(atPath: base) } }

@@ -8,7 +8,7 @@ public final class Runner {
         public var lookups = 1_000_000
         public var runs = 3
         public var workloads: Set<String> = Set(Runner.allWorkloads)
-        public var peers: [String] = ["sqlite", "lmdb", "grdb"]
+        public var peers: [String] = ["sqlite", "lmdb", "grdb", "rocksdb"]
         public var directory: String
         public var progress = true
         public init(directory: String) { self.directory = directory }
@@ -233,9 +233,11 @@ public final class Runner {
             }
         }
         if want.contains("sustained") {
-            // Once (it writes 10 x N objects per engine): Strata's object API, SQLite and LMDB.
-            for engine in makeEngines() {
-                guard let sustaining = engine as? any SustainedBenchEngine else { continue }
+            // Once (it writes 10 x N objects per engine): Strata's object API, SQLite, LMDB and RocksDB.
+            let sustainers: [any SustainedBenchEngine] =
+                makeEngines().compactMap { $0 as? any SustainedBenchEngine } + (config.peers.contains("rocksdb") ? [RocksDBPeer()] : [])
+            for engine in sustainers {
+                let sustaining = engine
                 let dir = config.directory + "/sustained-" + engine.name.replacingOccurrences(of: " ", with: "-")
                 try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
                 defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -316,7 +318,7 @@ public final class Runner {
 
     /// The report as a Markdown table.
     public static func table(_ report: Report, peers: [String]) -> String {
-        let names = [strata] + peers.map { $0 == "sqlite" ? "SQLite" : $0 == "lmdb" ? "LMDB" : $0 == "grdb" ? "GRDB" : $0 }
+        let names = [strata] + peers.map { ["sqlite": "SQLite", "lmdb": "LMDB", "grdb": "GRDB", "rocksdb": "RocksDB"][$0] ?? $0 }
         var out = "| workload | " + names.joined(separator: " | ") + " | " + names.dropFirst().map { "Strata/\($0)" }.joined(separator: " | ") + " |\n"
         out += "|" + String(repeating: "---|", count: 1 + names.count * 2 - 1) + "\n"
         for row in report.rows {
