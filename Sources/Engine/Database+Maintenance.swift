@@ -201,7 +201,7 @@ extension Database {
     package static func compactionWindow(sizes: [Int], minimumSegments: Int) -> Range<Int>? {
         guard sizes.count >= 2 else { return nil }
         let newer = sizes.dropLast().reduce(0, +)
-        if Double(newer) >= Tuning.compactionSpaceAmplification * Double(sizes.last!) && sizes.count >= minimumSegments {
+        if Double(newer) >= Tuning.compactionSpaceAmplification * Double(sizes.last!) {
             return 0..<sizes.count
         }
         var total = sizes[0]

@@ -97,6 +97,14 @@ package final class Snapshot: @unchecked Sendable {
         }
     }
 
+    /// Checks every block of `partition`'s segments not checked before (its index, and each block's checksum;
+    /// nothing is decoded), so that a caller about to read them through paths that cannot throw learns of
+    /// damage first. Costs a checksum pass the first time, almost nothing after.
+    package func checkBlocks(in partition: UInt32) throws {
+        checkOpen("checkBlocks")
+        for segment in version.partitions[partition]?.segments ?? [] { try segment.checkAllBlocks() }
+    }
+
     /// The largest key of `partition` in any source of this snapshot, deleted ones included (so a key above it
     /// is certainly absent); nil when the partition holds nothing. Reads at most the last block of each segment.
     package func largestKey(in partition: UInt32) throws -> [UInt8]? {

@@ -311,6 +311,11 @@ final class SegmentReader: Sendable {
         return unreadable
     }
 
+    /// Checks the index and every block's checksum (those not checked before).
+    func checkAllBlocks() throws {
+        for i in 0..<blockCount { _ = try locating(i) { try locate(i) } }
+    }
+
     /// Calls `body` with block `i`'s raw bytes, decompressing into `scratch` when the block is compressed.
     func withBlock<R>(_ i: Int, scratch: GrowableBuffer, _ body: (BlockView) throws -> R) throws -> R {
         try locating(i) {

@@ -317,6 +317,9 @@ final class ResultsObserver<Element: Object>: ChangeObserver {
             keys = next
             results.install(keys: next)
         } else {
+            // The query runs again through paths that cannot throw: the blocks it reads are checked first
+            // (checksums only, once per block), so that damage reaches this observer as its `.error`.
+            for partition in [binding.partition] + linked.sorted() { try new.checkBlocks(in: partition) }
             let next = results.evaluatedKeys()
             let newIndex = Dictionary(next.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
             let oldSet = Set(oldKeys)
