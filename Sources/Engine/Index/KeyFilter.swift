@@ -43,4 +43,17 @@ package struct KeyFilter: Sendable {
         }
         return true
     }
+
+    /// `mayContain` of a filter read in place from a segment's bytes (`wordCount` little-endian words at the
+    /// start of `bytes`): a segment's filter is not copied when its index is loaded.
+    static func mayContain(hash h: UInt64, words bytes: UnsafeRawBufferPointer, wordCount: Int, probeCount: UInt32) -> Bool {
+        let bits = UInt64(wordCount) * 64
+        let h1 = h & 0xFFFF_FFFF, h2 = (h >> 32) | 1
+        for i in 0..<UInt64(probeCount) {
+            let bit = (h1 &+ i &* h2) % bits
+            let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: Int(bit >> 6) * 8, as: UInt64.self))
+            if word & (1 << (bit & 63)) == 0 { return false }
+        }
+        return true
+    }
 }

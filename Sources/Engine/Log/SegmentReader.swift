@@ -382,7 +382,13 @@ final class SegmentReader: Sendable {
 
     /// Looks `key` up: at most one block read.
     func lookup<R>(_ key: UnsafeRawBufferPointer, hash: UInt64? = nil, _ body: (Lookup) throws -> R) throws -> R {
-        if let filter = try index().filter, !filter.mayContain(hash: hash ?? KeyFilter.hash(key)) { return try body(.absent) }
+        if let filter = try index().filter,
+            !KeyFilter.mayContain(
+                hash: hash ?? KeyFilter.hash(key), words: UnsafeRawBufferPointer(rebasing: region.unsafeBytes[filter.offset...]),
+                wordCount: filter.wordCount, probeCount: filter.probeCount)
+        {
+            return try body(.absent)
+        }
         guard let b = try blockIndex(for: key) else { return try body(.absent) }
         let p = Bytes.prefix64(key)
         return try withPointBlock(b) { view, prefixes in
@@ -457,8 +463,8 @@ final class SegmentIndex: Sendable {
 
     /// Checks and parses the index of `segment` (its footer already checked: the index area ends at the footer
     /// and `blockCount` fits in it). Errors carry offsets in the segment, not yet its file name.
-    /// The segment's key filter (nil in format-1 segments).
-    let filter: KeyFilter?
+    /// Where the segment's key filter lies in the segment (nil in format-1 segments): read in place.
+    let filter: (offset: Int, wordCount: Int, probeCount: UInt32)?
 
     init(segment bytes: UnsafeRawBufferPointer, indexOffset: Int, indexBytes: Int, indexSum: UInt64, blockCount: Int, hasFilter: Bool) throws {
         let fail = { (message: String, offset: Int) in StorageError.corrupted(message, file: nil, offset: offset) }
@@ -476,11 +482,7 @@ final class SegmentIndex: Sendable {
                 throw fail("key filter of \(wordCount) words and \(probes) probes does not fit the index", indexOffset + index.count - 8)
             }
             let start = index.count - 8 - wordCount * 8
-            var w = ByteReader(index, position: start)
-            var words: [UInt64] = []
-            words.reserveCapacity(wordCount)
-            for _ in 0..<wordCount { words.append(try w.readUInt64LE("filter word")) }
-            filter = KeyFilter(words: words, probeCount: probes)
+            filter = (indexOffset + start, wordCount, probes)
             index = UnsafeRawBufferPointer(rebasing: index[0..<start])
         } else {
             filter = nil
