@@ -144,18 +144,7 @@ extension LMDBPeer: SustainedBenchEngine {
             value.removeAll(keepingCapacity: true)
             for v in [r.a, r.b, r.c] { withUnsafeBytes(of: UInt64(v).littleEndian) { value.append(contentsOf: $0) } }
             value.append(contentsOf: r.text)
-            var k = UInt64(r.id).bigEndian
-            let rc = withUnsafeMutableBytes(of: &k) { kb in
-                value.withUnsafeMutableBytes { vb in
-                    var key = MDB_val(mv_size: kb.count, mv_data: kb.baseAddress)
-                    var val = MDB_val(mv_size: vb.count, mv_data: vb.baseAddress)
-                    return mdb_put(txn, dbi, &key, &val, UInt32(MDB_APPEND))
-                }
-            }
-            if rc != 0 {
-                mdb_txn_abort(txn)
-                try check(rc, "put")
-            }
+            try append(txn, id: r.id, &value)
         }
         try check(mdb_txn_commit(txn), "commit")
     }

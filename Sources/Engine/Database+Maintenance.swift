@@ -73,13 +73,15 @@ extension Database {
         }
     }
 
-    /// Flushes the memtable now and waits for it (and for any background flush).
+    /// Flushes the memtable now and waits for it (and for any background flush); with background
+    /// maintenance, the flush goes through the compaction check as any other does.
     package func flush() throws {
         try onMaintenance { try runFlush() }
         writerGate.wait()
         defer { writerGate.signal() }
         try freezeLocked()
         try onMaintenance { try runFlush() }
+        if options.backgroundMaintenance { scheduleCompaction() }
     }
 
     // MARK: Flush
@@ -182,7 +184,8 @@ extension Database {
         do {
             for id in currentVersion.partitions.keys.sorted() {
                 while let ps = currentVersion.partitions[id],
-                    let window = Self.compactionWindow(sizes: ps.segments.map(\.fileBytes), minimumSegments: trigger)
+                    let window = Self.compactionWindow(
+                        sizes: ps.segments.map(\.fileBytes), entries: ps.segments.map(\.entryCount), minimumSegments: trigger)
                 {
                     guard try compactPartition(id, window: window) else { break }
                 }
@@ -198,10 +201,15 @@ extension Database {
     /// newer segments together reach `compactionSpaceAmplification` of the oldest, everything is merged (the
     /// only merge that drops deletions). Each merge's output is about the size of its inputs together, so a
     /// byte is rewritten once per tier of sizes: O(log(partition / memtable)) times.
-    package static func compactionWindow(sizes: [Int], minimumSegments: Int) -> Range<Int>? {
+    /// `entries` (the segments' entry counts, deletions included) makes deletions count too: a round of
+    /// deletions is small in bytes but can leave the oldest segment mostly dead.
+    package static func compactionWindow(sizes: [Int], entries: [Int]? = nil, minimumSegments: Int) -> Range<Int>? {
         guard sizes.count >= 2 else { return nil }
         let newer = sizes.dropLast().reduce(0, +)
-        if Double(newer) >= Tuning.compactionSpaceAmplification * Double(sizes.last!) {
+        let newerEntries = entries.map { $0.dropLast().reduce(0, +) } ?? 0
+        if Double(newer) >= Tuning.compactionSpaceAmplification * Double(sizes.last!)
+            || Double(newerEntries) >= Tuning.compactionSpaceAmplification * Double(entries?.last ?? Int.max)
+        {
             return 0..<sizes.count
         }
         var total = sizes[0]

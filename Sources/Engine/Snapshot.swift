@@ -82,18 +82,7 @@ package final class Snapshot: @unchecked Sendable {
             for run in p.frozen {
                 if let i = run.find(k) { return try body(run.value(i)) }
             }
-            let hash = p.segments.isEmpty ? 0 : KeyFilter.hash(k)
-            for segment in p.segments {
-                let step: LookupStep<R> = try segment.lookup(k, hash: hash) { lookup in
-                    switch lookup {
-                    case .absent: return .next
-                    case .deleted: return .done(try body(nil))
-                    case .found(let v): return .done(try body(v))
-                    }
-                }
-                if case .done(let r) = step { return r }
-            }
-            return try body(nil)
+            return try SegmentReader.newestValue(of: k, in: p.segments, body)
         }
     }
 

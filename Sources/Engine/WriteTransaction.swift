@@ -118,17 +118,7 @@ package final class WriteTransaction: @unchecked Sendable {
     /// deleted it or none has it (the batch since the last spill and the snapshot are not consulted).
     package func withSpilledValue<R>(forKey key: UnsafeRawBufferPointer, in partition: UInt32, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
         checkOpen("withSpilledValue")
-        for segment in spilled?.segments[partition] ?? [] {
-            let step: LookupStep<R> = try segment.lookup(key) { lookup in
-                switch lookup {
-                case .absent: return .next
-                case .deleted: return .done(try body(nil))
-                case .found(let v): return .done(try body(v))
-                }
-            }
-            if case .done(let r) = step { return r }
-        }
-        return try body(nil)
+        return try SegmentReader.newestValue(of: key, in: spilled?.segments[partition] ?? [], body)
     }
 
     /// Makes the transaction durable (per the durability mode) and visible. Returns its sequence number.

@@ -30,18 +30,8 @@ import TestSupport
 
     @discardableResult
     static func run(_ name: String, _ args: [String]) throws -> Output {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: try executable(name))
-        p.arguments = args
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        // Read both pipes before waiting, so that a large output cannot block the child.
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return Output(status: p.terminationStatus, out: String(decoding: o, as: UTF8.self), err: String(decoding: e, as: UTF8.self))
+        let r = try runProcess(try executable(name), args)
+        return Output(status: r.status, out: r.out, err: r.err)
     }
 
     static func strata(_ args: String...) throws -> Output { try run("strata", args) }

@@ -42,20 +42,25 @@ public final class LMDBPeer: BenchEngine {
         var value: [UInt8] = []
         for p in people {
             PackedPerson.encode(p, into: &value)
-            var k = UInt64(p.id).bigEndian
-            let rc = withUnsafeMutableBytes(of: &k) { kb in
-                value.withUnsafeMutableBytes { vb in
-                    var key = MDB_val(mv_size: kb.count, mv_data: kb.baseAddress)
-                    var val = MDB_val(mv_size: vb.count, mv_data: vb.baseAddress)
-                    return mdb_put(txn, dbi, &key, &val, UInt32(MDB_APPEND))
-                }
-            }
-            if rc != 0 {
-                mdb_txn_abort(txn)
-                try check(rc, "put")
-            }
+            try append(txn, id: p.id, &value)
         }
         try check(mdb_txn_commit(txn), "commit")
+    }
+
+    /// Puts `value` under `id` (8 bytes big-endian) with MDB_APPEND (ids in order); aborts `txn` on failure.
+    func append(_ txn: OpaquePointer?, id: Int, _ value: inout [UInt8]) throws {
+        var k = UInt64(id).bigEndian
+        let rc = withUnsafeMutableBytes(of: &k) { kb in
+            value.withUnsafeMutableBytes { vb in
+                var key = MDB_val(mv_size: kb.count, mv_data: kb.baseAddress)
+                var val = MDB_val(mv_size: vb.count, mv_data: vb.baseAddress)
+                return mdb_put(txn, dbi, &key, &val, UInt32(MDB_APPEND))
+            }
+        }
+        if rc != 0 {
+            mdb_txn_abort(txn)
+            try check(rc, "put")
+        }
     }
 
     func withReadTxn<R>(_ body: (OpaquePointer?) throws -> R) throws -> R {

@@ -408,6 +408,23 @@ final class SegmentReader: Sendable {
         }
     }
 
+    /// Calls `body` with the value of `key` in the first of `segments` (newest first) that has it, nil when that
+    /// one deleted it or none has it. The key's filter hash is computed once for all of them.
+    static func newestValue<R>(of key: UnsafeRawBufferPointer, in segments: [SegmentReader], _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        let hash = segments.isEmpty ? 0 : KeyFilter.hash(key)
+        for segment in segments {
+            let step: LookupStep<R> = try segment.lookup(key, hash: hash) { lookup in
+                switch lookup {
+                case .absent: return .next
+                case .deleted: return .done(try body(nil))
+                case .found(let v): return .done(try body(v))
+                }
+            }
+            if case .done(let r) = step { return r }
+        }
+        return try body(nil)
+    }
+
     /// Reads every block and entry, checking checksums and key order. Returns the problems found.
     func verify() -> [String] {
         var problems: [String] = []
