@@ -1,7 +1,8 @@
 /// A Bloom filter of a segment's keys, built as the segment is written: a point lookup skips a segment whose
 /// filter says the key is not there, so that it reads about one segment whatever the partition's count.
 ///
-/// Ten bits per key and seven probes give about 1% false positives. The probes are derived from one XXH3 of
+/// A filter is built in memory as the segment is written and read in place from the mapping afterwards
+/// (`mayContain(hash:words:wordCount:probeCount:)`). Ten bits per key and seven probes give about 1% false positives. The probes are derived from one XXH3 of
 /// the key (double hashing: `h1 + i * h2`), computed once per lookup for all segments.
 package struct KeyFilter: Sendable {
     static let bitsPerKey = 10
@@ -14,12 +15,6 @@ package struct KeyFilter: Sendable {
     package init(expectedKeys: Int) {
         words = Array(repeating: 0, count: max(1, (expectedKeys * Self.bitsPerKey + 63) / 64))
         probeCount = Self.probes
-    }
-
-    /// A filter read back from a segment.
-    init(words: [UInt64], probeCount: UInt32) {
-        self.words = words
-        self.probeCount = probeCount
     }
 
     package static func hash(_ key: UnsafeRawBufferPointer) -> UInt64 { Checksum.xxh3(key, seed: 0x6B65_7966_696C_7472) }
