@@ -178,8 +178,7 @@ final class BackgroundMigrator: @unchecked Sendable {
                 state.withLock { $0.types[typeName] = ts }
             }
             // Rewritten records go straight into the transaction (an error below aborts it).
-            var encoded: [UInt8] = []
-            var scratch: [StoredValue] = []
+            var writer = migration?.recordWriter() ?? RecordWriter(t, defaults: [:])
             var examined = 0
             var bytes = 0
             var nextKey: [UInt8]? = nil
@@ -204,10 +203,9 @@ final class BackgroundMigrator: @unchecked Sendable {
                     }
                     return true
                 }
-                let fields = try ObjectRecord.decodeAll(v, layouts: layouts).fields
-                if let out = migration.migrate(fields: fields, version: version, report: reporter) {
-                    migration.encode(out, into: &encoded, scratch: &scratch)
-                    try encoded.withUnsafeBytes { try tx.putBytes(k, $0, in: t.partition) }
+                try migration.migrate(v, layouts: layouts, report: reporter) { state in
+                    writer.encode(state, schemaVersion: migration.newVersion)
+                    try writer.bytes.withUnsafeBytes { try tx.putBytes(k, $0, in: t.partition) }
                 }
                 return reporter.messages.isEmpty
             }

@@ -18,7 +18,13 @@ final class MigrationReporter {
 /// A state belongs to one migration on one thread: dynamic exclusivity checks are off for its state.
 final class DynamicState: CustomStringConvertible {
     let type: StoredSchema.StoredType
-    @exclusivity(unchecked) var values: FieldValues
+    /// The values set on the object; every value once the object stopped viewing its record (`values`).
+    @exclusivity(unchecked) private(set) var fields: FieldValues
+    /// The record the object reads the fields it was not given from (a row view, decoded a field at a time):
+    /// a copy of its bytes, kept in this buffer from record to record, in `rowLayout`. Nil layout: no record.
+    @exclusivity(unchecked) private var rowBytes: [UInt8] = []
+    @exclusivity(unchecked) private(set) var rowLayout: RecordLayout?
+    @exclusivity(unchecked) private var rowPlaces = RecordLayout.Places(fixedStart: 0, tableStart: 0, variableStart: 0, minimumLength: 0)
     let writable: Bool
     let defaults: [String: StoredValue]
     @exclusivity(unchecked) var modified = false
@@ -33,9 +39,79 @@ final class DynamicState: CustomStringConvertible {
 
     init(type: StoredSchema.StoredType, values: FieldValues, writable: Bool, defaults: [String: StoredValue]) {
         self.type = type
-        self.values = values
+        self.fields = values
         self.writable = writable
         self.defaults = defaults
+    }
+
+    /// Every value of the object, its record's included: the object stops viewing its record (work on whole
+    /// objects asks for this; reading and writing single properties does not).
+    var values: FieldValues {
+        get {
+            materialize()
+            return fields
+        }
+        _modify {
+            materialize()
+            yield &fields
+        }
+    }
+
+    /// The object's values become `record`'s, read in place as they are asked for (format 2 records of a
+    /// layout `layouts` has) or decoded now (format 1); values set before are forgotten.
+    func view(_ record: UnsafeRawBufferPointer, layouts: RecordLayouts) throws {
+        if record.first == RecordLayout.format, let layout = layouts.layout(try ObjectRecord.schemaVersion(record)) {
+            rowPlaces = try layout.checkedPlaces(record)
+            rowLayout = layout
+            rowBytes.removeAll(keepingCapacity: true)
+            rowBytes.append(contentsOf: record)
+            fields.removeAll()
+        } else {
+            rowLayout = nil
+            fields.replaceAll(with: try ObjectRecord.decodeAll(record, layouts: layouts).fields)
+        }
+    }
+
+    /// Replaces every value of the object (it stops viewing a record).
+    func setValues(_ values: FieldValues) {
+        rowLayout = nil
+        fields.replaceAll(with: values)
+    }
+
+    /// Calls `body` with the record the object views and its places; nil when it views none.
+    func withRow<R>(_ body: (UnsafeRawBufferPointer, RecordLayout, RecordLayout.Places) throws -> R) rethrows -> R? {
+        guard let layout = rowLayout else { return nil }
+        return try rowBytes.withUnsafeBytes { try body($0, layout, rowPlaces) }
+    }
+
+    /// Field `id`'s value: set on the object, or read from its record; nil when neither has the field.
+    func field(_ id: UInt32) -> StoredValue? {
+        if let v = fields[id] { return v }
+        guard let layout = rowLayout, let i = layout.fields.firstIndex(where: { $0.id == id }) else { return nil }
+        do {
+            return try rowBytes.withUnsafeBytes { try layout.value(i, in: $0, rowPlaces) }
+        } catch {
+            damaged(error)
+            return nil
+        }
+    }
+
+    private func materialize() {
+        guard let layout = rowLayout else { return }
+        rowLayout = nil
+        do {
+            try rowBytes.withUnsafeBytes { raw in
+                for (i, f) in layout.fields.enumerated() where fields[f.id] == nil {
+                    fields.appendNew(f.id, try layout.value(i, in: raw, rowPlaces))
+                }
+            }
+        } catch {
+            damaged(error)
+        }
+    }
+
+    private func damaged(_ error: any Error) {
+        fail("an object of \(type.name)\(key.map { " (key \($0))" } ?? "") has a damaged record: \(error)\(RealmCore.damageAdvice)")
     }
 
     func property(_ key: String) -> StoredSchema.StoredProperty? {
@@ -76,7 +152,7 @@ final class DynamicState: CustomStringConvertible {
     }
 
     func stored(_ p: StoredSchema.StoredProperty) -> StoredValue {
-        let v = values[p.fieldId] ?? defaults[p.name] ?? .null
+        let v = field(p.fieldId) ?? defaults[p.name] ?? .null
         return v.isNull && !p.isOptional ? (defaults[p.name] ?? v) : v
     }
 
@@ -114,7 +190,7 @@ final class DynamicState: CustomStringConvertible {
             fail("Cannot modify '\(type.name).\(p.name)' of an old object in a migration: old objects are read-only; write the new object")
             return
         }
-        values[p.fieldId] = .list(items)
+        fields[p.fieldId] = .list(items)
         modified = true
     }
 
@@ -177,7 +253,7 @@ final class DynamicState: CustomStringConvertible {
         }
         if p.type == .object {
             guard let v = link(to: value, for: p) else { return }
-            values[p.fieldId] = v
+            fields[p.fieldId] = v
             modified = true
             return
         }
@@ -200,7 +276,7 @@ final class DynamicState: CustomStringConvertible {
                 fail("Invalid value '\(String(describing: value))' of type '\(Swift.type(of: value))' for 'mixed' property '\(type.name).\(key)'.")
                 return
             }
-            values[p.fieldId] = stored
+            fields[p.fieldId] = stored
             modified = true
             return
         }
@@ -212,7 +288,7 @@ final class DynamicState: CustomStringConvertible {
             fail(Self.invalidValue(nil, p, type.name))
             return
         }
-        values[p.fieldId] = v
+        fields[p.fieldId] = v
         if p.isPrimaryKey { wrotePrimaryKey = true }
         modified = true
     }
@@ -242,7 +318,8 @@ final class DynamicState: CustomStringConvertible {
 
 /// The handle a migration block receives: the old and new schemas, and the operations that change data.
 ///
-/// Runs inside the opening transaction: nothing is written unless the whole migration succeeds.
+/// Runs inside the opening transaction: nothing is written unless the whole migration succeeds. A migration
+/// runs on one thread: the state touched once per object has dynamic exclusivity checks off.
 public final class Migration {
     /// How a block call is used.
     enum Mode: Equatable {
@@ -266,7 +343,7 @@ public final class Migration {
         }
     }
     /// The record layouts of each partition read so far (`layouts(_:)`).
-    private var layoutCache: [UInt32: RecordLayouts] = [:]
+    @exclusivity(unchecked) private var layoutCache: [UInt32: RecordLayouts] = [:]
 
     /// The layouts the records of `partition` may be in: every version of the old schema's history, the old
     /// schema and the new one.
@@ -287,15 +364,15 @@ public final class Migration {
     /// The online migrations the open leaves pending, and how to read their types, once `finish` has run.
     private(set) var installed: [String: TypeMigration] = [:]
     /// Objects written in this migration, by partition and key: field id -> value under the new schema.
-    private var written: [UInt32: [Int64: DynamicState]] = [:]
+    @exclusivity(unchecked) private var written: [UInt32: [Int64: DynamicState]] = [:]
     /// Objects a blocking migration's enumeration wrote into the transaction as their closure returned (no
     /// state kept), by partition; `unstream` brings one back as a state of `written`.
-    private var streamed: [UInt32: StreamedRecords] = [:]
+    @exclusivity(unchecked) private var streamed: [UInt32: StreamedRecords] = [:]
     /// Where the type streamed last writes (reset when the new schema changes).
     private final class StreamTarget {
         let typeName: String
         let partition: UInt32
-        var writer: RecordWriter
+        @exclusivity(unchecked) var writer: RecordWriter
         let records: StreamedRecords
         init(typeName: String, partition: UInt32, writer: RecordWriter, records: StreamedRecords) {
             self.typeName = typeName
@@ -304,8 +381,8 @@ public final class Migration {
             self.records = records
         }
     }
-    private var streamTarget: StreamTarget?
-    private var deleted: [UInt32: Set<Int64>] = [:]
+    @exclusivity(unchecked) private var streamTarget: StreamTarget?
+    @exclusivity(unchecked) private var deleted: [UInt32: Set<Int64>] = [:]
     private var nextKeys: [UInt32: Int64] = [:]
     /// Mistakes made by the block and its closures: the open fails with them, writing nothing.
     private let reporter = MigrationReporter()
@@ -402,7 +479,7 @@ public final class Migration {
     }
 
     /// Declared defaults by column name, per type (asked for once per migrated object).
-    private var defaultsByType: [String: [String: StoredValue]] = [:]
+    @exclusivity(unchecked) private var defaultsByType: [String: [String: StoredValue]] = [:]
 
     private func defaults(for typeName: String) -> [String: StoredValue] {
         if let cached = defaultsByType[typeName] { return cached }
@@ -461,19 +538,21 @@ public final class Migration {
             let layouts = layouts(oldType.partition)
             try openTx.snapshot.scan(oldType.partition) { k, v in
                 guard let key = ObjectKey.decode(k), !(deleted[oldType.partition]?.contains(key) ?? false) else { return true }
-                let record = try ObjectRecord.decodeAll(v, layouts: layouts)
+                // The old and new objects view the record (a field is decoded when the block asks for it).
+                let version = try ObjectRecord.schemaVersion(v)
                 var oldObject: MigrationObject
                 if let spare = spareOld, let state = spare._dynamic {
                     spareOld = nil
-                    state.values = record.fields
+                    try state.view(v, layouts: layouts)
                     state.key = key
                     oldObject = spare
                 } else {
-                    let oldState = DynamicState(type: oldType, values: record.fields, writable: false, defaults: [:])
+                    let oldState = DynamicState(type: oldType, values: FieldValues(), writable: false, defaults: [:])
+                    try oldState.view(v, layouts: layouts)
                     oldState.key = key
                     oldObject = dynamic(oldState)
                 }
-                let generation = migration?.generation(for: record.schemaVersion)
+                let generation = migration?.generation(for: version)
                 guard let newType else {
                     body(oldObject, nil, generation)
                     if isKnownUniquelyReferenced(&oldObject), isKnownUniquelyReferenced(&oldObject._dynamic!) { spareOld = oldObject }
@@ -483,23 +562,25 @@ public final class Migration {
                 if let state = written[newType.partition]?[key] ?? unstream(newType, key) {
                     state.key = key
                     newObject = dynamic(state)
-                } else if let spare = spareNew {
-                    spareNew = nil
-                    let state = spare._dynamic!
-                    // Into the buffer the previous object's values used: no allocation, room for what the
-                    // closure adds.
-                    state.values.replaceAll(with: record.fields)
-                    state.modified = false
-                    state.wrotePrimaryKey = false
-                    state.key = key
-                    if let migration, let g = migration.generation(for: record.schemaVersion) {
-                        TypeMigration.run(g, typeName: newType.name, fields: record.fields, into: state, report: state.report)
-                    }
-                    newObject = spare
                 } else {
-                    let state = freshState(newType, version: record.schemaVersion, fields: record.fields, through: migration)
+                    let state: DynamicState
+                    if let spare = spareNew {
+                        // The buffers the previous object used: no allocation, room for what the closure adds.
+                        spareNew = nil
+                        state = spare._dynamic!
+                        state.modified = false
+                        state.wrotePrimaryKey = false
+                        newObject = spare
+                    } else {
+                        state = DynamicState(type: newType, values: FieldValues(), writable: true, defaults: defaults(for: newType.name))
+                        newObject = dynamic(state)
+                    }
+                    try state.view(v, layouts: layouts)
                     state.key = key
-                    newObject = dynamic(state)
+                    if let generation {
+                        // An older pending migration's transforms bring the record to the new schema first.
+                        TypeMigration.run(generation, typeName: newType.name, fields: oldObject._dynamic!.values, into: state, report: reporter)
+                    }
                 }
                 written[newType.partition, default: [:]][key] = newObject._dynamic!
                 body(oldObject, newObject, generation)
@@ -647,8 +728,9 @@ public final class Migration {
             Self.$runningTransform.withValue(typeName) {
                 forEachOldObject(typeName) { oldObject, newObject, earlier in
                     // An object an older pending migration brought here went through the block called with its own version.
-                    guard earlier == nil, let state = newObject?._dynamic, let fields = oldObject._dynamic?.values else { return }
-                    TypeMigration.run(generation, typeName: typeName, fields: fields, into: state, report: state.report)
+                    guard earlier == nil, let newObject, let state = newObject._dynamic else { return }
+                    TypeMigration.run(generation, typeName: typeName, oldObject: oldObject, newObject: newObject)
+                    state.modified = true
                 }
             }
         }
@@ -1125,36 +1207,6 @@ public final class Migration {
 
     /// Names that renames left outside the new model, per type (an error unless renamed again).
     private var intermediateNames: [String: Set<String>] = [:]
-
-    /// Encodes records of one type at the new version: the field list and defaults worked out once per type,
-    /// one buffer for every record.
-    private struct RecordWriter {
-        let fieldIds: [UInt32]
-        let order: [Int]
-        let defaults: [StoredValue]
-        let layout: RecordLayout
-        let plan: RecordLayout.EncodePlan?
-        var values: [StoredValue] = []
-        var bytes: [UInt8] = []
-
-        init(_ t: StoredSchema.StoredType, defaults byName: [String: StoredValue]) {
-            fieldIds = t.properties.map(\.fieldId)
-            order = ObjectRecord.ascendingOrder(of: fieldIds)
-            defaults = t.properties.map { byName[$0.name] ?? .null }
-            layout = RecordLayout(t.properties)
-            plan = layout.plan(order: order)
-        }
-
-        /// Encodes `state`'s record at `schemaVersion` into `bytes` (format 2 when its values fit).
-        mutating func encode(_ state: DynamicState, schemaVersion: UInt64) {
-            values.removeAll(keepingCapacity: true)
-            for (i, id) in fieldIds.enumerated() { values.append(state.values[id] ?? defaults[i]) }
-            let format2 = plan.map { layout.encode(schemaVersion: schemaVersion, StoredValues(values: values), plan: $0, into: &bytes) }
-            if format2 != true {
-                ObjectRecord.encode(schemaVersion: schemaVersion, fieldIds: fieldIds, values: values, order: order, into: &bytes)
-            }
-        }
-    }
 
     private func put(_ state: DynamicState, key: Int64, type t: StoredSchema.StoredType, with w: inout RecordWriter) throws {
         w.encode(state, schemaVersion: new.schemaVersion)

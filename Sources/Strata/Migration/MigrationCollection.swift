@@ -15,7 +15,7 @@ final class MigrationCollection {
 
     /// The stored elements (for a map: keys and values alternating).
     var items: [StoredValue] {
-        if case .list(let values) = state.values[property.fieldId] ?? .null { return values }
+        if case .list(let values) = state.field(property.fieldId) ?? .null { return values }
         return []
     }
 

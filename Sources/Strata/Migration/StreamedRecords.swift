@@ -18,16 +18,19 @@ final class StreamedRecords {
     /// The layout the records were encoded in (the new type's at the time; a rename ends this set first).
     let layout: RecordLayout
     let schemaVersion: UInt64
-    private var keys: [Int64] = []
+    // One migration on one thread uses a set: dynamic exclusivity checks are off for its state.
+    @exclusivity(unchecked) private var keys: [Int64] = []
     /// The record of `keys[i]` in the batch; empty once it was taken back (`take`).
-    private var ranges: [Range<Int>] = []
+    @exclusivity(unchecked) private var ranges: [Range<Int>] = []
     /// Key -> index, once keys stopped arriving in order.
-    private var positions: [Int64: Int]?
-    private(set) var liveCount = 0
+    @exclusivity(unchecked) private var positions: [Int64: Int]?
+    @exclusivity(unchecked) private(set) var liveCount = 0
     /// Keys streamed before the last spill, as sorted, disjoint runs of consecutive keys.
-    private var spilledRuns: [ClosedRange<Int64>] = []
+    @exclusivity(unchecked) private var spilledRuns: [ClosedRange<Int64>] = []
     /// Keys of `spilledRuns` taken back or streamed again since.
-    private var spilledTaken = Set<Int64>()
+    @exclusivity(unchecked) private var spilledTaken = Set<Int64>()
+    /// The largest key ever added: an enumeration in key order asks for keys above it, which need no search.
+    @exclusivity(unchecked) private var largest = Int64.min
 
     init(layout: RecordLayout, schemaVersion: UInt64) {
         self.layout = layout
@@ -96,7 +99,9 @@ final class StreamedRecords {
 
     /// Records that `key`'s record is `range` of the batch (a later record of the same key replaces it).
     func add(_ key: Int64, _ range: Range<Int>) {
-        if spilledLive(key) {
+        if key > largest {
+            largest = key
+        } else if spilledLive(key) {
             // Streamed again after a spill: the new record supersedes the spilled one.
             spilledTaken.insert(key)
             liveCount -= 1
@@ -123,6 +128,7 @@ final class StreamedRecords {
     }
 
     func contains(_ key: Int64) -> Bool {
+        if key > largest { return false }
         if let i = index(of: key), !ranges[i].isEmpty { return true }
         return spilledLive(key)
     }
@@ -130,6 +136,7 @@ final class StreamedRecords {
     /// The record range of `key` (`spilledRange` when spilled), which from now on the caller keeps as a state
     /// (nil when not streamed).
     func take(_ key: Int64) -> Range<Int>? {
+        if key > largest { return nil }
         if spilledLive(key) {
             spilledTaken.insert(key)
             liveCount -= 1

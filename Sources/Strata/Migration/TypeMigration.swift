@@ -26,13 +26,6 @@ final class TypeMigration: @unchecked Sendable {
     let typeName: String
     let newType: StoredSchema.StoredType
     let newVersion: UInt64
-    /// The layout migrated records are written in.
-    let newLayout: RecordLayout
-    // How `encode` writes a record: the new type's field ids and defaults, and the layout's plan for them.
-    private let encodeIds: [UInt32]
-    private let encodeDefaults: [StoredValue]
-    private let encodeOrder: [Int]
-    private let encodePlan: RecordLayout.EncodePlan?
     /// The declared defaults of the current model, by property name.
     let defaults: [String: StoredValue]
     let generations: [Generation]
@@ -47,13 +40,6 @@ final class TypeMigration: @unchecked Sendable {
         self.typeName = typeName
         self.newType = newType
         self.newVersion = newVersion
-        let layout = RecordLayout(newType.properties)
-        newLayout = layout
-        encodeIds = newType.properties.map(\.fieldId)
-        encodeDefaults = newType.properties.map { defaults[$0.name] ?? .null }
-        let order = ObjectRecord.ascendingOrder(of: newType.properties.map(\.fieldId))
-        encodeOrder = order
-        encodePlan = layout.plan(order: order)
         self.defaults = defaults
         self.generations = generations.sorted { $0.fromVersion < $1.fromVersion }
         self.onFirstUse = onFirstUse
@@ -95,29 +81,33 @@ final class TypeMigration: @unchecked Sendable {
         }
     }
 
-    /// A record's fields under the current schema, through its generation's transforms; nil when the record
-    /// needs no transform.
-    func migrate(fields: FieldValues, version: UInt64, report: MigrationReporter? = nil) -> FieldValues? {
-        guard let generation = generation(for: version) else { return nil }
+    /// Calls `body` with a record's object under the current schema, after its generation's transforms ran on
+    /// it; nil when the record needs no transform. The old and new objects view the record: a transform decodes
+    /// the fields it reads, and `body` reads the others from the record (or a `RecordWriter` copies them).
+    /// `body` must not keep the state.
+    func migrate<R>(
+        _ record: UnsafeRawBufferPointer, layouts: RecordLayouts, report: MigrationReporter? = nil, _ body: (DynamicState) throws -> R
+    ) throws -> R? {
+        guard let generation = generation(for: try ObjectRecord.schemaVersion(record)) else { return nil }
         if onFirstUse != nil, used.setOnce() { onFirstUse?(typeName) }
         var pair = takeSpare(generation.fromVersion) ?? Spare(
             fromVersion: generation.fromVersion,
-            old: DynamicState(type: generation.oldType, values: fields, writable: false, defaults: [:]),
-            new: DynamicState(type: newType, values: fields, writable: true, defaults: defaults))
+            old: DynamicState(type: generation.oldType, values: FieldValues(), writable: false, defaults: [:]),
+            new: DynamicState(type: newType, values: FieldValues(), writable: true, defaults: defaults))
         // The states are reached through the objects, not held in locals: a local would keep a second
         // reference alive to the end of the function, and the pair could never be given back.
-        pair.old._dynamic!.values = fields
+        try pair.old._dynamic!.view(record, layouts: layouts)
         pair.old._dynamic!.report = report
         do {
             let new = pair.new._dynamic!
-            new.values.replaceAll(with: fields)
+            try new.view(record, layouts: layouts)
             new.modified = false
             new.wrotePrimaryKey = false
             new.report = report
         }
         Self.run(generation, typeName: typeName, oldObject: pair.old, newObject: pair.new)
         pair.new._dynamic!.modified = true
-        let result = pair.new._dynamic!.values
+        let result = try body(pair.new._dynamic!)
         if isKnownUniquelyReferenced(&pair.old), isKnownUniquelyReferenced(&pair.new) { giveBack(pair) }
         return result
     }
@@ -155,21 +145,8 @@ final class TypeMigration: @unchecked Sendable {
         spareLock.unlock()
     }
 
-    /// A record rewritten at the current version: every property of the new type, as `Migration` writes them.
-    func encode(_ values: FieldValues) -> [UInt8] {
-        var out: [UInt8] = []
-        var scratch: [StoredValue] = []
-        encode(values, into: &out, scratch: &scratch)
-        return out
-    }
-
-    /// `encode` into `out`, with `scratch` for the values in property order (both reused across records).
-    func encode(_ values: FieldValues, into out: inout [UInt8], scratch: inout [StoredValue]) {
-        scratch.removeAll(keepingCapacity: true)
-        for (i, id) in encodeIds.enumerated() { scratch.append(values[id] ?? encodeDefaults[i]) }
-        if let encodePlan, newLayout.encode(schemaVersion: newVersion, StoredValues(values: scratch), plan: encodePlan, into: &out) { return }
-        ObjectRecord.encode(schemaVersion: newVersion, fieldIds: encodeIds, values: scratch, order: encodeOrder, into: &out)
-    }
+    /// A writer of records at the current version: every property of the new type, as `Migration` writes them.
+    func recordWriter() -> RecordWriter { RecordWriter(newType, defaults: defaults) }
 }
 
 /// A flag set once, from any thread.

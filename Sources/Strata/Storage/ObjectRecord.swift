@@ -346,6 +346,9 @@ struct FieldValues: Sequence, Equatable {
         entries.append(contentsOf: other.entries)
     }
 
+    /// Forgets every field, keeping the buffer (when unique) and its capacity.
+    mutating func removeAll() { entries.removeAll(keepingCapacity: true) }
+
     /// Adds a field known not to be present.
     mutating func appendNew(_ id: UInt32, _ value: StoredValue) { entries.append((id, value)) }
 

@@ -173,10 +173,39 @@ struct RecordLayout: Sendable, Equatable {
         return encode(schemaVersion: schemaVersion, StoredValues(values: values), plan: plan, into: &out)
     }
 
+    /// A record of another layout whose bytes fields take unchanged (a migrated object viewing its old record):
+    /// per value index, the index in `layout.fields` of the field to copy, or -1 where the value is given.
+    /// A field is copied only into a slot of the same kind and the same nil-ness.
+    struct RowCopy {
+        let record: UnsafeRawBufferPointer
+        let layout: RecordLayout
+        let places: Places
+        let sources: [Int]
+    }
+
+    /// Whether field `a` of one layout can take the bytes of field `b` of another as they are.
+    static func sameSlot(_ a: Field, _ b: Field) -> Bool { a.id == b.id && a.kind == b.kind && (a.nullBit >= 0) == (b.nullBit >= 0) }
+
+    /// Where variable field `f` (its tag and payload) lies in `record`; nil when the record's start table
+    /// points outside it or backwards.
+    func variableRange(_ f: Field, in record: UnsafeRawBufferPointer, _ p: Places) -> Range<Int>? {
+        func start(_ position: Int) -> Int {
+            if position == 0 { return p.variableStart }
+            if position >= variableCount { return record.count }
+            return p.variableStart + Int(record.loadUnaligned(fromByteOffset: p.tableStart + 4 * (position - 1), as: UInt32.self).littleEndian)
+        }
+        let a = start(f.position), b = start(f.position + 1)
+        guard a < b, b <= record.count else { return nil }
+        return a..<b
+    }
+
     /// Encodes a record of `values` (by property index; nil writes as nil) as `plan` places them into `out`,
-    /// replacing its contents, in one pass. False, with `out` holding a partial record, when a value does not
-    /// fit its slot (a value of another kind, or nil where the field may not be nil).
-    func encode<V: RecordValues>(schemaVersion: UInt64, _ values: V, plan: EncodePlan, into out: inout [UInt8]) -> Bool {
+    /// replacing its contents, in one pass; fields `row` names are copied from its record instead. False, with
+    /// `out` holding a partial record, when a value does not fit its slot (a value of another kind, or nil where
+    /// the field may not be nil) or a copied field's place in its record is damaged.
+    func encode<V: RecordValues>(
+        schemaVersion: UInt64, _ values: V, plan: EncodePlan, copying row: RowCopy? = nil, into out: inout [UInt8]
+    ) -> Bool {
         out.removeAll(keepingCapacity: true)
         out.append(Self.format)
         out.appendVarint(schemaVersion)
@@ -186,6 +215,18 @@ struct RecordLayout: Sendable, Equatable {
         let bitmap = out.count
         for _ in 0..<nullBytes { out.append(0) }
         for f in plan.fixed {
+            if let row, case let j = row.sources[f.value], j >= 0 {
+                let source = row.layout.fields[j]
+                let bitmapStart = row.places.fixedStart - row.layout.nullBytes
+                if source.nullBit >= 0, row.record[bitmapStart + source.nullBit / 8] & (1 << UInt8(source.nullBit % 8)) != 0 {
+                    out[bitmap + f.nullByte] |= f.nullMask
+                    out.append(contentsOf: repeatElement(0, count: f.kind.width))
+                } else {
+                    let at = row.places.fixedStart + source.position
+                    out.append(contentsOf: UnsafeRawBufferPointer(rebasing: row.record[at..<at + f.kind.width]))
+                }
+                continue
+            }
             switch values[f.value] {
             case nil, .null?:
                 guard f.nullMask != 0 else { return false }
@@ -225,14 +266,29 @@ struct RecordLayout: Sendable, Equatable {
         }
         // The variable fields' starts (but the first's), then their tags and payloads.
         let variable = plan.variable
+        /// The bytes of value `i` in `row`'s record when it is copied from there.
+        func copied(_ i: Int) -> Range<Int>?? {
+            guard let row, case let j = row.sources[i], j >= 0 else { return .none }
+            return .some(row.layout.variableRange(row.layout.fields[j], in: row.record, row.places))
+        }
         if variable.count > 1 {
             var start = 0
             for i in variable.dropLast() {
-                start += 1 + ObjectRecord.payloadSize(values[i] ?? .null)
+                if case .some(let range) = copied(i) {
+                    guard let range else { return false }
+                    start += range.count
+                } else {
+                    start += 1 + ObjectRecord.payloadSize(values[i] ?? .null)
+                }
                 out.appendUInt32LE(UInt32(start))
             }
         }
         for i in variable {
+            if let row, case .some(let range) = copied(i) {
+                guard let range else { return false }
+                out.append(contentsOf: UnsafeRawBufferPointer(rebasing: row.record[range]))
+                continue
+            }
             switch values[i] {
             case .string(let s)?:
                 // The common variable field, written without the general switch.

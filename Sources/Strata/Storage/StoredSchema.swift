@@ -271,18 +271,16 @@ final class TypeBinding: @unchecked Sendable {
     }
 
     private func slowMigratedValues(_ record: UnsafeRawBufferPointer, _ migration: TypeMigration) -> [StoredValue]? {
-        let decoded: (schemaVersion: UInt64, fields: FieldValues)
         do {
-            // A record of a version no pending generation covers reads as it is (no decoding here).
-            guard migration.generation(for: try ObjectRecord.schemaVersion(record)) != nil else { return nil }
-            decoded = try ObjectRecord.decodeAll(record, layouts: layouts)
+            // A record of a version no pending generation covers reads as it is (nil, nothing decoded).
+            return try migration.migrate(record, layouts: layouts) { state in
+                info.schema.properties.indices.map { i in
+                    let v = state.field(fieldIds[i]) ?? info.defaults[i]
+                    return v.isNull && !info.schema.properties[i].isNullable ? info.defaults[i] : v
+                }
+            }
         } catch {
-            fatalError("a record of \(info.schema.className) is damaged (\(error)); run `strata verify` on the file, and `strata salvage` to copy what can still be read")
-        }
-        guard let fields = migration.migrate(fields: decoded.fields, version: decoded.schemaVersion) else { return nil }
-        return info.schema.properties.indices.map { i in
-            let v = fields[fieldIds[i]] ?? info.defaults[i]
-            return v.isNull && !info.schema.properties[i].isNullable ? info.defaults[i] : v
+            fatalError("a record of \(info.schema.className) is damaged (\(error))\(RealmCore.damageAdvice)")
         }
     }
 
