@@ -537,7 +537,7 @@ public final class Migration {
             // The block runs as the scan reaches each object: nothing is collected first.
             let layouts = layouts(oldType.partition)
             try openTx.snapshot.scan(oldType.partition) { k, v in
-                guard let key = ObjectKey.decode(k), !(deleted[oldType.partition]?.contains(key) ?? false) else { return true }
+                guard let key = ObjectKey.decode(k), deleted.isEmpty || !(deleted[oldType.partition]?.contains(key) ?? false) else { return true }
                 // The old and new objects view the record (a field is decoded when the block asks for it).
                 let version = try ObjectRecord.schemaVersion(v)
                 var oldObject: MigrationObject
@@ -587,7 +587,7 @@ public final class Migration {
                 if isKnownUniquelyReferenced(&oldObject), isKnownUniquelyReferenced(&oldObject._dynamic!) { spareOld = oldObject }
                 // Not when the block deleted the object (`delete` forgot its state already), nor when the key now
                 // holds another object (deleted and created again with the same key in the block).
-                guard streams, !(deleted[newType.partition]?.contains(key) ?? false),
+                guard streams, deleted.isEmpty || !(deleted[newType.partition]?.contains(key) ?? false),
                     written[newType.partition]?[key] === newObject._dynamic
                 else { return true }
                 // Streamed unless the block kept the object, its state (a collection of it) or needs it later.
@@ -610,9 +610,12 @@ public final class Migration {
 
     /// Whether objects of `t` are written into the transaction as their enumeration closure returns (inside
     /// open, in either mode: an enumerated type is migrated whole there): for a type whose records need no
-    /// whole-type work at the end (a primary-key index or change, an embedded type's parent counts).
+    /// whole-type work at the end (a primary-key change, an embedded type's parent counts). A type with a
+    /// primary-key index streams too: an object whose key the block did not write keeps its index entry, and
+    /// one whose key it wrote is kept as a state (`stream` is not called for it), which makes `finish` check
+    /// and rebuild the type's keys, every streamed object brought back first.
     private func streams(_ t: StoredSchema.StoredType) -> Bool {
-        t.primaryKeyPartition == nil && !primaryKeyChanged(t) && !(t.isEmbedded ?? false)
+        !primaryKeyChanged(t) && !(t.isEmbedded ?? false)
     }
 
     /// Writes a state's record into the transaction now, in the new type as it stands, and forgets the state.

@@ -193,6 +193,8 @@ enum ObjectRecord {
 
     /// The schema version a record was written under.
     static func schemaVersion(_ bytes: UnsafeRawBufferPointer) throws -> UInt64 {
+        // The usual record: a version below 128, one byte.
+        if bytes.count >= 2, bytes[1] < 0x80, bytes[0] == RecordLayout.format || bytes[0] == format { return UInt64(bytes[1]) }
         var r = ByteReader(bytes)
         let f = try r.readUInt8("record format")
         guard f == format || f == RecordLayout.format else { throw unknownFormat(f) }
@@ -347,7 +349,9 @@ struct FieldValues: Sequence, Equatable {
     }
 
     /// Forgets every field, keeping the buffer (when unique) and its capacity.
-    mutating func removeAll() { entries.removeAll(keepingCapacity: true) }
+    mutating func removeAll() {
+        if !entries.isEmpty { entries.removeAll(keepingCapacity: true) }
+    }
 
     /// Adds a field known not to be present.
     mutating func appendNew(_ id: UInt32, _ value: StoredValue) { entries.append((id, value)) }

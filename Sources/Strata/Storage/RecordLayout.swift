@@ -311,6 +311,11 @@ struct RecordLayout: Sendable, Equatable {
     /// The places of `record` after checking its header against this layout; a typed error when it is not a
     /// record of this layout.
     func checkedPlaces(_ record: UnsafeRawBufferPointer) throws -> Places {
+        // The usual header (a version below 128) checked without a reader; anything else takes the one below.
+        if record.count >= 4, record[0] == Self.format, record[1] < 0x80, UInt16(record[2]) | UInt16(record[3]) << 8 == check {
+            let p = places(headerLength: 4)
+            if record.count >= p.minimumLength { return p }
+        }
         var r = ByteReader(record)
         let f = try r.readUInt8("record format")
         guard f == Self.format else { throw StorageError(.corrupted, "record format \(f) is not \(Self.format)") }
@@ -373,29 +378,43 @@ struct RecordLayout: Sendable, Equatable {
 /// The layouts records of one partition may have been written in, by schema version: the type at the current
 /// version, at each pending online migration's version and at every version of the schema's history.
 struct RecordLayouts: Sendable {
-    private var byVersion: [UInt64: RecordLayout] = [:]
+    /// By version; a schema's history is short, and a list is searched faster than a dictionary is hashed.
+    private var byVersion: [(version: UInt64, layout: RecordLayout)] = []
     /// Asked for a version this set lacks: a record written after the set was made, by an instance of the
     /// file at a newer schema version.
     var fallback: (@Sendable (UInt64) -> RecordLayout?)?
 
     init() {}
 
-    init(_ layouts: [UInt64: RecordLayout]) { byVersion = layouts }
+    init(_ layouts: [UInt64: RecordLayout]) {
+        for (v, l) in layouts { self[v] = l }
+    }
+
+    private subscript(version: UInt64) -> RecordLayout? {
+        get { byVersion.first { $0.version == version }?.layout }
+        set {
+            byVersion.removeAll { $0.version == version }
+            if let newValue { byVersion.append((version, newValue)) }
+        }
+    }
 
     /// The layouts of `partition` in `schemas` (later ones win where they name the same version).
     init(partition: UInt32, in schemas: StoredSchema?...) {
         for case let schema? in schemas {
             for v in schema.history ?? [] {
-                if let t = v.types.first(where: { $0.partition == partition }) { byVersion[v.schemaVersion] = RecordLayout(t.properties) }
+                if let t = v.types.first(where: { $0.partition == partition }) { self[v.schemaVersion] = RecordLayout(t.properties) }
             }
             for m in schema.pending ?? [] where m.oldType.partition == partition {
-                byVersion[m.fromVersion] = RecordLayout(m.oldType.properties)
+                self[m.fromVersion] = RecordLayout(m.oldType.properties)
             }
-            if let t = schema.types.first(where: { $0.partition == partition }) { byVersion[schema.schemaVersion] = RecordLayout(t.properties) }
+            if let t = schema.types.first(where: { $0.partition == partition }) { self[schema.schemaVersion] = RecordLayout(t.properties) }
         }
     }
 
-    func layout(_ version: UInt64) -> RecordLayout? { byVersion[version] ?? fallback?(version) }
+    func layout(_ version: UInt64) -> RecordLayout? {
+        for entry in byVersion where entry.version == version { return entry.layout }
+        return fallback?(version)
+    }
 
     /// The layout of a format-2 record of `version`, or a typed error naming what is missing.
     func required(_ version: UInt64) throws -> RecordLayout {
