@@ -39,6 +39,8 @@ let package = Package(
         .target(
             name: "Engine",
             dependencies: ["CLZ4", "CXXHash"],
+            // The guide to the engine's source, for readers of the tree.
+            exclude: ["README.md"],
             swiftSettings: strictSettings
         ),
         .target(

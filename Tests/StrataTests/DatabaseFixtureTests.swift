@@ -51,6 +51,33 @@ final class FixtureTag: Object {
         return c
     }
 
+    /// The fixtures' objects: three tags and `count` items of every kind of value.
+    static func fill(_ realm: Realm) throws {
+    try realm.write {
+        let tags = (0..<3).map { i in realm.create(FixtureTag.self, value: ["label": "tag \(i)"]) }
+        for i in 0..<Self.count {
+            let e = Self.expected(i)
+            let item = FixtureItem()
+            item.id = i
+            item.name = e.name
+            item.count = e.count
+            item.flag = e.flag
+            item.ratio = e.ratio
+            item.small = e.small
+            item.when = e.when
+            item.blob = e.blob
+            item.uuid = i % 5 == 0 ? nil : UUID(uuid: (UInt8(i), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
+            item.oid = i % 5 == 1 ? nil : try ObjectId(string: String(format: "%024x", i))
+            item.price = i % 2 == 0 ? nil : try Decimal128(string: "\(i).25")
+            item.note = e.note
+            item.scores.append(objectsIn: (0..<(i % 4)).map { $0 * i })
+            item.any = i % 3 == 0 ? .string("any \(i)") : i % 3 == 1 ? .int(i) : .none
+            item.tag = i % 4 == 3 ? nil : tags[i % 3]
+            realm.add(item)
+        }
+    }
+    }
+
     /// Writes the fixture: objects through this release, then every record rewritten in format 1 and the types'
     /// `recordFormat` removed, as an earlier release left them. Run with STRATA_WRITE_FIXTURES=1.
     @Test(.enabled(if: ProcessInfo.processInfo.environment["STRATA_WRITE_FIXTURES"] == "1"))
@@ -59,29 +86,7 @@ final class FixtureTag: Object {
         TemporaryDirectory.remove(target)
         do {
             let realm = try Realm(configuration: Self.configuration(target))
-            try realm.write {
-                let tags = (0..<3).map { i in realm.create(FixtureTag.self, value: ["label": "tag \(i)"]) }
-                for i in 0..<Self.count {
-                    let e = Self.expected(i)
-                    let item = FixtureItem()
-                    item.id = i
-                    item.name = e.name
-                    item.count = e.count
-                    item.flag = e.flag
-                    item.ratio = e.ratio
-                    item.small = e.small
-                    item.when = e.when
-                    item.blob = e.blob
-                    item.uuid = i % 5 == 0 ? nil : UUID(uuid: (UInt8(i), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
-                    item.oid = i % 5 == 1 ? nil : try ObjectId(string: String(format: "%024x", i))
-                    item.price = i % 2 == 0 ? nil : try Decimal128(string: "\(i).25")
-                    item.note = e.note
-                    item.scores.append(objectsIn: (0..<(i % 4)).map { $0 * i })
-                    item.any = i % 3 == 0 ? .string("any \(i)") : i % 3 == 1 ? .int(i) : .none
-                    item.tag = i % 4 == 3 ? nil : tags[i % 3]
-                    realm.add(item)
-                }
-            }
+            try Self.fill(realm)
             let shared = realm.core.shared
             let tx = try shared.database.beginWrite()
             var schema = try #require(shared.storedSchema.withLock { $0 })
@@ -99,6 +104,19 @@ final class FixtureTag: Object {
             try tx.put(StoredSchema.schemaKey, schema.encoded(), in: StoredSchema.metadataPartition)
             try tx.commit()
         }
+    }
+
+    /// Writes `database-v2`: the same objects in this release's formats (segment format 2 with key filters,
+    /// manifest format 3 with the database's identity, record format 2, a log header with the identity), flushed
+    /// to segments and closed. Run with STRATA_WRITE_FIXTURES=1 when a format version changes on purpose.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["STRATA_WRITE_FIXTURES"] == "1"))
+    func writeCurrentFixture() throws {
+        let target = Self.fixtures.appendingPathComponent("database-v2").path
+        TemporaryDirectory.remove(target)
+        let realm = try Realm(configuration: Self.configuration(target))
+        try Self.fill(realm)
+        try realm.core.shared.database.flush()
+        try realm.write { realm.object(ofType: FixtureItem.self, forPrimaryKey: 1)!.name = Self.expected(1).name }
     }
 
     /// Copies the fixture into a temporary directory (the test must not change the committed files).
@@ -171,6 +189,26 @@ final class FixtureTag: Object {
         #expect(realm.migrationProgress.isEmpty)
         #expect(realm.object(ofType: FixtureItem.self, forPrimaryKey: 5)?.name == "changed")
         try realm.write { realm.object(ofType: FixtureItem.self, forPrimaryKey: 5)!.name = Self.expected(5).name }
+        try checkValues(realm)
+    }
+
+    /// Files this release writes, kept byte for byte: they must open and read as written by every later
+    /// release (a format change that breaks them fails here), and they are in the formats named.
+    @Test func theCurrentFormatFixtureOpensAndReads() throws {
+        let source = Self.fixtures.appendingPathComponent("database-v2")
+        let names = try FileManager.default.contentsOfDirectory(atPath: source.path)
+        let segments = names.filter { $0.hasSuffix(".seg") }
+        #expect(!segments.isEmpty && names.contains { $0.hasPrefix("MANIFEST-") })
+        for name in segments {
+            // The segment header's format version (u16 after the 8-byte magic) is 2: blocks, index and key filter.
+            let bytes = try Data(contentsOf: source.appendingPathComponent(name))
+            #expect(bytes.count > 10 && bytes[8] == 2 && bytes[9] == 0, "\(name)")
+        }
+        let dir = try TemporaryDirectory()
+        let path = try Self.copy("database-v2", to: dir)
+        let realm = try Realm(configuration: Self.configuration(path))
+        #expect(realm.migrationProgress.isEmpty)
+        #expect(try rawFormats(realm, "FixtureItem").allSatisfy { $0 == RecordLayout.format })
         try checkValues(realm)
     }
 }

@@ -53,3 +53,17 @@ enum V2Changed {
         @Persisted var name = 0
     }
 }
+
+/// An in-memory Realm of its own for a test (named after the test).
+func memoryRealm(_ name: String = #function, types: [Object.Type]? = [Person.self, Dog.self, Note.self]) throws -> Realm {
+    try Realm(configuration: .init(inMemoryIdentifier: name + UUID().uuidString, objectTypes: types))
+}
+
+/// Five people with ids 1 to 5, in one write.
+func addPeople(_ realm: Realm) throws {
+    try realm.write {
+        for (i, (f, l, a)) in [("Ada", "Lovelace", 36), ("Alan", "Turing", 41), ("Grace", "Hopper", 85), ("Edsger", "Dijkstra", 72), ("Barbara", "Liskov", 17)].enumerated() {
+            realm.add(Person(value: ["id": i + 1, "firstName": f, "lastName": l, "age": a]))
+        }
+    }
+}

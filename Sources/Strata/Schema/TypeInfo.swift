@@ -33,9 +33,9 @@ final class TypeInfo: @unchecked Sendable {
     /// type is added whole, its record encoded at once.
     let holdsValuesOnly: Bool
     /// Mirror child label -> property index, for reading unmanaged values.
-    private let labelIndex: [String: Int]
+    let labelIndex: [String: Int]
     /// The properties declared with `let` (`RealmProperty`, `RealmOptional`): Mirror label -> property index.
-    private let legacyLabels: [String: Int]
+    let legacyLabels: [String: Int]
     /// Whether objects of this type have `let` properties to bind when they become managed.
     let hasLegacyProperties: Bool
     /// The class each link property points to, by property index.
@@ -50,9 +50,9 @@ final class TypeInfo: @unchecked Sendable {
     /// Model key path -> property name, for queries, sorts and aggregates (`name(of:)`).
     let keyPathNames = Locked<[KeyPathKey: String]>([:])
     /// Storage key path -> property index, found once per key path by probing.
-    private let keyPathIndex = Locked(KeyPathTable())
+    let keyPathIndex = Locked(KeyPathTable())
     /// The identities of key paths in `keyPathIndex.byIdentity`, read without a lock.
-    private let keyPathSlots = KeyPathSlots()
+    let keyPathSlots = KeyPathSlots()
 
     struct KeyPathTable: @unchecked Sendable {
         var byValue: [KeyPathKey: Int] = [:]
@@ -65,15 +65,15 @@ final class TypeInfo: @unchecked Sendable {
     }
     /// Per property, a reader of an unmanaged instance's value, registered when the property's key path is
     /// first seen; once every property has one, unmanaged values are read without reflection.
-    private let readers = Locked<[Int: Reader]>([:])
-    private let allReaders = Locked<[Reader]?>(nil)
+    let readers = Locked<[Int: Reader]>([:])
+    let allReaders = Locked<[Reader]?>(nil)
 
     /// Reads one property of an unmanaged instance through its storage key path.
     struct Reader: @unchecked Sendable {
         let read: (Object) -> StoredValue
     }
 
-    private static let narrowIntegerTypes: [any _Persistable.Type] = [
+    static let narrowIntegerTypes: [any _Persistable.Type] = [
         Int8.self, Int16.self, Int32.self, Int64.self, Int8?.self, Int16?.self, Int32?.self, Int64?.self,
     ]
 
@@ -201,31 +201,9 @@ final class TypeInfo: @unchecked Sendable {
         self.propertyIndex = Dictionary(uniqueKeysWithValues: properties.enumerated().map { ($1.name, $0) })
     }
 
-    /// RealmSwift's text for a value of the wrong type (O035): `Invalid value '<v>' of type '<class>' for
-    /// '<type>[?]' property '<Type>.<prop>'.`
-    static func invalidValue(_ value: Any?, _ property: Property, _ className: String) -> String {
-        invalidValueMessage(
-            value, type: property.type, target: property.objectClassName, nullable: property.isNullable, collection: "",
-            property: "\(className).\(property.name)")
-    }
-
-    /// The text of `invalidValue`, for declared and stored properties alike (`collection`: "", " array", " set"
-    /// or " dictionary").
-    static func invalidValueMessage(
-        _ value: Any?, type: PropertyType, target: String?, nullable: Bool, collection: String, property: String
-    ) -> String {
-        // A value that arrived wrapped in an Optional (`Any?` holding `Int?`) shows as itself, as in Realm's text.
-        var inner = value
-        while let v = inner, Mirror(reflecting: v).displayStyle == .optional { inner = Mirror(reflecting: v).children.first?.value }
-        let shown = inner.map { "\($0)" } ?? "nil"
-        let valueType = inner.map { "\(Swift.type(of: $0))" } ?? "nil"
-        let base = type == .object ? (target ?? "object") : "\(type)".lowercased()
-        return "Invalid value '\(shown)' of type '\(valueType)' for '\(base)\(nullable ? "?" : "")'\(collection) property '\(property)'."
-    }
-
     /// Per property, the declared Swift type of an integer narrower or wider than `Int` (`Int8`…`Int64`, optional
     /// or not), for key-value coding; nil for every other property.
-    private(set) var integerTypes: [Int: any _Persistable.Type] = [:]
+    var integerTypes: [Int: any _Persistable.Type] = [:]
 
     /// A stored value as key-value coding gives it: `Int8`, `Int16`, `Int32` or `Int64` for those properties,
     /// RealmSwift's value type otherwise.
@@ -269,7 +247,7 @@ final class TypeInfo: @unchecked Sendable {
     }
 
     @inline(never)
-    private func probeIndex<O: Object, V>(for keyPath: ReferenceWritableKeyPath<O, Persisted<V>>, in object: O) -> Int {
+    func probeIndex<O: Object, V>(for keyPath: ReferenceWritableKeyPath<O, Persisted<V>>, in object: O) -> Int {
         let id = KeyPathKey(keyPath: keyPath)
         let probe = O.init()
         probe[keyPath: keyPath].storage = .probe
@@ -395,16 +373,6 @@ final class TypeInfo: @unchecked Sendable {
         forEachLegacyProperty(of: object) { property, index in property.bind(to: object, index: index) }
     }
 
-    private func forEachLegacyProperty(of object: Object, _ body: (any LegacyProperty, Int) -> Void) {
-        var m: Mirror? = Mirror(reflecting: object)
-        while let mirror = m {
-            for child in mirror.children {
-                if let label = child.label, let i = legacyLabels[label], let p = child.value as? any LegacyProperty { body(p, i) }
-            }
-            m = mirror.superclassMirror
-        }
-    }
-
     func setStoredValue(_ value: StoredValue, of object: Object, at index: Int) {
         let property = schema.properties[index]
         if (value.isNull && !property.isNullable) || (!value.isNull && !DynamicState.fits(value, property.type)) {
@@ -421,198 +389,5 @@ final class TypeInfo: @unchecked Sendable {
             if object._unmanagedValues == nil { object._unmanagedValues = [:] }
             object._unmanagedValues?[index] = value
         }
-    }
-
-    /// Sets link property `index` from a value given by name: an object, a dictionary or an array for a new
-    /// one, or nil.
-    private func assignLink(_ v: Any?, to object: Object, at index: Int) {
-        let target = linkTargets[index] ?? Object.self
-        let linked: Object?
-        switch v {
-        case nil, is NSNull: linked = nil
-        case let o as Object: linked = o
-        case let some?:
-            let o = target.init()
-            TypeRegistry.info(for: target).assign(some, to: o)
-            linked = o
-        }
-        if let accessor = object._accessor {
-            accessor.setLink(index, linked)
-        } else {
-            if object._unmanagedLinks == nil { object._unmanagedLinks = [:] }
-            object._unmanagedLinks?[index] = .some(linked)
-        }
-    }
-
-    /// The elements of a value given for a list: an array, a List, any sequence; nil for something else.
-    static func elements(of v: Any?) -> [Any?]? {
-        guard let v, !(v is NSNull) else { return [] }
-        if let a = v as? [Any?] { return a }
-        if let list = v as? any ListStorage { return list.anyElements }
-        if v is String { return nil }
-        guard let seq = v as? any Sequence else { return nil }
-        return elementsOf(seq)
-    }
-
-    private static func elementsOf<S: Sequence>(_ s: S) -> [Any?] { s.map { Optional($0) } }
-
-    /// Sets list property `index` from a sequence of values given by name.
-    private func assignList(_ v: Any?, to object: Object, at index: Int, target: Object.Type?) {
-        if schema.properties[index].isMap, let dict = v as? [String: Any?] {
-            // A map given as a dictionary: keys and values alternating, as maps pass their entries on.
-            let items = dict.sorted { $0.key < $1.key }.flatMap { [Optional($0.key as Any), $0.value] }
-            guard let map = listStorage(of: object, at: index) else {
-                fatalError("\(schema.className).\(schema.properties[index].name) has no Map")
-            }
-            map.replace(withAny: items, target: target, className: schema.className, property: schema.properties[index].name)
-            return
-        }
-        if schema.properties[index].isMap, let dict = v as? [String: Any] {
-            assignList(dict.mapValues { Optional($0) }, to: object, at: index, target: target)
-            return
-        }
-        guard let items = Self.elements(of: v) else {
-            fatalError("Invalid value for list property '\(schema.className).\(schema.properties[index].name)': give an array")
-        }
-        guard let list = listStorage(of: object, at: index) else {
-            fatalError("\(schema.className).\(schema.properties[index].name) has no List")
-        }
-        list.replace(withAny: items, target: target, className: schema.className, property: schema.properties[index].name)
-    }
-
-    /// Applies `value` (a dictionary by name, an array in order, or another object) to an unmanaged object.
-    func assign(_ value: Any, to object: Object) {
-        if let dict = value as? [String: Any?] {
-            for (k, v) in dict {
-                guard let i = propertyIndex[k] else {
-                    fatalError("Invalid property name '\(k)' for class '\(schema.className)'.")
-                }
-                if linkTargets[i] != nil {
-                    assignLink(v, to: object, at: i)
-                    continue
-                }
-                if let target = listTargets[i] {
-                    assignList(v, to: object, at: i, target: target)
-                    continue
-                }
-                guard let stored = StoredValue.from(any: v, as: schema.properties[i].type) else {
-                    fatalError(Self.invalidValue(v, schema.properties[i], schema.className))
-                }
-                setStoredValue(stored, of: object, at: i)
-            }
-        } else if let dict = value as? [String: Any] {
-            assign(dict.mapValues { Optional($0) }, to: object)
-        } else if let array = value as? [Any?] {
-            require(array.count <= schema.properties.count, "\(schema.className) has \(schema.properties.count) properties, the array \(array.count) values")
-            for (i, v) in array.enumerated() {
-                if linkTargets[i] != nil {
-                    assignLink(v, to: object, at: i)
-                    continue
-                }
-                if let target = listTargets[i] {
-                    assignList(v, to: object, at: i, target: target)
-                    continue
-                }
-                guard let stored = StoredValue.from(any: v, as: schema.properties[i].type) else {
-                    fatalError(Self.invalidValue(v, schema.properties[i], schema.className))
-                }
-                setStoredValue(stored, of: object, at: i)
-            }
-        } else if let other = value as? Object {
-            let otherInfo = TypeRegistry.info(for: type(of: other))
-            for (i, p) in schema.properties.enumerated() {
-                guard let j = otherInfo.propertyIndex[p.name] else { continue }
-                if linkTargets[i] != nil {
-                    assignLink(otherInfo.linkedObject(of: other, at: j), to: object, at: i)
-                } else if let target = listTargets[i] {
-                    assignList(otherInfo.listStorage(of: other, at: j)?.anyElements ?? [], to: object, at: i, target: target)
-                } else {
-                    setStoredValue(otherInfo.storedValue(of: other, at: j), of: object, at: i)
-                }
-            }
-        } else {
-            fatalError("Object(value:) takes a dictionary, an array or an object, not \(type(of: value))")
-        }
-    }
-}
-
-/// Reflected type information, once per class.
-@usableFromInline
-enum TypeRegistry {
-    private static let infos = Locked<[ObjectIdentifier: TypeInfo]>([:])
-    /// Lock-free front of `infos`: every setter of an unmanaged object asks for its class's information.
-    private static let slots = ClassSlots()
-
-    /// The type's information; traps on an invalid model (Realm's open reports the same problem as an error).
-    @usableFromInline
-    static func info(for cls: Object.Type) -> TypeInfo {
-        do {
-            return try checkedInfo(for: cls)
-        } catch {
-            fatalError("\(error)")
-        }
-    }
-
-    static func checkedInfo(for cls: Object.Type) throws -> TypeInfo {
-        let id = ObjectIdentifier(cls)
-        if let info = slots.info(for: id) { return info }
-        if let info = infos.withLock({ $0[id] }) {
-            slots.publish(info, for: id)
-            return info
-        }
-        let info = try TypeInfo(objectClass: cls)
-        let kept = infos.withLock { d in
-            if let existing = d[id] { return existing }
-            d[id] = info
-            return info
-        }
-        slots.publish(kept, for: id)
-        return kept
-    }
-}
-
-/// Class identity -> `TypeInfo`, read without a lock: each slot is set once, atomically, to an immutable
-/// entry; a class whose slot another class took is answered by the locked dictionary.
-final class ClassSlots: Sendable {
-    private final class Entry: Sendable {
-        let id: ObjectIdentifier
-        let info: TypeInfo
-        init(id: ObjectIdentifier, info: TypeInfo) {
-            self.id = id
-            self.info = info
-        }
-    }
-    /// An atomic reference of this module's own (not the engine's generic `LazyReference`: a generic class
-    /// of another module is used through run-time metadata lookups, which cost more than the rest of a setter).
-    private final class Slot: Sendable {
-        private let storage = Atomic<Unmanaged<Entry>?>(nil)
-
-        @inline(__always)
-        func load() -> Entry? { storage.load(ordering: .acquiring)?.takeUnretainedValue() }
-
-        func storeIfNil(_ desired: Entry) {
-            let new = Unmanaged.passRetained(desired)
-            if !storage.compareExchange(expected: nil, desired: new, ordering: .acquiringAndReleasing).exchanged { new.release() }
-        }
-
-        deinit { storage.load(ordering: .acquiring)?.release() }
-    }
-    private static let slotCount = 64
-    private let slots: [Slot] = (0..<ClassSlots.slotCount).map { _ in Slot() }
-
-    @inline(__always)
-    private static func home(_ id: ObjectIdentifier) -> Int {
-        Int(truncatingIfNeeded: UInt(bitPattern: id) >> 4 ^ UInt(bitPattern: id) >> 10) & (slotCount - 1)
-    }
-
-    @inline(__always)
-    func info(for id: ObjectIdentifier) -> TypeInfo? {
-        guard let e = slots[Self.home(id)].load(), e.id == id else { return nil }
-        return e.info
-    }
-
-    /// Classes are never unloaded, so an identifier in a slot always names the same class.
-    func publish(_ info: TypeInfo, for id: ObjectIdentifier) {
-        slots[Self.home(id)].storeIfNil(Entry(id: id, info: info))
     }
 }

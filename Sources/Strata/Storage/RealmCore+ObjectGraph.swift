@@ -100,7 +100,7 @@ extension RealmCore {
     /// encoded from them straight into the transaction's batch (no array of values, no pending record). False when
     /// this path does not apply (a primary key that exists, is nil or is not an Int; another schema version):
     /// the caller takes the general one.
-    private func addNew(_ object: Object, _ binding: TypeBinding, _ set: [StoredValue?], _ w: WriteState) -> Bool {
+    func addNew(_ object: Object, _ binding: TypeBinding, _ set: [StoredValue?], _ w: WriteState) -> Bool {
         let info = binding.info
         let version = w.encodedVersion ?? (shared.storedSchema.withLock { $0?.schemaVersion } ?? configuration.schemaVersion)
         guard version == binding.schemaVersion else { return false }
@@ -121,17 +121,6 @@ extension RealmCore {
         // through its accessor).
         object._setValues = nil
         return true
-    }
-
-    /// Stores the links and lists of an object being added, adding the linked objects that are not managed yet.
-    /// Models have no polymorphism (O046): a link or collection of `target` holds `target` objects only, never
-    /// a subclass's (a subclass is another type, in another partition; its key would name the wrong object).
-    static func checkLinkType(_ object: Object, _ target: Object.Type, _ place: String) {
-        let actual = type(of: object)
-        guard actual != target, target != Object.self, !(object is DynamicObject) else { return }
-        fatalError(
-            "Object of type '\(actual.className())' cannot be stored in \(place), which holds '\(target.className())' objects: "
-                + "a subclass of a model is a separate type (Realm models have no polymorphism)")
     }
 
     /// Gives the existing embedded object `key` the values of the unmanaged `object` (only those that differ),
@@ -232,14 +221,6 @@ extension RealmCore {
             }
         }
         for k in oldKeys where !newSet.contains(k) { deleteCascading(childBinding, k, w, nullifyLinks: false) }
-    }
-
-    static func linkKeys(_ v: StoredValue) -> [Int64] {
-        switch v {
-        case .link(let k): return [k]
-        case .list(let items): return items.compactMap { if case .link(let k) = $0 { return k } else { return nil } }
-        default: return []
-        }
     }
 
     /// Deletes an object and the objects it embeds. `nullifyLinks`: links to it elsewhere become nil at commit

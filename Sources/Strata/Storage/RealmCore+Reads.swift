@@ -170,7 +170,7 @@ extension RealmCore {
             guard let bytes = read else { fatalError("Object has been deleted or invalidated.") }
             accessor.setRecord(accessor.binding.upgraded(bytes), version: versionToken)
         }
-        guard let value = accessor.withRecord({ accessor.binding.value(index, in: $0) }) else {
+        guard let value = accessor.withRecord({ accessor.binding.value(index, in: $0, object: accessor.damagedObject) }) else {
             fatalError("Object has been deleted or invalidated.")
         }
         return value

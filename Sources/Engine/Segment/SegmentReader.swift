@@ -8,63 +8,6 @@ import Synchronization
 // (3) Every offset read from the file is bounds-checked before use, so a damaged file gives `.corrupted`,
 //     never a trap.
 
-/// A borrowed view of one block's raw (decompressed) bytes.
-struct BlockView {
-    let raw: UnsafeRawBufferPointer
-    let entryCount: Int
-    /// Where the entries end and the offset table begins.
-    let entriesEnd: Int
-
-    /// The offset of entry `j`, checked against the entries area.
-    @inline(__always)
-    func entryOffset(_ j: Int) throws -> Int {
-        guard let o = Bytes.loadUInt32LE(raw, at: entriesEnd + 4 * j), Int(o) < entriesEnd else {
-            throw StorageError.corrupted("entry \(j)'s offset is outside the block's \(entriesEnd) entry bytes", file: nil, offset: nil)
-        }
-        return Int(o)
-    }
-
-    /// Decodes the entry at `offset`: its key, its value (nil for a deletion) and where the next one starts.
-    @inline(__always)
-    func entry(at offset: Int) throws -> (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?, next: Int) {
-        // The common case: both lengths fit one varint byte.
-        if offset >= 0, offset + 2 <= entriesEnd {
-            let keyCount = Int(raw[offset]), tag = Int(raw[offset + 1])
-            if keyCount < 0x80 && tag < 0x80 {
-                let keyStart = offset + 2
-                let valueStart = keyStart + keyCount
-                let end = valueStart + (tag == 0 ? 0 : tag - 1)
-                guard end <= entriesEnd else {
-                    throw StorageError.corrupted("entry at \(offset) runs past the block's entries", file: nil, offset: offset)
-                }
-                let key = UnsafeRawBufferPointer(rebasing: raw[keyStart..<valueStart])
-                return (key, tag == 0 ? nil : UnsafeRawBufferPointer(rebasing: raw[valueStart..<end]), end)
-            }
-        }
-        return try slowEntry(at: offset)
-    }
-
-    @inline(never)
-    func slowEntry(at offset: Int) throws -> (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?, next: Int) {
-        var r = ByteReader(UnsafeRawBufferPointer(rebasing: raw[0..<entriesEnd]), position: offset)
-        let keyCount = try r.readLength("key length", limit: Limits.maxKeyBytes)
-        let tag = try r.readVarint("value length")
-        guard tag <= UInt64(Limits.maxValueBytes) + 1 else {
-            throw StorageError.corrupted("value length \(tag &- 1) exceeds \(Limits.maxValueBytes)", file: nil, offset: offset)
-        }
-        let key = try r.readBytes(count: keyCount, "key")
-        let value: UnsafeRawBufferPointer? = tag == 0 ? nil : try r.readBytes(count: Int(tag - 1), "value")
-        return (key, value, r.position)
-    }
-}
-
-/// The result of looking a key up in one source.
-enum Lookup {
-    case absent
-    case deleted
-    case found(UnsafeRawBufferPointer)
-}
-
 /// An open, mapped, sealed segment.
 final class SegmentReader: Sendable {
     let fileNumber: UInt64
@@ -76,17 +19,17 @@ final class SegmentReader: Sendable {
     let maxSequence: UInt64
     let userMetadata: UInt64
     let blockCount: Int
-    private let indexOffset: Int
-    private let indexBytes: Int
-    private let indexSum: UInt64
+    let indexOffset: Int
+    let indexBytes: Int
+    let indexSum: UInt64
     /// Whether the index area ends with a key filter (format 2).
-    private let hasFilter: Bool
+    let hasFilter: Bool
     /// The block index, read and checked on first use: open reads only headers and footers, so that its cost
     /// does not grow with the data (an index has one entry per 32 KiB block).
-    private let lazyIndex = LazyReference<SegmentIndex>()
+    let lazyIndex = LazyReference<SegmentIndex>()
     /// The largest key, read from the last block on first use (`lastKey()`).
-    private let lastKeyCache = Locked<(known: Bool, key: [UInt8]?)>((false, nil))
-    private let cache: BlockCache?
+    let lastKeyCache = Locked<(known: Bool, key: [UInt8]?)>((false, nil))
+    let cache: BlockCache?
     var fileBytes: Int { region.count }
     var info: SegmentInfo {
         SegmentInfo(
@@ -168,13 +111,13 @@ final class SegmentReader: Sendable {
     /// The block index, parsed and checked the first time it is needed (by whichever thread gets there first;
     /// a thread that loses the race uses the winner's).
     @inline(__always)
-    private func index() throws -> SegmentIndex {
+    func index() throws -> SegmentIndex {
         if let index = lazyIndex.load() { return index }
         return lazyIndex.storeIfNil(try loadIndex())
     }
 
     @inline(never)
-    private func loadIndex() throws -> SegmentIndex {
+    func loadIndex() throws -> SegmentIndex {
         do {
             return try SegmentIndex(
                 segment: region.unsafeBytes, indexOffset: indexOffset, indexBytes: indexBytes, indexSum: indexSum, blockCount: blockCount,
@@ -186,7 +129,7 @@ final class SegmentReader: Sendable {
 
     /// The first key of block `i`.
     @inline(__always)
-    private func firstKey(_ i: Int, _ index: SegmentIndex) -> UnsafeRawBufferPointer {
+    func firstKey(_ i: Int, _ index: SegmentIndex) -> UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(rebasing: region.unsafeBytes[index.firstKeyOffsets[i]..<(index.firstKeyOffsets[i] + index.firstKeyCounts[i])])
     }
 
@@ -205,7 +148,7 @@ final class SegmentReader: Sendable {
     }
 
     /// Where block `i`'s bytes are and what its header declares; checks the header and, once, the checksum.
-    private struct BlockLocation {
+    struct BlockLocation {
         var start: Int
         var stored: Range<Int>
         var rawCount: Int
@@ -214,7 +157,7 @@ final class SegmentReader: Sendable {
         var entriesEnd: Int { rawCount - 4 * entryCount }
     }
 
-    private func locate(_ i: Int) throws -> BlockLocation {
+    func locate(_ i: Int) throws -> BlockLocation {
         let index = try index()
         let blockOffsets = index.blockOffsets
         let start = blockOffsets[i]
@@ -260,7 +203,7 @@ final class SegmentReader: Sendable {
     }
 
     /// Adds this segment's file name and the block's offset to an error from a block's bytes.
-    private func locating<R>(_ i: Int, _ body: () throws -> R) throws -> R {
+    func locating<R>(_ i: Int, _ body: () throws -> R) throws -> R {
         do {
             return try body()
         } catch let error as StorageError {
@@ -281,39 +224,6 @@ final class SegmentReader: Sendable {
         var firstKey: [UInt8]?
         var endKey: [UInt8]?
         var error: any Error
-    }
-
-    /// Every entry of every block that passes its checks, in key order (a nil value is a deletion); the blocks
-    /// that do not are skipped and returned. For `Database.salvage`.
-    func salvageEntries(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer?) -> Void) -> [UnreadableBlock] {
-        let index: SegmentIndex
-        do {
-            index = try self.index()
-        } catch {
-            return [UnreadableBlock(offset: nil, firstKey: nil, endKey: nil, error: error)]
-        }
-        var unreadable: [UnreadableBlock] = []
-        let scratch = GrowableBuffer(capacity: Tuning.blockBytes + 1024)
-        for i in 0..<blockCount {
-            do {
-                try withBlock(i, scratch: scratch) { view in
-                    for j in 0..<view.entryCount {
-                        let e = try view.entry(at: try view.entryOffset(j))
-                        body(e.key, e.value)
-                    }
-                }
-            } catch {
-                unreadable.append(UnreadableBlock(
-                    offset: index.blockOffsets[i], firstKey: [UInt8](firstKey(i, index)),
-                    endKey: i + 1 < blockCount ? [UInt8](firstKey(i + 1, index)) : nil, error: error))
-            }
-        }
-        return unreadable
-    }
-
-    /// Checks the index and every block's checksum (those not checked before).
-    func checkAllBlocks() throws {
-        for i in 0..<blockCount { _ = try locating(i) { try locate(i) } }
     }
 
     /// Calls `body` with block `i`'s raw bytes, decompressing into `scratch` when the block is compressed.
@@ -423,117 +333,5 @@ final class SegmentReader: Sendable {
             if case .done(let r) = step { return r }
         }
         return try body(nil)
-    }
-
-    /// Reads every block and entry, checking checksums and key order. Returns the problems found.
-    func verify() -> [String] {
-        var problems: [String] = []
-        var previous: [UInt8]? = nil
-        let scratch = GrowableBuffer()
-        var seen = 0
-        let blockOffsets: [Int]
-        do {
-            blockOffsets = try index().blockOffsets
-        } catch {
-            return ["\(error)"]
-        }
-        for i in 0..<blockOffsets.count {
-            do {
-                try withBlock(i, scratch: scratch) { view in
-                    var pos = 0
-                    for j in 0..<view.entryCount {
-                        guard try view.entryOffset(j) == pos else {
-                            throw StorageError.corrupted("block \(i) entry \(j) offset table disagrees with the entries", file: name, offset: blockOffsets[i])
-                        }
-                        let e = try view.entry(at: pos)
-                        if let p = previous, p.withUnsafeBytes({ Bytes.compare($0, e.key) }) >= 0 {
-                            throw StorageError.corrupted("block \(i) entry \(j) key is not after the previous key", file: name, offset: blockOffsets[i])
-                        }
-                        previous = [UInt8](e.key)
-                        pos = e.next
-                        seen += 1
-                    }
-                    guard pos == view.entriesEnd else {
-                        throw StorageError.corrupted("block \(i) has \(view.entriesEnd - pos) bytes after its last entry", file: name, offset: blockOffsets[i])
-                    }
-                }
-            } catch {
-                problems.append("\(error)")
-            }
-        }
-        if problems.isEmpty && seen != entryCount {
-            problems.append("\(name): footer declares \(entryCount) entries, the blocks hold \(seen)")
-        }
-        return problems
-    }
-}
-
-/// A segment's block index: where each block starts and its first key. Parsed from the index area the first
-/// time a reader needs it, after the area's checksum matched.
-final class SegmentIndex: Sendable {
-    let blockOffsets: [Int]
-    let firstKeyOffsets: [Int]
-    let firstKeyCounts: [Int]
-    let firstKeyPrefixes: [UInt64]
-    /// Blocks whose checksum matched, one bit each.
-    let verified: Locked<[UInt64]>
-
-    /// Checks and parses the index of `segment` (its footer already checked: the index area ends at the footer
-    /// and `blockCount` fits in it). Errors carry offsets in the segment, not yet its file name.
-    /// Where the segment's key filter lies in the segment (nil in format-1 segments): read in place.
-    let filter: (offset: Int, wordCount: Int, probeCount: UInt32)?
-
-    init(segment bytes: UnsafeRawBufferPointer, indexOffset: Int, indexBytes: Int, indexSum: UInt64, blockCount: Int, hasFilter: Bool) throws {
-        let fail = { (message: String, offset: Int) in StorageError.corrupted(message, file: nil, offset: offset) }
-        var index = UnsafeRawBufferPointer(rebasing: bytes[indexOffset..<(indexOffset + indexBytes)])
-        let computedIndexSum = Checksum.xxh3(index)
-        guard computedIndexSum == indexSum else {
-            throw fail("index checksum mismatch (stored 0x\(String(indexSum, radix: 16)), computed 0x\(String(computedIndexSum, radix: 16)))", indexOffset)
-        }
-        if hasFilter {
-            guard index.count >= 8 else { throw fail("index of \(index.count) bytes has no room for its key filter", indexOffset) }
-            var t = ByteReader(index, position: index.count - 8)
-            let wordCount = Int(try t.readUInt32LE("filter word count"))
-            let probes = try t.readUInt32LE("filter probe count")
-            guard wordCount > 0, wordCount <= (index.count - 8) / 8, probes > 0, probes <= 30 else {
-                throw fail("key filter of \(wordCount) words and \(probes) probes does not fit the index", indexOffset + index.count - 8)
-            }
-            let start = index.count - 8 - wordCount * 8
-            filter = (indexOffset + start, wordCount, probes)
-            index = UnsafeRawBufferPointer(rebasing: index[0..<start])
-        } else {
-            filter = nil
-        }
-        var offsets: [Int] = [], keyOffsets: [Int] = [], keyCounts: [Int] = []
-        offsets.reserveCapacity(blockCount)
-        keyOffsets.reserveCapacity(blockCount)
-        keyCounts.reserveCapacity(blockCount)
-        var r = ByteReader(index)
-        var previousEnd = SegmentFormat.headerBytes
-        for i in 0..<blockCount {
-            let at = r.position
-            let offset = Int(clamping: try r.readUInt64LE("block offset"))
-            guard offset == previousEnd || (i > 0 && offset > previousEnd), offset <= indexOffset - BlockHeader.byteCount else {
-                throw fail("block \(i) offset \(offset) is out of order or past the index", indexOffset + at)
-            }
-            if i == 0 && offset != SegmentFormat.headerBytes {
-                throw fail("first block starts at \(offset), expected \(SegmentFormat.headerBytes)", indexOffset + at)
-            }
-            let keyCount = try r.readLength("first key length", limit: Limits.maxKeyBytes)
-            let keyAt = r.position
-            try r.skip(keyCount, "first key")
-            offsets.append(offset)
-            keyOffsets.append(indexOffset + keyAt)
-            keyCounts.append(keyCount)
-            previousEnd = offset + BlockHeader.byteCount
-        }
-        guard r.isAtEnd else { throw fail("\(r.remaining) unexpected bytes at the end of the index", indexOffset + r.position) }
-        blockOffsets = offsets
-        firstKeyOffsets = keyOffsets
-        firstKeyCounts = keyCounts
-        firstKeyPrefixes = zip(keyOffsets, keyCounts).map { o, c in
-            Bytes.prefix64(UnsafeRawBufferPointer(rebasing: bytes[o..<(o + c)]))
-        }
-        verified = Locked(Array(repeating: 0, count: (blockCount + 63) / 64))
     }
 }

@@ -1,0 +1,118 @@
+// Compaction: merging a partition's segments (size-tiered, `Engine.docc/Compaction.md`). Runs on the
+// `maintenance` queue like the flush, one job at a time, never blocking readers.
+
+extension Database {
+    // MARK: Compaction
+
+    /// Compacts `partition` now (every partition when nil), waiting for it.
+    package func compact(_ partition: UInt32? = nil) throws {
+        if options.readOnly {
+            throw StorageError(.invalidArgument, "the database was opened read-only (Database.compact)", file: directory)
+        }
+        try onMaintenance {
+            let ids = partition.map { [$0] } ?? currentVersion.partitions.keys.sorted()
+            for id in ids { try compactPartition(id, minimumSegments: 2) }
+        }
+    }
+
+    /// Compacts every partition whose segments the size-tiered policy says to merge (`compactionWindow`),
+    /// until none does. On the maintenance queue. A close in the meantime stops it (the next open starts again).
+    func compactWhereNeeded() throws {
+        guard let trigger = options.compactionSegmentTrigger else { return }
+        do {
+            for id in currentVersion.partitions.keys.sorted() {
+                while let ps = currentVersion.partitions[id],
+                    let window = Self.compactionWindow(
+                        sizes: ps.segments.map(\.fileBytes), entries: ps.segments.map(\.entryCount), minimumSegments: trigger)
+                {
+                    guard try compactPartition(id, window: window) else { break }
+                }
+            }
+        } catch let error as StorageError where error.code == .closed {
+            return
+        }
+    }
+
+    /// Which consecutive segments (newest first, as a partition lists them) to merge, or nil: size-tiered, as
+    /// RocksDB's universal compaction. From the newest, segments join while each is at most
+    /// `compactionSizeRatio` times the total of those before it; at least `minimumSegments` must join. When the
+    /// newer segments together reach `compactionSpaceAmplification` of the oldest, everything is merged (the
+    /// only merge that drops deletions). Each merge's output is about the size of its inputs together, so a
+    /// byte is rewritten once per tier of sizes: O(log(partition / memtable)) times.
+    /// `entries` (the segments' entry counts, deletions included) makes deletions count too: a round of
+    /// deletions is small in bytes but can leave the oldest segment mostly dead.
+    package static func compactionWindow(sizes: [Int], entries: [Int]? = nil, minimumSegments: Int) -> Range<Int>? {
+        guard sizes.count >= 2 else { return nil }
+        let newer = sizes.dropLast().reduce(0, +)
+        let newerEntries = entries.map { $0.dropLast().reduce(0, +) } ?? 0
+        if Double(newer) >= Tuning.compactionSpaceAmplification * Double(sizes.last!)
+            || Double(newerEntries) >= Tuning.compactionSpaceAmplification * Double(entries?.last ?? Int.max)
+        {
+            return 0..<sizes.count
+        }
+        var total = sizes[0]
+        var end = 1
+        while end < sizes.count, Double(sizes[end]) <= Tuning.compactionSizeRatio * Double(total) {
+            total += sizes[end]
+            end += 1
+        }
+        return end >= max(minimumSegments, 2) ? 0..<end : nil
+    }
+
+    /// Merges a partition's segments (all of them, or the consecutive `window` of its newest-first list)
+    /// into one, dropping overwritten values, and deletions too when the window reaches the oldest segment:
+    /// no snapshot needs them, since every snapshot holds the segments it reads. Returns whether the output
+    /// was installed (the partition may have changed meanwhile).
+    @discardableResult
+    func compactPartition(_ id: UInt32, minimumSegments: Int) throws -> Bool {
+        guard let ps = currentVersion.partitions[id], ps.segments.count >= max(minimumSegments, 2) else { return false }
+        return try compactPartition(id, window: 0..<ps.segments.count, stopWhenClosed: false)
+    }
+
+    func compactPartition(_ id: UInt32, window: Range<Int>, stopWhenClosed: Bool = true) throws -> Bool {
+        let v = currentVersion
+        guard let ps = v.partitions[id], window.count >= 2, window.upperBound <= ps.segments.count else { return false }
+        let inputs = Array(ps.segments[window])
+        let reachesOldest = window.upperBound == ps.segments.count
+        var created: [UInt64] = []
+        do {
+            let it = try MergingIterator(version: v, runs: [], segments: inputs, from: nil, includeTombstones: !reachesOldest)
+            let output = try writeSegment(
+                partition: id, from: it, expectedEntries: inputs.reduce(0) { $0 + $1.entryCount }, dropTombstones: reachesOldest,
+                stopWhenClosed: stopWhenClosed,
+                minSequence: inputs.map(\.minSequence).min() ?? 0, maxSequence: inputs.map(\.maxSequence).max() ?? 0,
+                userMetadata: inputs.map(\.userMetadata).min() ?? 0, created: &created)
+            let installed = try manifestState.withLock { ms -> Bool in
+                let newVersion = published.withLock { p -> Version? in
+                    // The inputs are still there, in order (flushes since only put segments before them).
+                    guard let cur = p.version.partitions[id], cur.incarnation == ps.incarnation,
+                        let start = cur.segments.firstIndex(where: { $0.fileNumber == inputs[0].fileNumber }),
+                        start + inputs.count <= cur.segments.count,
+                        cur.segments[start..<(start + inputs.count)].map(\.fileNumber) == inputs.map(\.fileNumber),
+                        !reachesOldest || start + inputs.count == cur.segments.count
+                    else { return nil }
+                    var parts = p.version.partitions
+                    var segments = cur.segments
+                    segments.replaceSubrange(start..<(start + inputs.count), with: output.map { [$0] } ?? [])
+                    parts[id] = cur.with(segments: segments)
+                    if parts[id]!.isEmpty { parts[id] = nil }
+                    p.version = Version(sequence: p.version.sequence, partitions: parts)
+                    return p.version
+                }
+                guard let newVersion else { return false }
+                created = []
+                try writeManifest(
+                    for: newVersion, lastFlushedSequence: ms.manifest.lastFlushedSequence, logNumber: ms.manifest.logNumber, state: &ms)
+                ms.compactions += 1
+                return true
+            }
+            if !installed {
+                for n in created { try? fileSystem.removeFile(atPath: path(.segment(n))) }
+            }
+            return installed
+        } catch {
+            for n in created { try? fileSystem.removeFile(atPath: path(.segment(n))) }
+            throw error
+        }
+    }
+}

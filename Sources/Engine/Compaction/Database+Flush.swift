@@ -1,0 +1,166 @@
+// Freezing the memtable and flushing it to segments: with compaction (Database+Compaction.swift), the only
+// code that writes segments. It runs on the `maintenance` queue (or inside `open` and `close`), one job at a
+// time, and never blocks readers; the writer waits only for the moment a new Version is published.
+
+extension Database {
+    // MARK: Freezing the memtable
+
+    /// Moves every partition's active runs to `frozen` and starts a new log. Called with the writer gate held.
+    func freezeLocked() throws {
+        guard !options.readOnly else { return }
+        let v = currentVersion
+        guard !v.hasFrozen, v.partitions.values.contains(where: { !$0.active.isEmpty }) else { return }
+        if options.durability == .deferred { try log.file.sync() }
+        let number = allocateFileNumber()
+        let file = try fileSystem.createFile(atPath: path(.log(number)))
+        try file.append(LogRecord.fileHeader(databaseID: databaseID))
+        try file.sync()
+        try fileSystem.syncDirectory(atPath: directory)
+        log.file.close()
+        log.file = file
+        log.number = number
+        // The manifest learns of the new log before any commit goes into it: an open that finds it missing
+        // then knows acknowledged commits may be gone.
+        try manifestState.withLock { ms in
+            var manifest = ms.manifest
+            let manifestNumber = allocateFileNumber()
+            manifest.newestLogNumber = number
+            manifest.nextFileNumber = nextFileNumber
+            try installManifest(manifest, number: manifestNumber)
+            try? fileSystem.removeFile(atPath: path(.manifest(ms.manifestNumber)))
+            ms.manifest = manifest
+            ms.manifestNumber = manifestNumber
+        }
+        published.withLock { p in
+            var parts = p.version.partitions
+            for (id, ps) in parts where !ps.active.isEmpty {
+                parts[id] = ps.with(active: [], frozen: ps.active)
+            }
+            p.version = Version(sequence: p.version.sequence, partitions: parts)
+            p.flushTarget = (p.version.sequence, number)
+        }
+    }
+
+    /// Freezes and queues a background flush. Called with the writer gate held.
+    func freezeAndScheduleFlush() throws {
+        try freezeLocked()
+        published.withLock { $0.flushScheduled = true }
+        maintenance.async { [self] in
+            defer { published.withLock { $0.flushScheduled = false } }
+            guard !published.withLock({ $0.closed }) else { return }
+            do {
+                try runFlush()
+                try compactWhereNeeded()
+            } catch let error as StorageError {
+                published.withLock { $0.backgroundError = error }
+            } catch {
+                published.withLock { $0.backgroundError = StorageError(.io, "\(error)") }
+            }
+        }
+    }
+
+    /// Queues a background compaction of every partition over the segment trigger.
+    func scheduleCompaction() {
+        maintenance.async { [self] in
+            guard !published.withLock({ $0.closed }) else { return }
+            do {
+                try compactWhereNeeded()
+            } catch let error as StorageError {
+                published.withLock { $0.backgroundError = error }
+            } catch {
+                published.withLock { $0.backgroundError = StorageError(.io, "\(error)") }
+            }
+        }
+    }
+
+    /// Flushes the memtable now and waits for it (and for any background flush); with background
+    /// maintenance, the flush goes through the compaction check as any other does.
+    package func flush() throws {
+        try onMaintenance { try runFlush() }
+        writerGate.wait()
+        defer { writerGate.signal() }
+        try freezeLocked()
+        try onMaintenance { try runFlush() }
+        if options.backgroundMaintenance { scheduleCompaction() }
+    }
+
+    // MARK: Flush
+
+    /// Writes the frozen runs of every partition to new segments and installs them. On the maintenance queue.
+    func runFlush() throws {
+        let v = currentVersion
+        guard let target = published.withLock({ $0.flushTarget }) else { return }
+        var created: [UInt64] = []
+        var outputs: [(id: UInt32, incarnation: UInt64, segment: SegmentReader?)] = []
+        do {
+            for (id, ps) in v.partitions where !ps.frozen.isEmpty {
+                let dropTombstones = ps.segments.isEmpty
+                let it = try MergingIterator(version: v, runs: ps.frozen, segments: [], from: nil, includeTombstones: true)
+                let segment = try writeSegment(
+                    partition: id, from: it, expectedEntries: ps.frozen.reduce(0) { $0 + $1.count }, dropTombstones: dropTombstones,
+                    minSequence: ps.frozen.map(\.minSequence).min() ?? 0, maxSequence: ps.frozen.map(\.maxSequence).max() ?? 0,
+                    userMetadata: ps.frozen.map(\.userMetadata).min() ?? 0, created: &created)
+                outputs.append((id, ps.incarnation, segment))
+            }
+            try manifestState.withLock { ms in
+                let newVersion = published.withLock { p -> Version in
+                    var parts = p.version.partitions
+                    for out in outputs {
+                        guard let cur = parts[out.id], cur.incarnation == out.incarnation else { continue }
+                        parts[out.id] = cur.with(frozen: [], segments: (out.segment.map { [$0] } ?? []) + cur.segments)
+                        if parts[out.id]!.isEmpty { parts[out.id] = nil }
+                    }
+                    p.version = Version(sequence: p.version.sequence, partitions: parts)
+                    p.flushTarget = nil
+                    return p.version
+                }
+                created = []
+                try writeManifest(for: newVersion, lastFlushedSequence: target.sequence, logNumber: target.logNumber, state: &ms)
+                ms.flushes += 1
+            }
+            try removeLogs(before: target.logNumber)
+        } catch {
+            for n in created { try? fileSystem.removeFile(atPath: path(.segment(n))) }
+            throw error
+        }
+    }
+
+    /// Writes the entries of `it` to a new segment; nil when there is nothing to write.
+    /// With `stopWhenClosed` (compactions), a close in the meantime stops the write with a `.closed` error and
+    /// the partial file goes: a close never waits for a long merge.
+    func writeSegment(
+        partition: UInt32, from it: MergingIterator, expectedEntries: Int, dropTombstones: Bool, stopWhenClosed: Bool = false,
+        minSequence: UInt64, maxSequence: UInt64, userMetadata: UInt64, created: inout [UInt64]
+    ) throws -> SegmentReader? {
+        let number = allocateFileNumber()
+        let filePath = path(.segment(number))
+        let file = try fileSystem.createFile(atPath: filePath)
+        created.append(number)
+        let writer = try SegmentWriter(
+            file: file, partition: partition, databaseID: databaseID, expectedEntries: expectedEntries, compress: options.compression)
+        var sinceCheck = 0
+        while it.isValid {
+            let v = it.value
+            if v != nil || !dropTombstones { try writer.add(key: it.currentKey, value: v) }
+            try it.next()
+            sinceCheck += 1
+            if stopWhenClosed, sinceCheck >= 4096 {
+                sinceCheck = 0
+                if published.withLock({ $0.closed }) {
+                    file.close()
+                    throw StorageError(.closed, "compaction of partition \(partition) stopped by close", file: directory)
+                }
+            }
+        }
+        if writer.entryCount == 0 {
+            file.close()
+            try? fileSystem.removeFile(atPath: filePath)
+            created.removeLast()
+            return nil
+        }
+        _ = try writer.finish(minSequence: minSequence, maxSequence: maxSequence, userMetadata: userMetadata)
+        return try SegmentReader(
+            region: try fileSystem.map(atPath: filePath), fileNumber: number, expectedPartition: partition, databaseID: databaseID,
+            cache: blockCache)
+    }
+}

@@ -1,0 +1,59 @@
+// Writing and installing manifests, and removing the logs a manifest no longer needs: the commit point of
+// every flush, compaction and spilled transaction.
+
+extension Database {
+    // MARK: Manifest
+
+    /// Writes a manifest describing `version`'s segments, switches CURRENT to it, and deletes the segments and
+    /// manifest it no longer names.
+    func writeManifest(for version: Version, lastFlushedSequence: UInt64, logNumber: UInt64, state ms: inout ManifestState) throws {
+        var partitions: [UInt32: [SegmentInfo]] = [:]
+        for (id, ps) in version.partitions where !ps.segments.isEmpty {
+            partitions[id] = ps.segments.map(\.info)
+        }
+        let number = allocateFileNumber()
+        let manifest = Manifest(
+            nextFileNumber: nextFileNumber, lastFlushedSequence: lastFlushedSequence, logNumber: logNumber,
+            newestLogNumber: max(logNumber, ms.manifest.newestLogNumber), partitions: partitions, databaseID: databaseID)
+        try installManifest(manifest, number: number)
+        let old = ms.manifest
+        let oldNumber = ms.manifestNumber
+        ms.manifest = manifest
+        ms.manifestNumber = number
+        // The new manifest is durable: what only the old one named can go (snapshots keep their mappings).
+        let live = Set(partitions.values.flatMap { $0.map(\.fileNumber) })
+        for n in old.partitions.values.flatMap({ $0.map(\.fileNumber) }) where !live.contains(n) {
+            try? fileSystem.removeFile(atPath: path(.segment(n)))
+        }
+        try? fileSystem.removeFile(atPath: path(.manifest(oldNumber)))
+    }
+
+    /// Writes `MANIFEST-number`, syncs it, and makes it current with an atomic rename of `CURRENT`.
+    func installManifest(_ manifest: Manifest, number: UInt64) throws {
+        try Self.installManifest(manifest, number: number, fileSystem: fileSystem, directory: directory)
+    }
+
+    static func installManifest(_ manifest: Manifest, number: UInt64, fileSystem: any FileSystem, directory: String) throws {
+        func path(_ n: FileName) -> String { directory + "/" + n.name }
+        let file = try fileSystem.createFile(atPath: path(.manifest(number)))
+        try file.append(manifest.encoded())
+        try file.sync()
+        file.close()
+        try fileSystem.syncDirectory(atPath: directory)
+        let tmp = try fileSystem.createFile(atPath: path(.currentTemporary))
+        try tmp.append(Array((FileName.manifest(number).name + "\n").utf8))
+        try tmp.sync()
+        tmp.close()
+        try fileSystem.rename(from: path(.currentTemporary), to: path(.current))
+        try fileSystem.syncDirectory(atPath: directory)
+    }
+
+    /// Deletes log files numbered below `logNumber` (their commits are in segments named by a durable manifest).
+    func removeLogs(before logNumber: UInt64) throws {
+        for name in try fileSystem.listDirectory(atPath: directory) {
+            if case .log(let n)? = FileName(parsing: name), n < logNumber {
+                try? fileSystem.removeFile(atPath: path(.log(n)))
+            }
+        }
+    }
+}

@@ -1,0 +1,148 @@
+import Engine
+import Foundation
+
+// Object keys and primary keys: allocating keys for created objects, writing records, and checking and
+// rebuilding a type's primary keys after the block.
+
+extension Migration {
+    /// A new object key for an object of `t` without an Int primary key: the type's counter, never a key an
+    /// object has.
+    func allocateKey(for t: StoredSchema.StoredType) -> Int64 {
+        do {
+            try prepareKeyCounter(t)
+        } catch {
+            errors.append("reading the objects of \(t.name) failed: \(error)")
+        }
+        do {
+            var key = try RealmCore.allocateKey(partition: t.partition, in: openTx, cache: &nextKeys)
+            while keyIsTaken(key, in: t) { key = try RealmCore.allocateKey(partition: t.partition, in: openTx, cache: &nextKeys) }
+            return key
+        } catch {
+            errors.append("reading the key counter of \(t.name) failed: \(error)")
+            return Int64.max
+        }
+    }
+
+    /// Starts the key counter of a type whose objects were keyed by an Int primary key (keys that no counter
+    /// counted) above the largest key it has, so that keys given once the primary key is gone are new (M048).
+    func prepareKeyCounter(_ t: StoredSchema.StoredType) throws {
+        guard nextKeys[t.partition] == nil, !dataDeleted.contains(t.name),
+            old.type(named: t.name)?.properties.contains(where: { $0.isPrimaryKey && $0.type == .int }) == true
+        else { return }
+        var largest: Int64 = -1
+        try openTx.snapshot.scan(t.partition) { k, _ in
+            if let key = ObjectKey.decode(k) { largest = Swift.max(largest, key) }
+            return true
+        }
+        for key in (written[t.partition] ?? [:]).keys { largest = Swift.max(largest, key) }
+        for (key, _) in streamed[t.partition]?.all ?? [] { largest = Swift.max(largest, key) }
+        let stored = try RealmCore.allocateKey(partition: t.partition, in: openTx, cache: &nextKeys)
+        nextKeys[t.partition] = Swift.max(stored, largest &+ 1)
+    }
+
+    /// Whether an object of `t` has `key` now: one created or kept in this migration, or a stored one not deleted.
+    func keyIsTaken(_ key: Int64, in t: StoredSchema.StoredType) -> Bool {
+        if written[t.partition]?[key] != nil || streamed[t.partition]?.contains(key) == true { return true }
+        // After deleteData the stored objects are gone (the transaction's snapshot still shows them).
+        if dataDeleted.contains(t.name) || deleted[t.partition]?.contains(key) ?? false { return false }
+        do {
+            return try openTx.snapshot.get(ObjectKey.bytes(key), in: t.partition) != nil
+        } catch {
+            errors.append("reading the objects of \(t.name) failed: \(error)")
+            return true
+        }
+    }
+
+    func put(_ state: DynamicState, key: Int64, type t: StoredSchema.StoredType, with w: inout RecordWriter) throws {
+        w.encode(state, schemaVersion: new.schemaVersion)
+        let bytes = w.bytes
+        try ObjectKey.withBytes(key) { try openTx.put($0, bytes, in: t.partition) }
+    }
+
+    /// When a type's primary key was added, removed or changed, or the block wrote primary-key values: checks
+    /// that the keys are unique, moves objects of an Int key to that key, and rebuilds the key index. Whole-type
+    /// work, inside open. Returns false when there was nothing to do.
+    func rebuildPrimaryKeys(_ t: StoredSchema.StoredType) throws -> Bool {
+        let tx = openTx
+        let oldType = old.type(named: t.name)
+        let newPK = t.properties.first(where: \.isPrimaryKey)
+        let oldPK = oldType?.properties.first(where: \.isPrimaryKey)
+        let pkChanged = newPK?.fieldId != oldPK?.fieldId || newPK?.type != oldPK?.type || oldType?.partition != t.partition
+        let wrotePK = newPK != nil && (written[t.partition] ?? [:]).values.contains { $0.wrotePrimaryKey }
+        guard pkChanged || wrotePK else { return false }
+        unstreamAll(t)
+        let pending = written[t.partition] ?? [:]
+        // Every object of the type, as it will be.
+        var objects: [(key: Int64, state: DynamicState)] = []
+        var seen = Set<Int64>()
+        let defaults = self.defaults(for: t.name)
+        let layouts = layouts(t.partition)
+        // After deleteData, only the objects the block created count.
+        try tx.snapshot.scan(t.partition) { k, v in
+            guard !dataDeleted.contains(t.name), let key = ObjectKey.decode(k) else { return false }
+            if deleted[t.partition]?.contains(key) == true { return true }
+            seen.insert(key)
+            if let state = pending[key] {
+                objects.append((key, state))
+            } else {
+                let state = DynamicState(type: t, values: try ObjectRecord.decodeAll(v, layouts: layouts).fields, writable: true, defaults: defaults)
+                state.modified = false
+                objects.append((key, state))
+            }
+            return true
+        }
+        for (key, state) in pending where !seen.contains(key) { objects.append((key, state)) }
+        guard let pk = newPK else {
+            // The primary key was removed: keys stay, the index goes; new objects get keys above the old ones.
+            if let p = oldType?.primaryKeyPartition { try tx.dropPartition(p) }
+            try prepareKeyCounter(t)
+            var writer = RecordWriter(t, defaults: defaults)
+            for (key, state) in objects where state.modified { try put(state, key: key, type: t, with: &writer) }
+            return true
+        }
+        // A key that is no longer an Int: objects keep their keys, new ones count above them.
+        if pk.type != .int { try prepareKeyCounter(t) }
+        var keyOf: [StoredValue: Int64] = [:]
+        var duplicates: [StoredValue] = []
+        for (key, state) in objects {
+            let value = state.values[pk.fieldId] ?? defaults[pk.name] ?? .null
+            if keyOf[value] != nil { duplicates.append(value) } else { keyOf[value] = key }
+        }
+        if !duplicates.isEmpty {
+            let shown = duplicates.prefix(3).map { Object.describe($0) }.joined(separator: ", ")
+            throw Realm.Error(
+                .fail,
+                "Primary key property '\(t.name).\(pk.name)' has duplicate values after migration.",
+                fileURL: core.configuration.fileURL,
+                suggestion: "The migration from schema version \(old.schemaVersion) to \(new.schemaVersion) of \(core.shared.displayName) "
+                    + "failed; nothing was written: \(duplicates.count) duplicate values (e.g. \(shown)); give each object its own key in the block.")
+        }
+        if let p = oldType?.primaryKeyPartition { try tx.dropPartition(p) }
+        // An Int primary key is the object key: such objects move. All moves delete first, then write, so that
+        // one object moving onto another's old key is not deleted by it.
+        var puts: [(Int64, DynamicState)] = []
+        for (key, state) in objects {
+            let value = state.values[pk.fieldId] ?? defaults[pk.name] ?? .null
+            if pk.type == .int, case .int(let target) = value, target != key {
+                try tx.delete(ObjectKey.bytes(key), in: t.partition)
+                puts.append((target, state))
+            } else if state.modified {
+                puts.append((key, state))
+            }
+            if let pkPartition = t.primaryKeyPartition {
+                try tx.put(PrimaryKeyIndex.entry(value), ObjectKey.bytes(key), in: pkPartition)
+            }
+        }
+        var writer = RecordWriter(t, defaults: defaults)
+        for (key, state) in puts.sorted(by: { $0.0 < $1.0 }) { try put(state, key: key, type: t, with: &writer) }
+        return true
+    }
+
+    /// Whether a type's primary key was added, removed or changed: whole-type work, inside open.
+    func primaryKeyChanged(_ t: StoredSchema.StoredType) -> Bool {
+        guard let oldType = old.type(named: t.name) else { return false }
+        let newPK = t.properties.first(where: \.isPrimaryKey)
+        let oldPK = oldType.properties.first(where: \.isPrimaryKey)
+        return newPK?.fieldId != oldPK?.fieldId || newPK?.type != oldPK?.type || oldType.partition != t.partition
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+
+/// The state of a managed object: which Realm, which type, which record.
+@usableFromInline
+final class ObjectAccessor {
+    let core: RealmCore
+    @usableFromInline let binding: TypeBinding
+    @inlinable var info: TypeInfo { binding.info }
+    // An accessor is used on its object's thread without re-entry: dynamic exclusivity checks are off on
+    // these fields, read on every property access (they were a tenth of an enumeration).
+    @exclusivity(unchecked) private(set) var key: Int64
+    /// The record as last read, and the Realm version it was read at.
+    @usableFromInline @exclusivity(unchecked) private(set) var record: [UInt8]?
+    /// Instead of `record`, the record's bytes lent by a streaming scan of a `Results` (no copy per object):
+    /// valid while the scan stays on this record. Before the scan moves on, it either lends this accessor the
+    /// next record (nothing else refers to the object) or has it keep its own copy (`keepRecord()`); `lender`,
+    /// the scan, keeps the bytes mapped meanwhile.
+    @usableFromInline @exclusivity(unchecked) private(set) var lent: UnsafeRawBufferPointer?
+    @exclusivity(unchecked) private var lender: AnyObject?
+    @exclusivity(unchecked) var recordVersion: UInt64 = .max
+    /// The Realm's `invalidate()` count when this accessor was made: a later `invalidate()` invalidates it.
+    @exclusivity(unchecked) private(set) var epoch: Int
+    /// The write (`RealmCore.writeSerial`) that added the object, 0 when it was read: a cancel of that write
+    /// invalidates it for good, as in Realm (it does not become unmanaged again).
+    @exclusivity(unchecked) var addedIn: UInt64 = 0
+    /// Deleted through this accessor: invalid for good, even if the write is cancelled (Realm does not revive
+    /// invalidated instances).
+    @exclusivity(unchecked) var removed = false
+
+    /// Invalid for good: deleted through it, or added by a cancelled write.
+    var isDead: Bool { removed || (addedIn != 0 && core.cancelledWrites.contains(addedIn)) }
+
+    init(core: RealmCore, binding: TypeBinding, key: Int64, record: [UInt8]?) {
+        self.core = core
+        self.binding = binding
+        self.key = key
+        self.epoch = core.invalidations
+        self.record = record.map(binding.upgraded)
+        self.recordVersion = record == nil ? .max : core.versionToken
+    }
+
+    /// An accessor for a record read at `version` that needs no migration.
+    @inline(__always)
+    init(core: RealmCore, binding: TypeBinding, key: Int64, currentRecord: [UInt8], version: UInt64) {
+        self.core = core
+        self.binding = binding
+        self.key = key
+        self.epoch = core.invalidations
+        self.record = currentRecord
+        self.recordVersion = version
+    }
+
+    /// An accessor for a record lent by a streaming scan (`lender`), read at `version` and needing no migration.
+    @inline(__always)
+    init(core: RealmCore, binding: TypeBinding, key: Int64, lent: UnsafeRawBufferPointer, lender: AnyObject, version: UInt64) {
+        self.core = core
+        self.binding = binding
+        self.key = key
+        self.epoch = core.invalidations
+        self.lent = lent
+        self.lender = lender
+        self.recordVersion = version
+    }
+
+    /// Points this accessor at another record of its type lent by the same kind of scan, read at `version` and
+    /// needing no migration: a `Results` iteration reusing an object (and this accessor) that nothing else
+    /// refers to.
+    @inline(__always)
+    func lend(key: Int64, _ bytes: UnsafeRawBufferPointer, by lender: AnyObject, version: UInt64) {
+        self.key = key
+        epoch = core.invalidations
+        addedIn = 0
+        removed = false
+        record = nil
+        lent = bytes
+        if self.lender !== lender { self.lender = lender }
+        recordVersion = version
+    }
+
+    /// Points this accessor at another object's record of its own, read at `version` and in the current
+    /// layout: a `Results` iteration reusing an object for a record it had to migrate.
+    func reset(key: Int64, record bytes: [UInt8], version: UInt64) {
+        self.key = key
+        epoch = core.invalidations
+        addedIn = 0
+        removed = false
+        record = bytes
+        lent = nil
+        lender = nil
+        recordVersion = version
+    }
+
+    /// Copies a lent record into this accessor's own storage: the scan that lent it is about to move on while
+    /// something still refers to this accessor.
+    func keepRecord() {
+        guard let bytes = lent else { return }
+        record = [UInt8](bytes)
+        lent = nil
+        lender = nil
+    }
+
+    /// Replaces the record with one read at `version` (this accessor's own).
+    func setRecord(_ bytes: [UInt8], version: UInt64) {
+        record = bytes
+        lent = nil
+        lender = nil
+        recordVersion = version
+    }
+
+    /// The record's bytes, lent or owned, for `body`; nil when there is none.
+    @inline(__always)
+    func withRecord<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R? {
+        if let lent { return body(lent) }
+        return record?.withUnsafeBytes(body)
+    }
+
+    var isInvalidated: Bool { isDead || core.isInvalidated || epoch != core.invalidations || !core.objectExists(self) }
+
+    /// The value of the property `keyPath` names, when its index is known already (nil otherwise: the caller
+    /// finds the index the slow way).
+    @usableFromInline func value(at keyPath: AnyKeyPath) -> StoredValue? {
+        guard let index = binding.info.cachedIndex(keyPath) else { return nil }
+        return get(index)
+    }
+
+    /// What a getter reports when the stored value is not of the property's type.
+    @usableFromInline func mismatch(_ stored: StoredValue, _ type: Any.Type) -> String {
+        "\(info.schema.className) holds \(stored) where a \(type) is declared; the file and the model disagree"
+    }
+
+    /// Whether `record` is this object's record at the Realm's current version, outside a write transaction:
+    /// then it can be read in place.
+    @usableFromInline var recordIsCurrent: Bool {
+        recordVersion == core.versionToken && !core.hasPendingWrite && (lent != nil || record != nil)
+    }
+
+    /// Property `index` read straight from the record's bytes as a `V`, for the types that have a direct
+    /// reader; nil when that path does not apply (the caller then uses `get`).
+    @inlinable @inline(__always)
+    func directValue<V: _Persistable>(_ index: Int, as type: V.Type) -> V? {
+        guard recordIsCurrent else { return nil }
+        if let bytes = lent {
+            guard let (tag, start) = binding.directPayload(index, in: bytes) else { return nil }
+            return V._decodeDirect(tag: tag, at: start, in: bytes)
+        }
+        return record?.withUnsafeBytes { bytes in
+            guard let (tag, start) = binding.directPayload(index, in: bytes) else { return nil }
+            return V._decodeDirect(tag: tag, at: start, in: bytes)
+        }
+    }
+
+    /// How a trap on a damaged record names this object.
+    var damagedObject: String { "object \(key) in \(core.shared.displayName)" }
+
+    @usableFromInline func get(_ index: Int) -> StoredValue {
+        // The usual read: no write transaction, and the record is of the Realm's current version.
+        if recordVersion == core.versionToken, !core.hasPendingWrite, let v = withRecord({ binding.value(index, in: $0, object: self.damagedObject) }) {
+            return v
+        }
+        return core.read(self, index)
+    }
+    @usableFromInline func set(_ index: Int, _ value: StoredValue) { core.write(self, index, value) }
+    @usableFromInline func linkedObject(_ stored: StoredValue, target: Object.Type) -> Object? { core.linkedObject(stored, target: target) }
+    /// An AnyRealmValue property's value (objects resolved in this Realm).
+    @usableFromInline func anyValue(at index: Int) -> AnyRealmValue { anyValue(get(index), property: index) }
+    /// Sets an AnyRealmValue property, adding the unmanaged objects it holds.
+    @usableFromInline func setAny(_ index: Int, _ value: AnyRealmValue) { core.write(self, index, core.storedAny(value)) }
+    /// Sets a link, adding the linked object when it is unmanaged.
+    @usableFromInline func setLink(_ index: Int, _ object: Object?) {
+        if let object, let target = info.linkTargets[index] {
+            RealmCore.checkLinkType(object, target, "'\(info.schema.className).\(info.schema.properties[index].name)'")
+        }
+        core.write(self, index, core.link(to: object))
+    }
+}

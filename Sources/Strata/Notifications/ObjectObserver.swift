@@ -1,0 +1,65 @@
+import Dispatch
+import Engine
+import Foundation
+
+final class ObjectObserver<T: Object>: ChangeObserver {
+    let object: T
+    let binding: TypeBinding
+    let key: Int64
+    let queue: DispatchQueue?
+    let watched: [Int]
+    let block: (ObjectChange<T>) -> Void
+    var done = false
+
+    init(object: T, accessor: ObjectAccessor, queue: DispatchQueue?, watched: [Int], block: @escaping (ObjectChange<T>) -> Void) {
+        self.object = object
+        self.binding = accessor.binding
+        self.key = accessor.key
+        self.queue = queue
+        self.watched = watched
+        self.block = block
+    }
+
+    func failed(_ error: Realm.Error) -> (() -> Void)? {
+        done = true
+        let block = self.block
+        return { block(.error(error)) }
+    }
+
+    func changes(core: RealmCore, old: Snapshot, new: Snapshot, summary: ChangeSummary) throws -> (() -> Void)? {
+        guard !done, summary.everything || summary.keys[binding.partition]?.contains(key) == true else { return nil }
+        let k = ObjectKey.bytes(key)
+        let before = try old.withValue(forKey: k, in: binding.partition) { $0.map { RealmCore.values(binding, $0, watched) } }
+        let after = try new.withValue(forKey: k, in: binding.partition) { $0.map { RealmCore.values(binding, $0, watched) } }
+        let block = self.block
+        guard let after else {
+            guard before != nil else { return nil }
+            done = true
+            return { block(.deleted) }
+        }
+        guard let before else { return nil }
+        var changes: [PropertyChange] = []
+        for (n, i) in watched.enumerated() where !RealmCore.same(before[n], after[n]) {
+            changes.append(PropertyChange(name: binding.info.schema.properties[i].name, oldValue: before[n].anyValue, newValue: after[n].anyValue))
+        }
+        guard !changes.isEmpty else { return nil }
+        let object = self.object
+        return { block(.change(object, changes)) }
+    }
+}
+
+extension Object {
+    /// Calls `block` after each change to this managed object (of the properties in `keyPaths`, when given),
+    /// with the names and the old and new values, and once with `.deleted` when it is deleted.
+    public func observe<T: Object>(
+        keyPaths: [String]? = nil, on queue: DispatchQueue? = nil, _ block: @escaping (ObjectChange<T>) -> Void
+    ) -> NotificationToken {
+        guard let accessor = _accessor, let object = self as? T else {
+            fatalError("Only objects which are managed by a Realm support change notifications")
+        }
+        require(!accessor.core.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
+        let info = accessor.binding.info
+        let watched = keyPaths.map { info.indices(ofKeyPaths: $0) } ?? Array(info.schema.properties.indices)
+        return accessor.core.addObserver(ObjectObserver(object: object, accessor: accessor, queue: queue ?? accessor.core.queue, watched: watched, block: block))
+    }
+}

@@ -1,0 +1,151 @@
+import Engine
+import Foundation
+
+// Iterating a Results: streaming scans of the engine, reusing one object where the loop lets it go.
+
+extension Results {
+    /// The state of a streaming scan, shared by copies of its iterator (they move one scan): the engine's
+    /// iterator and the object handed out last, which the next step reuses or lets keep its record.
+    final class ScanState {
+        let stream: MergingIterator
+        // Used by one thread at a time, without re-entry (an iterator is not shared across threads): dynamic
+        // exclusivity checks are off, as on an accessor's fields.
+        @exclusivity(unchecked) var started = false
+        @exclusivity(unchecked) var last: Element? = nil
+        init(stream: MergingIterator) { self.stream = stream }
+    }
+
+    public struct Iterator: IteratorProtocol {
+        let results: Results
+        /// Streaming over the engine (no query, no sort; in a write, none of the type's objects changed yet): no
+        /// list is built first.
+        let state: ScanState?
+        let keys: [Int64]
+        let records: [[UInt8]?]
+        var i = 0
+        /// Whether the binding's objects are exactly `Element`s (then no dynamic cast is needed).
+        let exactClass: Bool
+        /// Whether records may need an online migration's transforms.
+        let needsMigration: Bool
+        /// Whether objects are lent their records in the scan's blocks. Not for a frozen Realm: its objects may
+        /// be read on other threads while this one moves the scan on, and a lent record is copied then.
+        let lends: Bool
+        /// The version the stream reads, stamped on the objects it makes.
+        let streamVersion: UInt64
+        // The Results' core and binding, held directly: the hot path touches nothing else of `results`.
+        private let core: RealmCore
+        private let binding: TypeBinding
+        /// `state` again, unretained, for the per-object steps: `state` (a `let` of this iterator) keeps it
+        /// alive for as long as this reference can be used, and each retain and release of a use costs more
+        /// than the rest of a step's bookkeeping.
+        private unowned(unsafe) let scan: ScanState?
+        /// Whether the type has `let` properties (`RealmProperty`), whose objects are never reused.
+        private let hasLegacyProperties: Bool
+
+        init(results: Results, stream: MergingIterator?, keys: [Int64], records: [[UInt8]?]) {
+            self.results = results
+            let state = stream.map { ScanState(stream: $0) }
+            self.state = state
+            self.keys = keys
+            self.records = records
+            exactClass = results.binding.objectClass == Element.self
+            needsMigration = results.binding.migration != nil
+            lends = !results.core.isFrozen
+            streamVersion = results.core.versionToken
+            core = results.core
+            binding = results.binding
+            scan = state
+            hasLegacyProperties = results.binding.info.hasLegacyProperties
+        }
+
+        /// Before the scan moves on: the object handed out last when nothing but the scan refers to it any more
+        /// (the loop body kept no reference), to be pointed at the next record; nil otherwise. Whatever may
+        /// still read the bytes lent to it (the object, kept elsewhere; its accessor, held by a list or map
+        /// view) first gets its own copy of them.
+        /// Also says whether the object's accessor is its alone (then it is pointed at the next record too).
+        @inline(__always)
+        private func takeReusable(_ state: ScanState) -> (object: Element, ownAccessor: Bool)? {
+            guard state.last != nil else { return nil }
+            // An object with `let` properties is never reused: they may outlive it, bound to its accessor.
+            if !hasLegacyProperties, isKnownUniquelyReferenced(&state.last!) {
+                let object = state.last!
+                guard object._accessor != nil else { return (object, false) }
+                if isKnownUniquelyReferenced(&object._accessor!) { return (object, true) }
+                object._accessor!.keepRecord()
+                return (object, false)
+            }
+            state.last!._accessor?.keepRecord()
+            state.last = nil
+            return nil
+        }
+
+        public mutating func next() -> Element? {
+            if state != nil, let scan {
+                let stream = scan.stream
+                let reusable = takeReusable(scan)
+                do {
+                    if scan.started { try stream.next() } else { scan.started = true }
+                } catch {
+                    fatalError("reading \(results.binding.info.schema.className) failed: \(error)\(RealmCore.damageAdvice)")
+                }
+                guard stream.isValid, let value = stream.value, let key = ObjectKey.decode(stream.currentKey) else { return nil }
+                if needsMigration, let values = binding.migratedValues(value) {
+                    // Through the pending transforms, re-encoded at the current version: the object owns the
+                    // record, and the next one reuses the object as a lent record would.
+                    let record = binding.encode(values)
+                    if let (object, ownAccessor) = reusable, ownAccessor {
+                        object._accessor!.reset(key: key, record: record, version: streamVersion)
+                        return object
+                    }
+                    let made = core.makeObject(binding: binding, key: key, currentRecord: record, version: streamVersion)
+                    let object = exactClass ? unsafeDowncast(made, to: Element.self) : made as! Element
+                    if lends { scan.last = object }
+                    return object
+                }
+                if !lends {
+                    let made = core.makeObject(binding: binding, key: key, currentRecord: [UInt8](value), version: streamVersion)
+                    return exactClass ? unsafeDowncast(made, to: Element.self) : made as! Element
+                }
+                if let (object, ownAccessor) = reusable {
+                    if ownAccessor {
+                        object._accessor!.lend(key: key, value, by: stream, version: streamVersion)
+                    } else {
+                        // A list or another view of the old object keeps its accessor (with its own copy, made
+                        // above): this object gets a new one.
+                        object._accessor = ObjectAccessor(core: core, binding: binding, key: key, lent: value, lender: stream, version: streamVersion)
+                    }
+                    return object
+                }
+                let made = core.makeObject(binding: binding, key: key, lent: value, lender: stream, version: streamVersion)
+                let object = exactClass ? unsafeDowncast(made, to: Element.self) : made as! Element
+                scan.last = object
+                return object
+            }
+            guard i < keys.count else { return nil }
+            defer { i += 1 }
+            return results.object(keys[i], i < records.count ? records[i] : nil)
+        }
+    }
+
+    public func makeIterator() -> Iterator {
+        if predicate == nil && sort.isEmpty && distinct.isEmpty {
+            if let w = core.write {
+                // In a write, iteration sees the objects as they were when it began (Realm's snapshot of a
+                // Results enumerated in a write). With none of the type's objects changed yet, that is the
+                // write's base snapshot, streamed. An object the loop changes or deletes before the scan reaches
+                // it still reads as the write left it: reads in a write look at the write's changes first.
+                if !w.hasEntries(in: binding.partition), !w.isDropped(binding.partition) {
+                    let stream = core.mustRead("the objects of \(binding.info.schema.className)") { try w.tx.snapshot.makeIterator(binding.partition) }
+                    return Iterator(results: self, stream: stream, keys: [], records: [])
+                }
+            } else {
+                let stream = core.mustRead("the objects of \(binding.info.schema.className)") {
+                    try core.readSnapshot.makeIterator(binding.partition)
+                }
+                return Iterator(results: self, stream: stream, keys: [], records: [])
+            }
+        }
+        let c = evaluated()
+        return Iterator(results: self, stream: nil, keys: c.keys, records: c.records)
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import Strata
+import Testing
+import TestSupport
+import Synchronization
+
+@Suite struct InMemoryRealmTests {
+    @Test func anInMemoryRealmLivesWhileAnInstanceDoes() throws {
+        let id = "mem-\(UUID())"
+        do {
+            let a = try Realm(configuration: .init(inMemoryIdentifier: id, objectTypes: [Note.self]))
+            try a.write { a.add(Note(value: ["text": "kept"])) }
+            let b = try Realm(configuration: .init(inMemoryIdentifier: id, objectTypes: [Note.self]))
+            #expect(b.objects(Note.self).count == 1)
+        }
+        let c = try Realm(configuration: .init(inMemoryIdentifier: id, objectTypes: [Note.self]))
+        #expect(c.objects(Note.self).isEmpty)
+    }
+}
+
+@Suite struct ReadOnlyRealmTests {
+    @Test func aReadOnlyRealmReadsAndRefusesWritesAndSchemaVersionAtURLWritesNothing() throws {
+        let dir = try TemporaryDirectory()
+        let url = URL(fileURLWithPath: dir.child("ro.realm"))
+        do {
+            let realm = try Realm(configuration: .init(fileURL: url, schemaVersion: 4, objectTypes: [Person.self]))
+            try realm.write { realm.create(Person.self, value: ["id": 1, "firstName": "Ada"]) }
+        }
+        func listing() throws -> [String: Int] {
+            var out: [String: Int] = [:]
+            for name in try FileManager.default.contentsOfDirectory(atPath: url.path) where name != "LOCK" {
+                out[name] = (try FileManager.default.attributesOfItem(atPath: url.path + "/" + name)[.size] as? Int) ?? -1
+            }
+            return out
+        }
+        let before = try listing()
+        #expect(try schemaVersionAtURL(url) == 4)
+        let realm = try Realm(configuration: .init(fileURL: url, readOnly: true, schemaVersion: 4, objectTypes: [Person.self]))
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 1)?.firstName == "Ada")
+        #expect(throws: Realm.Error.self) { try realm.write { realm.create(Person.self, value: ["id": 2]) } }
+        #expect(try listing() == before)
+        #expect(throws: Realm.Error.self) {
+            _ = try Realm(configuration: .init(fileURL: url, readOnly: true, schemaVersion: 5, objectTypes: [Person.self]))
+        }
+    }
+}
+
+@Suite struct ConfigurationTests {
+    @Test func anEncryptionKeyIsRefusedRatherThanIgnored() throws {
+        let dir = try TemporaryDirectory()
+        let url = URL(fileURLWithPath: dir.child("e.realm"))
+        #expect {
+            _ = try Realm(configuration: .init(fileURL: url, encryptionKey: Data(repeating: 1, count: 64), objectTypes: [Note.self]))
+        } throws: { error in "\(error)".contains("encryption at rest is not supported yet") }
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+    }
+
+    @Test func aSeedFileIsCopiedForANewRealm() throws {
+        let dir = try TemporaryDirectory()
+        let seed = URL(fileURLWithPath: dir.child("seed.realm"))
+        do {
+            let realm = try Realm(configuration: .init(fileURL: seed, objectTypes: [Note.self]))
+            try realm.write { realm.add(Note(value: ["text": "from the seed"])) }
+        }
+        let url = URL(fileURLWithPath: dir.child("app.realm"))
+        let realm = try Realm(configuration: .init(fileURL: url, objectTypes: [Note.self], seedFilePath: seed))
+        #expect(realm.objects(Note.self).first?.text == "from the seed")
+    }
+
+    @Test func shouldCompactOnLaunchIsAskedWithTotalAndUsedBytes() throws {
+        let dir = try TemporaryDirectory()
+        let url = URL(fileURLWithPath: dir.child("c.realm"))
+        // Three sessions overwrite the same objects: three segments, two of them superseded.
+        for round in 0..<3 {
+            let realm = try Realm(configuration: .init(fileURL: url, objectTypes: [Person.self]))
+            try realm.write {
+                for i in 0..<300 {
+                    realm.create(Person.self, value: ["id": i, "firstName": "r\(round)-\(UUID().uuidString)"], update: .modified)
+                }
+            }
+        }
+        let asked = Mutex<(Int, Int)?>(nil)
+        var config = Realm.Configuration(fileURL: url, objectTypes: [Person.self])
+        config.shouldCompactOnLaunch = { total, used in
+            asked.withLock { $0 = (total, used) }
+            return true
+        }
+        do {
+            let realm = try Realm(configuration: config)
+            #expect(realm.objects(Person.self).count == 300)
+            #expect(realm.objects(Person.self).allSatisfy { $0.firstName.hasPrefix("r2-") })
+        }
+        // Used bytes are uncompressed, total bytes compressed; three copies still take more than one.
+        let (total, used) = try #require(asked.withLock { $0 })
+        #expect(total > used, "three copies of the data, one live: total \(total), used \(used)")
+        // The compaction it asked for left one copy.
+        _ = try Realm(configuration: config)
+        let (after, _) = try #require(asked.withLock { $0 })
+        // (Background merges at the earlier opens may have dropped some copies already.)
+        #expect(after < total, "after compaction: \(after) bytes, before: \(total)")
+    }
+}
