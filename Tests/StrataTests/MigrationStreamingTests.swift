@@ -315,3 +315,52 @@ enum SK2 {
         #expect(realm.object(ofType: SK1.Tag.self, forPrimaryKey: "t\(Self.count - 1)")?.uses == Self.count - 1)
     }
 }
+
+enum SE1 {
+    final class Home: Object {
+        @Persisted var name = ""
+        @Persisted var address: Address?
+    }
+    final class Address: EmbeddedObject {
+        @Persisted var street = ""
+    }
+}
+
+/// Addresses get a city.
+enum SE2 {
+    final class Home: Object {
+        @Persisted var name = ""
+        @Persisted var address: Address?
+    }
+    final class Address: EmbeddedObject {
+        @Persisted var street = ""
+        @Persisted var city = ""
+    }
+}
+
+/// An embedded type that was embedded before streams its enumerated objects (nothing of the whole type is
+/// needed at the end); their parents still reach them.
+@Suite struct MigrationStreamingEmbeddedTests {
+    @Test func enumeratedEmbeddedObjectsStreamAndStayWithTheirParents() throws {
+        let dir = try TemporaryDirectory()
+        let url = URL(fileURLWithPath: dir.child("homes.realm"))
+        do {
+            let realm = try Realm(configuration: .init(fileURL: url, objectTypes: [SE1.Home.self, SE1.Address.self]))
+            try realm.write {
+                for i in 0..<100 { realm.create(SE1.Home.self, value: ["name": "h\(i)", "address": ["street": "s\(i)"]]) }
+            }
+        }
+        var c = Realm.Configuration(fileURL: url, schemaVersion: 2, migrationBlock: { m, _ in
+            m.enumerateObjects(ofType: "Address") { old, new in new!["city"] = "c-" + (old!["street"] as! String) }
+        }, objectTypes: [SE2.Home.self, SE2.Address.self])
+        c.migrationSpillBytes = 800
+        let realm = try Realm(configuration: c)
+        #expect(realm.core.shared.objectsStreamed.current == 100)
+        let homes = realm.objects(SE2.Home.self)
+        #expect(homes.count == 100)
+        for home in homes {
+            let i = home.name.dropFirst()
+            #expect(home.address?.street == "s\(i)" && home.address?.city == "c-s\(i)", "\(home.name)")
+        }
+    }
+}

@@ -93,12 +93,15 @@ extension Migration {
 
     /// Whether objects of `t` are written into the transaction as their enumeration closure returns (inside
     /// open, in either mode: an enumerated type is migrated whole there): for a type whose records need no
-    /// whole-type work at the end (a primary-key change, an embedded type's parent counts). A type with a
+    /// whole-type work at the end (a primary-key change, a type made embedded). A type with a
     /// primary-key index streams too: an object whose key the block did not write keeps its index entry, and
     /// one whose key it wrote is kept as a state (`stream` is not called for it), which makes `finish` check
     /// and rebuild the type's keys, every streamed object brought back first.
     func streams(_ t: StoredSchema.StoredType) -> Bool {
-        !primaryKeyChanged(t) && !(t.isEmbedded ?? false)
+        // A type made embedded by this migration has its objects' parents counted at the end (`convertToEmbedded`);
+        // one embedded before needs nothing of the whole type.
+        let madeEmbedded = (t.isEmbedded ?? false) && !(old.type(named: t.name)?.isEmbedded ?? false)
+        return !primaryKeyChanged(t) && !madeEmbedded
     }
 
     /// Writes a state's record into the transaction now, in the new type as it stands, and forgets the state.
