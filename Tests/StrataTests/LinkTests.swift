@@ -142,87 +142,6 @@ final class LKennel: Object {
     @Persisted var scores: List<Int>
 }
 
-@Suite struct ListTests {
-    func config(_ dir: TemporaryDirectory) -> Realm.Configuration {
-        .init(fileURL: URL(fileURLWithPath: dir.child("lists.realm")), objectTypes: [LKennel.self, LDog.self, LOwner.self])
-    }
-
-    @Test func listsOfValuesAndObjectsRoundTripThroughReopen() throws {
-        let dir = try TemporaryDirectory()
-        do {
-            let realm = try Realm(configuration: config(dir))
-            let kennel = LKennel()
-            kennel.id = 1
-            kennel.tags.append("quiet")
-            kennel.tags.append(contentsOf: ["green", "big"])
-            kennel.scores.append(3)
-            kennel.dogs.append(LDog(value: ["id": 1, "name": "Rex"]))
-            #expect(Array(kennel.tags) == ["quiet", "green", "big"])
-            try realm.write { realm.add(kennel) }
-            #expect(realm.objects(LDog.self).count == 1)
-            try realm.write {
-                kennel.dogs.append(LDog(value: ["id": 2, "name": "Fido"]))
-                kennel.tags.remove(at: 0)
-                kennel.tags.insert("first", at: 0)
-                kennel.scores.append(contentsOf: [5, 8])
-                kennel.scores.swapAt(0, 2)
-            }
-            #expect(kennel.dogs.map(\.name) == ["Rex", "Fido"])
-            #expect(Array(kennel.tags) == ["first", "green", "big"])
-            #expect(Array(kennel.scores) == [8, 5, 3])
-        }
-        let realm = try Realm(configuration: config(dir))
-        let kennel = try #require(realm.object(ofType: LKennel.self, forPrimaryKey: 1))
-        #expect(kennel.dogs.map(\.name) == ["Rex", "Fido"])
-        #expect(Array(kennel.tags) == ["first", "green", "big"])
-        #expect(Array(kennel.scores) == [8, 5, 3])
-        try realm.write {
-            kennel.dogs.move(from: 1, to: 0)
-            kennel.tags.replace(index: 1, object: "blue")
-            kennel.tags[2] = "huge"
-            kennel.scores.removeLast()
-        }
-        #expect(kennel.dogs.map(\.name) == ["Fido", "Rex"])
-        #expect(Array(kennel.tags) == ["first", "blue", "huge"])
-        #expect(Array(kennel.scores) == [8, 5])
-        #expect(kennel.dogs.index(of: realm.object(ofType: LDog.self, forPrimaryKey: 1)!) == 1)
-        try realm.write { kennel.tags.removeAll() }
-        #expect(kennel.tags.isEmpty)
-    }
-
-    @Test func createFillsListsFromArraysAndDeletingAnObjectRemovesItFromLists() throws {
-        let dir = try TemporaryDirectory()
-        let realm = try Realm(configuration: config(dir))
-        try realm.write {
-            realm.create(LKennel.self, value: ["id": 1, "dogs": [["id": 1, "name": "Rex"], ["id": 2, "name": "Fido"]], "tags": ["a", "b"]])
-            realm.create(LKennel.self, value: ["id": 2, "dogs": [realm.object(ofType: LDog.self, forPrimaryKey: 2) as Any]])
-        }
-        let one = try #require(realm.object(ofType: LKennel.self, forPrimaryKey: 1))
-        let two = try #require(realm.object(ofType: LKennel.self, forPrimaryKey: 2))
-        #expect(one.dogs.map(\.name) == ["Rex", "Fido"])
-        #expect(Array(one.tags) == ["a", "b"])
-        #expect(two.dogs.map(\.id) == [2])
-        try realm.write { realm.delete(realm.object(ofType: LDog.self, forPrimaryKey: 2)!) }
-        #expect(one.dogs.map(\.name) == ["Rex"])
-        #expect(two.dogs.isEmpty)
-        // The stored lists lost the element too, not only the view.
-        #expect(one.value(forKey: "dogs") as? List<LDog> != nil)
-        let copy = LKennel(value: one)
-        #expect(copy.dogs.map(\.name) == ["Rex"])
-        #expect(Array(copy.tags) == ["a", "b"])
-    }
-
-    @Test func theSchemaShowsListsAndAnEmptyListReadsEmpty() throws {
-        let dir = try TemporaryDirectory()
-        let realm = try Realm(configuration: config(dir))
-        try realm.write { realm.create(LKennel.self, value: ["id": 1]) }
-        let schema = try #require(realm.schema["LKennel"])
-        let dogs = try #require(schema.properties.first { $0.name == "dogs" })
-        #expect(dogs.isArray && dogs.objectClassName == "LDog" && dogs.type == .object)
-        #expect(realm.object(ofType: LKennel.self, forPrimaryKey: 1)?.dogs.count == 0)
-    }
-}
-
 final class LPet: Object {
     @Persisted(primaryKey: true) var id: Int
     @Persisted var name = ""
@@ -248,109 +167,14 @@ enum BadInverse {
     }
 }
 
-@Suite struct LinkingObjectsTests {
-    @Test func inverseRelationshipsFollowLinksAndLists() throws {
-        let dir = try TemporaryDirectory()
-        let realm = try Realm(configuration: .init(
-            fileURL: URL(fileURLWithPath: dir.child("inverse.realm")), objectTypes: [LPet.self, LPetOwner.self, LShelter.self]))
-        try realm.write {
-            realm.create(LPetOwner.self, value: ["id": 1, "pet": ["id": 7, "name": "Tom"]])
-            realm.create(LPetOwner.self, value: ["id": 2, "pet": realm.object(ofType: LPet.self, forPrimaryKey: 7) as Any])
-            realm.create(LShelter.self, value: ["id": 9, "pets": [realm.object(ofType: LPet.self, forPrimaryKey: 7) as Any, ["id": 8, "name": "Jerry"]]])
-        }
-        let tom = try #require(realm.object(ofType: LPet.self, forPrimaryKey: 7))
-        let jerry = try #require(realm.object(ofType: LPet.self, forPrimaryKey: 8))
-        #expect(tom.owners.map(\.id) == [1, 2])
-        #expect(tom.shelters.map(\.id) == [9])
-        #expect(jerry.owners.isEmpty)
-        #expect(jerry.shelters.count == 1)
-        // Live: they follow the links.
-        try realm.write { realm.object(ofType: LPetOwner.self, forPrimaryKey: 1)?.pet = jerry }
-        #expect(tom.owners.map(\.id) == [2])
-        #expect(jerry.owners.map(\.id) == [1])
-        // An unmanaged object has none.
-        #expect(LPet().owners.isEmpty)
-        #expect {
-            _ = try Realm(configuration: .init(
-                fileURL: URL(fileURLWithPath: dir.child("bad.realm")), objectTypes: [BadInverse.Pet.self, LPetOwner.self, LPet.self, LShelter.self]))
-        } throws: { "\($0)".contains("Pet.owners") && "\($0)".contains("LPetOwner.name") }
-    }
-}
-
 final class LTagged: Object {
     @Persisted(primaryKey: true) var id: Int
     @Persisted var tags: MutableSet<String>
     @Persisted var friends: MutableSet<LDog>
 }
 
-@Suite struct MutableSetTests {
-    @Test func setsKeepDistinctElementsThroughWritesAndReopen() throws {
-        let dir = try TemporaryDirectory()
-        let config = Realm.Configuration(fileURL: URL(fileURLWithPath: dir.child("sets.realm")), objectTypes: [LTagged.self, LDog.self])
-        do {
-            let realm = try Realm(configuration: config)
-            let t = LTagged()
-            t.id = 1
-            t.tags.insert("a")
-            t.tags.insert("a")
-            t.tags.insert(objectsIn: ["b", "c"])
-            #expect(t.tags.count == 3)
-            let rex = LDog(value: ["id": 1, "name": "Rex"])
-            t.friends.insert(rex)
-            t.friends.insert(rex)
-            try realm.write { realm.add(t) }
-            #expect(t.friends.count == 1)
-            try realm.write {
-                t.tags.remove("b")
-                t.tags.insert("c")
-                t.friends.insert(realm.object(ofType: LDog.self, forPrimaryKey: 1)!)
-                t.friends.insert(LDog(value: ["id": 2, "name": "Fido"]))
-            }
-            #expect(Set(t.tags) == ["a", "c"])
-            #expect(t.friends.count == 2)
-            #expect(realm.schema["LTagged"]?["tags"]?.isSet == true)
-        }
-        let realm = try Realm(configuration: config)
-        let t = try #require(realm.object(ofType: LTagged.self, forPrimaryKey: 1))
-        #expect(Set(t.tags) == ["a", "c"])
-        #expect(Set(t.friends.map(\.name)) == ["Rex", "Fido"])
-        let other = MutableSet<String>()
-        other.insert(objectsIn: ["c", "d"])
-        try realm.write { t.tags.formIntersection(other) }
-        #expect(Array(t.tags) == ["c"])
-        try realm.write { realm.create(LTagged.self, value: ["id": 2, "tags": ["x", "x", "y"]]) }
-        #expect(realm.object(ofType: LTagged.self, forPrimaryKey: 2)?.tags.count == 2)
-    }
-}
-
 final class LPrice: Object {
     @Persisted(primaryKey: true) var id: Int
     @Persisted var amount: Decimal128 = 0
     @Persisted var discount: Decimal128?
-}
-
-@Suite struct Decimal128Tests {
-    @Test func decimalsRoundTripExactlyAndCompareInQueries() throws {
-        let dir = try TemporaryDirectory()
-        let config = Realm.Configuration(fileURL: URL(fileURLWithPath: dir.child("d.realm")), objectTypes: [LPrice.self])
-        do {
-            let realm = try Realm(configuration: config)
-            try realm.write {
-                realm.create(LPrice.self, value: ["id": 1, "amount": try Decimal128(string: "0.1")] as [String: Any])
-                realm.create(LPrice.self, value: ["id": 2, "amount": 12, "discount": "1.25"] as [String: Any])
-                let p = LPrice()
-                p.id = 3
-                p.amount = try Decimal128(string: "123456789012345678901234567890.123")
-                realm.add(p)
-            }
-        }
-        let realm = try Realm(configuration: config)
-        #expect(realm.object(ofType: LPrice.self, forPrimaryKey: 1)?.amount == (try Decimal128(string: "0.1")))
-        #expect(realm.object(ofType: LPrice.self, forPrimaryKey: 2)?.discount == (try Decimal128(string: "1.25")))
-        #expect(realm.object(ofType: LPrice.self, forPrimaryKey: 3)?.amount.description == "123456789012345678901234567890.123")
-        #expect(realm.objects(LPrice.self).filter("amount > 10").map(\.id) == [2, 3])
-        #expect(realm.objects(LPrice.self).sorted(byKeyPath: "amount", ascending: false).map(\.id) == [3, 2, 1])
-        #expect(realm.objects(LPrice.self).filter("discount == nil").count == 2)
-        #expect(throws: Realm.Error.self) { try Decimal128(string: "twelve") }
-    }
 }

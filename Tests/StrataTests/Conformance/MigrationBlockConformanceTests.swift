@@ -169,44 +169,6 @@ enum MB2 {
     }
 }
 
-@Suite struct PrimaryKeyChangeConformanceTests {
-    func file(_ dir: TemporaryDirectory) throws -> URL {
-        let url = Conformance.url(dir)
-        let realm = try Conformance.open(url, [MB0.Keyed.self])
-        try realm.write { for i in 0...4 { realm.create(MB0.Keyed.self, value: [i, i * 10]) } }
-        return url
-    }
-
-    @Test(arguments: Conformance.modes)
-    func M081_deleteDataThenRecreateTheSameKeys(mode: Realm.Configuration.MigrationMode) throws {
-        let dir = try TemporaryDirectory()
-        let url = try file(dir)
-        let realm = try Conformance.open(url, [MB0.Keyed.self], version: 1, mode: mode) { m, _ in
-            #expect(m.deleteData(forType: "Keyed"))
-            m.create("Keyed", value: [2, 200])
-            m.create("Keyed", value: [4, 400])
-        }
-        #expect(realm.objects(MB0.Keyed.self).map(\.pk).sorted() == [2, 4])
-        #expect(realm.object(ofType: MB0.Keyed.self, forPrimaryKey: 4)?.int == 400)
-    }
-
-    @Test(arguments: Conformance.modes)
-    func M048_removingThePrimaryKeyKeepsTheObjectsAndNewOnesNeverReplaceThem(mode: Realm.Configuration.MigrationMode) throws {
-        let dir = try TemporaryDirectory()
-        let url = try file(dir)
-        let realm = try Conformance.open(url, [MB2.Keyed.self], version: 1, mode: mode) { m, _ in
-            m.create("Keyed", value: [0, -1])
-        }
-        try realm.write {
-            realm.create(MB2.Keyed.self, value: [1, -2])
-            realm.create(MB2.Keyed.self, value: [1, -3])
-        }
-        #expect(realm.objects(MB2.Keyed.self).count == 8)
-        #expect(realm.objects(MB2.Keyed.self).filter("int >= 0").map(\.int).sorted() == [0, 10, 20, 30, 40])
-        #expect(realm.objects(MB2.Keyed.self).filter("pk == 1").count == 3)
-    }
-}
-
 enum PK0 {
     final class Item: Object {
         @Persisted var code = 0
@@ -231,48 +193,5 @@ enum PK1 {
         @Persisted var many: List<PK1.Item>
         @Persisted var byName: Map<String, PK1.Item?>
         @Persisted var any: AnyRealmValue
-    }
-}
-
-@Suite struct PrimaryKeyLinkConformanceTests {
-    @Test(arguments: Conformance.modes)
-    func M047_M110_makingAnIntPropertyThePrimaryKeyKeepsEveryLinkToItsObjects(mode: Realm.Configuration.MigrationMode) throws {
-        let dir = try TemporaryDirectory()
-        let url = Conformance.url(dir)
-        do {
-            let realm = try Conformance.open(url, [PK0.Item.self, PK0.Holder.self])
-            try realm.write {
-                let items = [(70, "a"), (80, "b"), (90, "c")].map { realm.create(PK0.Item.self, value: [$0.0, $0.1]) }
-                let h = realm.create(PK0.Holder.self, value: ["one": items[0], "many": [items[1], items[2]], "byName": ["k": items[2]]])
-                h.any = .object(items[1])
-            }
-        }
-        let realm = try Conformance.open(url, [PK1.Item.self, PK1.Holder.self], version: 1, mode: mode)
-        let h = try #require(realm.objects(PK1.Holder.self).first)
-        #expect(h.one?.name == "a")
-        #expect(h.many.map(\.name) == ["b", "c"])
-        #expect(h.byName["k"]??.name == "c")
-        #expect((h.any.objectValue as? PK1.Item)?.name == "b")
-        #expect(realm.object(ofType: PK1.Item.self, forPrimaryKey: 80)?.name == "b")
-    }
-
-    @Test(arguments: Conformance.modes)
-    func M102_shiftedKeysKeepTheirLinks(mode: Realm.Configuration.MigrationMode) throws {
-        let dir = try TemporaryDirectory()
-        let url = Conformance.url(dir)
-        do {
-            let realm = try Conformance.open(url, [PK1.Item.self, PK1.Holder.self])
-            try realm.write {
-                let items = (1...3).map { realm.create(PK1.Item.self, value: [$0, "n\($0)"]) }
-                realm.create(PK1.Holder.self, value: ["one": items[0], "many": items])
-            }
-        }
-        let realm = try Conformance.open(url, [PK1.Item.self, PK1.Holder.self], version: 1, mode: mode) { m, _ in
-            m.enumerateObjects(ofType: "Item") { _, new in new!["code"] = (new!["code"] as! Int) + 1 }
-        }
-        let h = try #require(realm.objects(PK1.Holder.self).first)
-        #expect(h.one?.code == 2)
-        #expect(h.many.map(\.name) == ["n1", "n2", "n3"])
-        #expect(h.many.map(\.code) == [2, 3, 4])
     }
 }

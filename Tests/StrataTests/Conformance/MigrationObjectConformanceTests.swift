@@ -197,92 +197,9 @@ enum ExampleV5 {
     }
 }
 
-@Suite struct MigrationAnyValueTests {
-    @Test(arguments: Conformance.modes)
-    func M060_M064_anAnyRealmValueOfANewObjectTakesValuesAndObjects(mode: Realm.Configuration.MigrationMode) throws {
-        let dir = try TemporaryDirectory()
-        let url = Conformance.url(dir)
-        do {
-            let realm = try Conformance.open(url, [MO0.Bool0.self, MO0.Holder.self])
-            try realm.write {
-                realm.create(MO0.Holder.self, value: ["ints": [1]])
-                realm.create(MO0.Holder.self, value: ["ints": [2]])
-            }
-        }
-        let realm = try Conformance.open(url, [MO0.Bool0.self, MO0.Holder.self], version: 1, mode: mode) { m, _ in
-            m.enumerateObjects(ofType: "Holder") { old, new in
-                if (old?["ints"] as? List<Int>)?.first == 1 {
-                    new?["any"] = "text"
-                } else {
-                    new?["any"] = m.create("Bool0", value: [true])
-                }
-            }
-        }
-        let values = realm.objects(MO0.Holder.self).sorted { ($0.ints.first ?? 0) < ($1.ints.first ?? 0) }.map(\.any)
-        #expect(values.first == .string("text"))
-        #expect((values.last?.objectValue as? MO0.Bool0)?.boolCol == true)
-    }
-}
-
 enum CN0 {
     final class Custom: Object {
         @Persisted var intCol = 0
         override class func propertiesMapping() -> [String: String] { ["intCol": "custom_intCol"] }
-    }
-}
-
-@Suite struct MigrationCustomNameTests {
-    @Test(arguments: Conformance.modes)
-    func M071_oldObjectsUseTheStoredNameNewObjectsThePublicOne(mode: Realm.Configuration.MigrationMode) throws {
-        let dir = try TemporaryDirectory()
-        let url = Conformance.url(dir)
-        do {
-            let realm = try Conformance.open(url, [CN0.Custom.self])
-            try realm.write { realm.create(CN0.Custom.self, value: ["intCol": 123]) }
-        }
-        let realm = try Conformance.open(url, [CN0.Custom.self], version: 1, mode: mode) { m, _ in
-            m.enumerateObjects(ofType: "Custom") { old, new in
-                #expect(old?["custom_intCol"] as? Int == 123)
-                #expect(new?["intCol"] as? Int == 123)
-                new?["intCol"] = 124
-            }
-        }
-        #expect(realm.objects(CN0.Custom.self).first?.intCol == 124)
-    }
-}
-
-@Suite struct MigrationMistakeTests {
-    @Test func M058_M061_mistakesInTheBlockUseRealmsTexts() throws {
-        let dir = try TemporaryDirectory()
-        let url = Conformance.url(dir)
-        do {
-            let realm = try Conformance.open(url, [RN0.Item.self, RN0.Gone.self])
-            try realm.write { realm.create(RN0.Item.self, value: ["value": 1]) }
-        }
-        let wrongType = try #require(Conformance.openError(url, [RN0.Item.self, RN0.Gone.self], version: 1) { m, _ in
-            m.enumerateObjects(ofType: "Item") { _, new in new?["label"] = 5 }
-        })
-        #expect(wrongType.code == .fail)
-        #expect(wrongType.message == "Invalid value '5' of type 'Int' for 'string' property 'Item.label'.")
-        let unknown = try #require(Conformance.openError(url, [RN0.Item.self, RN0.Gone.self], version: 1) { m, _ in
-            m.enumerateObjects(ofType: "Item") { old, _ in _ = old?["nothing"] }
-        })
-        #expect(unknown.message.hasPrefix("Invalid property name 'nothing' for class 'Item'."))
-        #expect(try schemaVersionAtURL(url) == 0)
-    }
-}
-
-@Suite struct MigrationCreateFromObjectTests {
-    @Test func M073_createTakesAnUnmanagedObjectWithItsCollections() throws {
-        let dir = try TemporaryDirectory()
-        let url = Conformance.url(dir)
-        _ = try Conformance.open(url, [MO0.Bool0.self, MO0.Holder.self])
-        let realm = try Conformance.open(url, [MO0.Bool0.self, MO0.Holder.self], version: 1) { m, _ in
-            _ = m.create("Holder", value: MO0.Holder(value: ["scores": ["a": 1.5], "ints": [3, 4], "tags": ["t"]]))
-        }
-        let holder = try #require(realm.objects(MO0.Holder.self).first)
-        #expect(holder.scores["a"] == 1.5)
-        #expect(Array(holder.ints) == [3, 4])
-        #expect(Array(holder.tags) == ["t"])
     }
 }

@@ -1,0 +1,58 @@
+import Foundation
+@testable import Strata
+import Testing
+import TestSupport
+
+@Suite struct LinkNotificationTests {
+    @Test func keyPathsThroughLinksFireForTheLinkedPropertyOnly() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: .init(
+            fileURL: URL(fileURLWithPath: dir.child("n.realm")), objectTypes: [QPerson.self, QDog.self, QVet.self]))
+        try realm.write {
+            realm.create(QPerson.self, value: ["id": 1, "name": "Ada", "best": ["id": 1, "name": "Rex"], "dogs": [["id": 2, "name": "Fido"]]])
+            realm.create(QPerson.self, value: ["id": 2, "name": "Bo", "best": ["id": 3, "name": "Max"]])
+        }
+        let people = realm.objects(QPerson.self)
+        var byName: [[Int]] = [], byDefault: [[Int]] = [], byOwn: [[Int]] = [], sortedByName: [[Int]] = []
+        let t1 = people.observe(keyPaths: ["best.name"]) { if case .update(_, _, _, let m) = $0 { byName.append(m) } }
+        let t2 = people.observe { if case .update(_, _, _, let m) = $0 { byDefault.append(m) } }
+        let t3 = people.observe(keyPaths: ["name"]) { if case .update(_, _, _, let m) = $0 { byOwn.append(m) } }
+        let t4 = people.sorted(byKeyPath: "name", ascending: false).observe(keyPaths: ["best.name"]) {
+            if case .update(_, _, _, let m) = $0 { sortedByName.append(m) }
+        }
+        defer { [t1, t2, t3, t4].forEach { $0.invalidate() } }
+        // Bo's best dog is renamed: the key path sees it (Bo is index 1, or 0 sorted descending by name).
+        try realm.write { realm.object(ofType: QDog.self, forPrimaryKey: 3)?.name = "Maximus" }
+        // Rex's age changes: only the default observer (every property of linked objects) sees it.
+        try realm.write { realm.object(ofType: QDog.self, forPrimaryKey: 1)?.age = 9 }
+        // A dog in Ada's list changes: the default observer sees it through the list.
+        try realm.write { realm.object(ofType: QDog.self, forPrimaryKey: 2)?.name = "Fidel" }
+        #expect(byName == [[1]])
+        #expect(sortedByName == [[0]])
+        #expect(byDefault == [[1], [0], [0]])
+        #expect(byOwn == [])
+    }
+
+    @Test func keyPathsThroughSeveralLinksFollowEveryHop() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: .init(
+            fileURL: URL(fileURLWithPath: dir.child("n2.realm")), objectTypes: [QPerson.self, QDog.self, QVet.self]))
+        try realm.write {
+            realm.create(QPerson.self, value: ["id": 1, "best": ["id": 1, "vet": ["id": 1, "city": "Oslo"]]])
+            realm.create(QPerson.self, value: ["id": 2, "best": ["id": 2, "vet": ["id": 2, "city": "Lima"]]])
+            realm.create(QVet.self, value: ["id": 3, "city": "Pune"])
+        }
+        var seen: [[Int]] = []
+        let token = realm.objects(QPerson.self).observe(keyPaths: ["best.vet.city"]) {
+            if case .update(_, _, _, let m) = $0 { seen.append(m) }
+        }
+        defer { token.invalidate() }
+        try realm.write { realm.object(ofType: QVet.self, forPrimaryKey: 2)?.city = "Cusco" }  // person 2
+        try realm.write { realm.object(ofType: QVet.self, forPrimaryKey: 3)?.city = "Goa" }  // nobody's
+        try realm.write { realm.object(ofType: QDog.self, forPrimaryKey: 1)?.name = "Rex" }  // not watched
+        try realm.write {
+            realm.object(ofType: QDog.self, forPrimaryKey: 1)?.vet = realm.object(ofType: QVet.self, forPrimaryKey: 3)
+        }  // person 1: the path now leads elsewhere
+        #expect(seen == [[1], [0]])
+    }
+}
