@@ -107,16 +107,23 @@ final class FixtureTag: Object {
     }
 
     /// Writes `database-v2`: the same objects in this release's formats (segment format 2 with key filters,
-    /// manifest format 3 with the database's identity, record format 2, a log header with the identity), flushed
-    /// to segments and closed. Run with STRATA_WRITE_FIXTURES=1 when a format version changes on purpose.
+    /// manifest format 3 with the database's identity, record format 2, a log with the identity and one commit
+    /// to replay). Run with STRATA_WRITE_FIXTURES=1 when a format version changes on purpose.
     @Test(.enabled(if: ProcessInfo.processInfo.environment["STRATA_WRITE_FIXTURES"] == "1"))
     func writeCurrentFixture() throws {
         let target = Self.fixtures.appendingPathComponent("database-v2").path
         TemporaryDirectory.remove(target)
-        let realm = try Realm(configuration: Self.configuration(target))
+        let dir = try TemporaryDirectory()
+        let path = dir.child("db")
+        let realm = try Realm(configuration: Self.configuration(path))
         try Self.fill(realm)
+        // The segments hold item 1 with another name; a last commit that only the log holds gives its name back
+        // (the files are copied while the database is open, as after a crash): a fixture that did not replay
+        // its log would read the wrong name.
+        try realm.write { realm.object(ofType: FixtureItem.self, forPrimaryKey: 1)!.name = "only in the segments" }
         try realm.core.shared.database.flush()
         try realm.write { realm.object(ofType: FixtureItem.self, forPrimaryKey: 1)!.name = Self.expected(1).name }
+        try FileManager.default.copyItem(atPath: path, toPath: target)
     }
 
     /// Copies the fixture into a temporary directory (the test must not change the committed files).
@@ -199,6 +206,9 @@ final class FixtureTag: Object {
         let names = try FileManager.default.contentsOfDirectory(atPath: source.path)
         let segments = names.filter { $0.hasSuffix(".seg") }
         #expect(!segments.isEmpty && names.contains { $0.hasPrefix("MANIFEST-") })
+        // The log holds a commit to replay, not only its 16-byte header.
+        let logs = try names.filter { $0.hasSuffix(".log") }.map { try Data(contentsOf: source.appendingPathComponent($0)).count }
+        #expect(logs.contains { $0 > 16 }, "\(logs)")
         for name in segments {
             // The segment header's format version (u16 after the 8-byte magic) is 2: blocks, index and key filter.
             let bytes = try Data(contentsOf: source.appendingPathComponent(name))
