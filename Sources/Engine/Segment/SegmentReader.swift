@@ -320,6 +320,25 @@ final class SegmentReader: Sendable {
 
     /// Calls `body` with the value of `key` in the first of `segments` (newest first) that has it, nil when that
     /// one deleted it or none has it. The key's filter hash is computed once for all of them.
+    /// Where the newest entry of `key` in `segments` is stored: the segment file and the offset of its block;
+    /// nil when no segment holds it (or its newest entry is a deletion).
+    static func location(of key: UnsafeRawBufferPointer, in segments: [SegmentReader]) throws -> (file: String, blockOffset: Int)? {
+        let hash = segments.isEmpty ? 0 : KeyFilter.hash(key)
+        for segment in segments {
+            let found: Bool? = try segment.lookup(key, hash: hash) { lookup in
+                switch lookup {
+                case .absent: nil
+                case .deleted: false
+                case .found: true
+                }
+            }
+            guard let found else { continue }
+            guard found, let b = try segment.blockIndex(for: key) else { return nil }
+            return (segment.name, try segment.index().blockOffsets[b])
+        }
+        return nil
+    }
+
     static func newestValue<R>(of key: UnsafeRawBufferPointer, in segments: [SegmentReader], _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
         let hash = segments.isEmpty ? 0 : KeyFilter.hash(key)
         for segment in segments {

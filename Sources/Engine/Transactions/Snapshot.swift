@@ -86,6 +86,20 @@ package final class Snapshot: @unchecked Sendable {
         }
     }
 
+    /// Where this snapshot reads the value of `key` in `partition` from, for messages about a value that does
+    /// not decode: "the memtable" (committed, not yet flushed), or a segment file and the offset of its block;
+    /// nil when the key has no value here.
+    package func location(ofKey key: some ByteContainer, in partition: UInt32) throws -> String? {
+        checkOpen("location")
+        guard let p = version.partitions[partition] else { return nil }
+        return try key.withUnsafeBytes { k in
+            for run in p.active + p.frozen {
+                if let i = run.find(k) { return run.value(i) == nil ? nil : "the memtable (not yet flushed)" }
+            }
+            return try SegmentReader.location(of: k, in: p.segments).map { "segment \($0.file), the block at offset \($0.blockOffset)" }
+        }
+    }
+
     /// Checks every block of `partition`'s segments not checked before (its index, and each block's checksum;
     /// nothing is decoded), so that a caller about to read them through paths that cannot throw learns of
     /// damage first. Costs a checksum pass the first time, almost nothing after.

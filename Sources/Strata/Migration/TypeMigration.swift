@@ -112,6 +112,41 @@ final class TypeMigration: @unchecked Sendable {
         return result
     }
 
+    /// The record at the current version that `record` becomes after its generation's transforms, as the
+    /// background migrator writes it (fields the transforms did not set are copied from the old record's bytes
+    /// where their slot is unchanged); nil when the record needs no transform. Reads through a pending
+    /// migration see exactly what the rewrite will store.
+    func migratedRecord(_ record: UnsafeRawBufferPointer, layouts: RecordLayouts, report: MigrationReporter? = nil) throws -> [UInt8]? {
+        let box = takeWriter() ?? WriterBox(recordWriter())
+        defer { giveBack(box) }
+        return try migrate(record, layouts: layouts, report: report) { state in
+            box.writer.encode(state, schemaVersion: newVersion)
+            return box.writer.bytes
+        }
+    }
+
+    /// A record writer kept from one `migratedRecord` to the next (its field plan and buffers), taken by one
+    /// reader at a time; boxed, so that taking it moves one reference rather than copying its arrays.
+    private final class WriterBox {
+        var writer: RecordWriter
+        init(_ writer: RecordWriter) { self.writer = writer }
+    }
+    private var spareWriter: WriterBox?
+
+    private func takeWriter() -> WriterBox? {
+        spareLock.lock()
+        defer { spareLock.unlock() }
+        let w = spareWriter
+        spareWriter = nil
+        return w
+    }
+
+    private func giveBack(_ w: WriterBox) {
+        spareLock.lock()
+        spareWriter = w
+        spareLock.unlock()
+    }
+
     /// The migration objects `migrate` hands to the transforms, kept for the next record when the transforms
     /// kept neither (nor their states' collections): one pair, taken by one reader at a time.
     private struct Spare {

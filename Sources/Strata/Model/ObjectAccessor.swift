@@ -150,7 +150,17 @@ final class ObjectAccessor {
     }
 
     /// How a trap on a damaged record names this object.
-    var damagedObject: String { "object \(key) in \(core.shared.displayName)" }
+    /// How a trap on a damaged record names this object: its key, the file, and where the record is stored
+    /// (a segment and the offset of its block), so that `strata verify` and a hex dump find the same bytes.
+    var damagedObject: String {
+        let place: String
+        do {
+            place = try core.readSnapshot.location(ofKey: ObjectKey.bytes(key), in: binding.partition).map { ", stored in \($0)" } ?? ""
+        } catch {
+            place = " (where it is stored cannot be read either: \(error))"
+        }
+        return "object \(key) in \(core.shared.displayName)\(place)"
+    }
 
     @usableFromInline func get(_ index: Int) -> StoredValue {
         // The usual read: no write transaction, and the record is of the Realm's current version.

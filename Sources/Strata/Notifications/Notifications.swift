@@ -81,7 +81,7 @@ extension RealmCore {
 
     /// The values of properties `indices` in a record read under `binding` (through pending transforms).
     static func values(_ binding: TypeBinding, _ record: UnsafeRawBufferPointer, _ indices: [Int]) -> [StoredValue] {
-        if let all = binding.migratedValues(record) { return indices.map { all[$0] } }
+        if let migrated = binding.migratedRecord(record) { return migrated.withUnsafeBytes { raw in indices.map { binding.value($0, in: raw) } } }
         return indices.map { binding.value($0, in: record) }
     }
 

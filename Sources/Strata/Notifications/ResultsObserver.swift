@@ -208,7 +208,7 @@ final class ResultsObserver<Element: Object>: ChangeObserver {
         try snapshot.withValue(forKey: ObjectKey.bytes(key), in: binding.partition) { raw in
             guard let raw else { return false }
             guard let predicate else { return true }
-            if let values = binding.migratedValues(raw) { return predicate.evaluate(.values(values)) }
+            if let migrated = binding.migratedRecord(raw) { return migrated.withUnsafeBytes { predicate.evaluate(.bytes($0, binding)) } }
             return predicate.evaluate(.bytes(raw, binding))
         }
     }

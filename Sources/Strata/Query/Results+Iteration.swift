@@ -89,10 +89,9 @@ extension Results {
                     fatalError("reading \(results.binding.info.schema.className) failed: \(error)\(RealmCore.damageAdvice)")
                 }
                 guard stream.isValid, let value = stream.value, let key = ObjectKey.decode(stream.currentKey) else { return nil }
-                if needsMigration, let values = binding.migratedValues(value) {
-                    // Through the pending transforms, re-encoded at the current version: the object owns the
+                if needsMigration, let record = binding.migratedRecord(value) {
+                    // Through the pending transforms, encoded at the current version: the object owns the
                     // record, and the next one reuses the object as a lent record would.
-                    let record = binding.encode(values)
                     if let (object, ownAccessor) = reusable, ownAccessor {
                         object._accessor!.reset(key: key, record: record, version: streamVersion)
                         return object

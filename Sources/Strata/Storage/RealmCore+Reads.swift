@@ -189,8 +189,8 @@ extension RealmCore {
                 guard let key = ObjectKey.decode(k) else { return true }
                 if let w, w.visit(PendingKey(partition: partition, key: key), { stop = !body(key, $0) }) != .none {
                     // Pending: read there (or deleted).
-                } else if let values = binding.migratedValues(v) {
-                    stop = !body(key, .values(values))
+                } else if let migrated = binding.migratedRecord(v) {
+                    migrated.withUnsafeBytes { stop = !body(key, .bytes($0, binding)) }
                 } else {
                     stop = !body(key, .bytes(v, binding))
                 }
@@ -243,8 +243,8 @@ extension RealmCore {
                 try ObjectKey.withBytes(key) { k in
                     try snapshot.visitValue(forKey: k, in: partition) { v in
                         guard let v else { return }
-                        if let values = binding.migratedValues(v) {
-                            stop = !body(key, .values(values))
+                        if let migrated = binding.migratedRecord(v) {
+                            migrated.withUnsafeBytes { stop = !body(key, .bytes($0, binding)) }
                         } else {
                             stop = !body(key, .bytes(v, binding))
                         }
@@ -274,8 +274,8 @@ extension RealmCore {
             try ObjectKey.withBytes(key) { k in
                 try readSnapshot.visitValue(forKey: k, in: partition) { v in
                     guard let v else { return }
-                    if let values = binding.migratedValues(v) {
-                        out = body(.values(values))
+                    if let migrated = binding.migratedRecord(v) {
+                        out = migrated.withUnsafeBytes { body(.bytes($0, binding)) }
                     } else {
                         out = body(.bytes(v, binding))
                     }

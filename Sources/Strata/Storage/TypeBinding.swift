@@ -142,34 +142,37 @@ final class TypeBinding: @unchecked Sendable {
         return record.loadUnaligned(as: UInt64.self).littleEndian & fastPrefixMask == fastPrefix
     }
 
-    /// A record's values by property index when it must pass through an online migration's transforms (its
-    /// version is older than the schema's and a pending generation covers it); nil when it reads as it is.
+    /// The record `record` becomes when it must pass through an online migration's transforms (its version is
+    /// older than the schema's and a pending generation covers it), encoded at the current version as the
+    /// background rewrite will store it; nil when it reads as it is.
     @inline(__always)
-    func migratedValues(_ record: UnsafeRawBufferPointer) -> [StoredValue]? {
+    func migratedRecord(_ record: UnsafeRawBufferPointer) -> [UInt8]? {
         guard let migration else { return nil }
         if hasCurrentLayout(record) { return nil }
-        return slowMigratedValues(record, migration)
+        return slowMigratedRecord(record, migration)
     }
 
-    private func slowMigratedValues(_ record: UnsafeRawBufferPointer, _ migration: TypeMigration) -> [StoredValue]? {
+    private func slowMigratedRecord(_ record: UnsafeRawBufferPointer, _ migration: TypeMigration) -> [UInt8]? {
         do {
             // A record of a version no pending generation covers reads as it is (nil, nothing decoded).
-            return try migration.migrate(record, layouts: layouts) { state in
-                info.schema.properties.indices.map { i in
-                    let v = state.field(fieldIds[i]) ?? info.defaults[i]
-                    return v.isNull && !info.schema.properties[i].isNullable ? info.defaults[i] : v
-                }
-            }
+            return try migration.migratedRecord(record, layouts: layouts)
         } catch {
             fatalError("a record of \(info.schema.className) is damaged (\(error))\(RealmCore.damageAdvice)")
         }
     }
 
+    /// A record's values by property index when it must pass through an online migration's transforms; nil
+    /// when it reads as it is.
+    func migratedValues(_ record: UnsafeRawBufferPointer) -> [StoredValue]? {
+        guard let migrated = migratedRecord(record) else { return nil }
+        return migrated.withUnsafeBytes { raw in info.schema.properties.indices.map { value($0, in: raw) } }
+    }
+
     /// A record as the current schema reads it: re-encoded at the current version when it had to pass
     /// through transforms, so that later reads take the fast path.
     func upgraded(_ record: [UInt8]) -> [UInt8] {
-        guard migration != nil, let values = record.withUnsafeBytes({ migratedValues($0) }) else { return record }
-        return encode(values)
+        guard migration != nil else { return record }
+        return record.withUnsafeBytes { migratedRecord($0) } ?? record
     }
 
     /// A record of this binding's values (by property index) at its schema version.
@@ -294,7 +297,10 @@ final class TypeBinding: @unchecked Sendable {
 
     @inline(never)
     private func slowValue(_ index: Int, in record: UnsafeRawBufferPointer, object: String) -> StoredValue {
-        if let migration, let values = slowMigratedValues(record, migration) { return values[index] }
+        // A record the transforms rewrite reads from its rewritten bytes (at the current version: never again here).
+        if let migration, let migrated = slowMigratedRecord(record, migration) {
+            return migrated.withUnsafeBytes { value(index, in: $0, object: object) }
+        }
         do {
             let v = try ObjectRecord.value(of: fieldIds[index], in: record, layouts: layouts) ?? info.defaults[index]
             // A property made required keeps every value but nil, which becomes the declared default.
