@@ -73,6 +73,20 @@ extension TypeInfo {
         list.replace(withAny: items, target: target, className: schema.className, property: schema.properties[index].name)
     }
 
+    /// Applies one value given for property `i` (a link, a list's elements, or a plain value) to an unmanaged object.
+    private func assignValue(_ v: Any?, to object: Object, at i: Int) {
+        if linkTargets[i] != nil {
+            assignLink(v, to: object, at: i)
+        } else if let target = listTargets[i] {
+            assignList(v, to: object, at: i, target: target)
+        } else {
+            guard let stored = StoredValue.from(any: v, as: schema.properties[i].type) else {
+                fatalError(Self.invalidValue(v, schema.properties[i], schema.className))
+            }
+            setStoredValue(stored, of: object, at: i)
+        }
+    }
+
     /// Applies `value` (a dictionary by name, an array in order, or another object) to an unmanaged object.
     func assign(_ value: Any, to object: Object) {
         if let dict = value as? [String: Any?] {
@@ -80,36 +94,14 @@ extension TypeInfo {
                 guard let i = propertyIndex[k] else {
                     fatalError("Invalid property name '\(k)' for class '\(schema.className)'.")
                 }
-                if linkTargets[i] != nil {
-                    assignLink(v, to: object, at: i)
-                    continue
-                }
-                if let target = listTargets[i] {
-                    assignList(v, to: object, at: i, target: target)
-                    continue
-                }
-                guard let stored = StoredValue.from(any: v, as: schema.properties[i].type) else {
-                    fatalError(Self.invalidValue(v, schema.properties[i], schema.className))
-                }
-                setStoredValue(stored, of: object, at: i)
+                assignValue(v, to: object, at: i)
             }
         } else if let dict = value as? [String: Any] {
             assign(dict.mapValues { Optional($0) }, to: object)
         } else if let array = value as? [Any?] {
             require(array.count <= schema.properties.count, "\(schema.className) has \(schema.properties.count) properties, the array \(array.count) values")
             for (i, v) in array.enumerated() {
-                if linkTargets[i] != nil {
-                    assignLink(v, to: object, at: i)
-                    continue
-                }
-                if let target = listTargets[i] {
-                    assignList(v, to: object, at: i, target: target)
-                    continue
-                }
-                guard let stored = StoredValue.from(any: v, as: schema.properties[i].type) else {
-                    fatalError(Self.invalidValue(v, schema.properties[i], schema.className))
-                }
-                setStoredValue(stored, of: object, at: i)
+                assignValue(v, to: object, at: i)
             }
         } else if let other = value as? Object {
             let otherInfo = TypeRegistry.info(for: type(of: other))
