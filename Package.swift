@@ -18,6 +18,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
+        // AES-GCM and HKDF for encryption at rest (`Database.Options.encryptionKey`).
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.0.0"),
         // `swift package generate-documentation` (the DocC catalogs of Strata and Engine).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
         // Counts allocations in tests and the Bench (linked into those executables only, never the library).
@@ -38,7 +40,7 @@ let package = Package(
         ),
         .target(
             name: "Engine",
-            dependencies: ["CLZ4", "CXXHash"],
+            dependencies: ["CLZ4", "CXXHash", .product(name: "Crypto", package: "swift-crypto")],
             // The guide to the engine's source, for readers of the tree.
             exclude: ["README.md"],
             swiftSettings: strictSettings

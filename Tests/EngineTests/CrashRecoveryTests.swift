@@ -64,15 +64,16 @@ import TestSupport
         }
     }
 
-    static var options: Database.Options {
+    static func options(encrypted: Bool) -> Database.Options {
         var o = Database.Options()
         o.backgroundMaintenance = false
+        if encrypted { o.encryptionKey = EncryptionTests.key }
         return o
     }
 
     /// Runs the workload until the file system fails; returns the models after 0...n acknowledged commits and
     /// how many were acknowledged (the last model may be the in-flight commit's).
-    static func run(_ steps: [Step], on fs: any FileSystem) -> (models: [ReferenceStore], acknowledged: Int) {
+    static func run(_ steps: [Step], on fs: any FileSystem, options: Database.Options) -> (models: [ReferenceStore], acknowledged: Int) {
         var models = [ReferenceStore()]
         var acknowledged = 0
         guard let db = try? Database.open(at: "/db", options: options, fileSystem: fs) else { return (models, 0) }
@@ -121,10 +122,20 @@ import TestSupport
 
     @Test(arguments: Seeds.environmentOr([11, 12]))
     func everyAcknowledgedCommitSurvivesACrashAtEverySyncPoint(seed: UInt64) throws {
+        try Self.crashAtEverySyncPoint(seed: seed, options: Self.options(encrypted: false))
+    }
+
+    /// The same with encryption on: sealed log records, blocks and indexes, and an authenticated manifest.
+    @Test(arguments: Seeds.environmentOr([13]))
+    func everyAcknowledgedCommitSurvivesACrashAtEverySyncPointEncrypted(seed: UInt64) throws {
+        try Self.crashAtEverySyncPoint(seed: seed, options: Self.options(encrypted: true))
+    }
+
+    static func crashAtEverySyncPoint(seed: UInt64, options: Database.Options) throws {
         let steps = Self.workload(seed: seed)
         // A dry run counts the sync points.
         let counter = FaultyFileSystem(base: MemoryFileSystem())
-        let full = Self.run(steps, on: counter)
+        let full = Self.run(steps, on: counter, options: options)
         #expect(full.acknowledged == full.models.count - 1)
         let syncPoints = counter.syncCount
         #expect(syncPoints > 50)
@@ -133,7 +144,7 @@ import TestSupport
             for torn in [false, true] {
                 let memory = MemoryFileSystem()
                 let faulty = FaultyFileSystem(base: memory, faults: [.crash(atSync: k)])
-                let outcome = Self.run(steps, on: faulty)
+                let outcome = Self.run(steps, on: faulty, options: options)
                 let context = "seed \(seed), crash at sync \(k) of \(syncPoints)\(torn ? ", torn tail" : "")"
                 // A torn write keeps a random part of what was not synced.
                 var tornRng = SplitMix64(seed: seed &+ UInt64(k))
@@ -141,12 +152,12 @@ import TestSupport
                 // Sometimes crash again during recovery, then recover for real.
                 if rng.next() % 3 == 0 {
                     let again = FaultyFileSystem(base: memory, faults: [.crash(atSync: Int(rng.next() % 6) + 1)])
-                    _ = try? Database.open(at: "/db", options: Self.options, fileSystem: again)
+                    _ = try? Database.open(at: "/db", options: options, fileSystem: again)
                     memory.simulateCrash()
                 }
                 let db: Database
                 do {
-                    db = try Database.open(at: "/db", options: Self.options, fileSystem: memory)
+                    db = try Database.open(at: "/db", options: options, fileSystem: memory)
                 } catch {
                     Issue.record("\(context): reopen failed: \(error)")
                     continue

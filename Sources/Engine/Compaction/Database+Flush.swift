@@ -137,7 +137,8 @@ extension Database {
         let file = try fileSystem.createFile(atPath: filePath)
         created.append(number)
         let writer = try SegmentWriter(
-            file: file, partition: partition, databaseID: databaseID, expectedEntries: expectedEntries, compress: options.compression)
+            file: file, fileNumber: number, partition: partition, databaseID: databaseID, expectedEntries: expectedEntries,
+            compress: options.compression, cipher: cipher)
         var sinceCheck = 0
         while it.isValid {
             let v = it.value
@@ -161,6 +162,6 @@ extension Database {
         _ = try writer.finish(minSequence: minSequence, maxSequence: maxSequence, userMetadata: userMetadata)
         return try SegmentReader(
             region: try fileSystem.map(atPath: filePath), fileNumber: number, expectedPartition: partition, databaseID: databaseID,
-            cache: blockCache)
+            cache: blockCache, cipher: cipher)
     }
 }

@@ -31,6 +31,13 @@ extension Database {
         if options.readOnly && !fs.fileExists(atPath: directory + "/" + FileName.current.name) {
             throw StorageError(.invalidArgument, "no database here to open read-only", file: directory)
         }
+        var cipher: Cipher? = nil
+        if let key = options.encryptionKey {
+            guard let c = Cipher(key: key) else {
+                throw StorageError(.invalidArgument, "an encryption key must be \(Cipher.keyBytes) bytes long, this one is \(key.count)", file: directory)
+            }
+            cipher = c
+        }
         if !fs.fileExists(atPath: directory) {
             guard options.createIfMissing else {
                 throw StorageError(.invalidArgument, "no database at this path and createIfMissing is false", file: directory)
@@ -68,7 +75,7 @@ extension Database {
             // A new database: manifest 1, log 2, next file 3.
             manifest = Manifest(nextFileNumber: 3, lastFlushedSequence: 0, logNumber: 2, partitions: [:], databaseID: newDatabaseID())
             manifestNumber = 1
-            try installManifest(manifest, number: 1, fileSystem: fs, directory: directory)
+            try installManifest(manifest, number: 1, fileSystem: fs, directory: directory, cipher: cipher)
             parsed = []
         } else {
             let current = try fs.map(atPath: path(.current))
@@ -87,7 +94,7 @@ extension Database {
             guard bytes.count <= Limits.maxManifestBytes else {
                 throw StorageError.corrupted("manifest is \(bytes.count) bytes, the limit is \(Limits.maxManifestBytes)", file: name, offset: 0)
             }
-            manifest = try bytes.withUnsafeBytes { try Manifest.decode($0, file: name) }
+            manifest = try bytes.withUnsafeBytes { try Manifest.decode($0, file: name, cipher: cipher) }
             // The logs that may hold acknowledged commits not yet in segments must be here (all but a database
             // whose creation stopped before its first log: nothing was committed to it).
             let unborn = n == 1 && manifest.lastFlushedSequence == 0 && manifest.partitions.isEmpty
@@ -122,7 +129,7 @@ extension Database {
                 }
                 let segment = try SegmentReader(
                     region: try fs.map(atPath: segmentPath), fileNumber: info.fileNumber, expectedPartition: id, databaseID: checkedID,
-                    cache: blockCache)
+                    cache: blockCache, cipher: cipher)
                 guard UInt64(segment.fileBytes) == info.fileBytes else {
                     throw StorageError.corrupted(
                         "segment is \(segment.fileBytes) bytes, the manifest recorded \(info.fileBytes)", file: segment.name, offset: nil)
@@ -165,12 +172,14 @@ extension Database {
                         file: name, offset: record.offset)
                 }
                 let ops: [UInt32: PartitionBatch]
+                let plain: MappedRegion
                 do {
-                    ops = try WriteBatch.decode(record: record.record)
+                    plain = try LogRecord.plain(record, cipher: cipher, log: number, database: manifest.databaseID)
+                    ops = try WriteBatch.decode(record: plain)
                 } catch let error as StorageError {
                     throw error.located(file: name, baseOffset: record.offset)
                 }
-                builder.apply(ops, arena: record.record, sequence: record.sequence)
+                builder.apply(ops, arena: plain, sequence: record.sequence)
                 sequence = record.sequence
                 recovery.replayedCommits += 1
             }

@@ -41,8 +41,19 @@ extension Database {
     }
 
     /// Reads every key and value of the database at `directory` that can still be read, around any damage.
-    /// Holds the whole database in memory. Throws only when the directory cannot be listed.
-    package static func salvage(at directory: String, fileSystem fs: any FileSystem = PosixFileSystem()) throws -> SalvageResult {
+    /// Holds the whole database in memory. Throws only when the directory cannot be listed, or when
+    /// `encryptionKey` is not a key's length. An encrypted database needs its key (what does not open with it is
+    /// reported lost).
+    package static func salvage(
+        at directory: String, fileSystem fs: any FileSystem = PosixFileSystem(), encryptionKey: [UInt8]? = nil
+    ) throws -> SalvageResult {
+        var cipher: Cipher? = nil
+        if let encryptionKey {
+            guard let c = Cipher(key: encryptionKey) else {
+                throw StorageError(.invalidArgument, "an encryption key must be \(Cipher.keyBytes) bytes long, this one is \(encryptionKey.count)")
+            }
+            cipher = c
+        }
         var result = SalvageResult()
         func path(_ n: FileName) -> String { directory + "/" + n.name }
         let names = try fs.listDirectory(atPath: directory).compactMap { FileName(parsing: $0) }
@@ -58,7 +69,7 @@ extension Database {
             }
             let name = FileName.manifest(n).name
             let bytes = try fs.map(atPath: path(.manifest(n)))
-            manifest = try bytes.withUnsafeBytes { try Manifest.decode($0, file: name) }
+            manifest = try bytes.withUnsafeBytes { try Manifest.decode($0, file: name, cipher: cipher) }
         } catch {
             result.notes.append(
                 "the manifest could not be read (\(error)); every segment file was read, newest first, so values deleted or "
@@ -99,7 +110,10 @@ extension Database {
             }
             let scan = region.withUnsafeBytes { LogRecord.scan($0) }
             for record in scan.records where record.sequence > sequence {
-                guard let ops = try? WriteBatch.decode(record: record.record) else {  // try?: salvage reads around damage; reported below
+                // An encrypted record's place includes the database's identity, which only the manifest holds whole.
+                guard let plain = try? LogRecord.plain(record, cipher: cipher, log: number, database: manifest?.databaseID ?? 0),  // try?: salvage reads around damage; reported below
+                    let ops = try? WriteBatch.decode(record: plain)  // try?: likewise
+                else {
                     result.losses.append(SalvageLoss(file: name, offset: record.offset, reason: "commit \(record.sequence) does not decode; it is lost"))
                     continue
                 }
@@ -109,7 +123,7 @@ extension Database {
                         logged[id] = [:]
                         droppedByLog.insert(id)
                     }
-                    let bytes = record.record.unsafeBytes
+                    let bytes = plain.unsafeBytes
                     for slot in pb.slots {
                         let key = [UInt8](UnsafeRawBufferPointer(rebasing: bytes[slot.keyOffset..<(slot.keyOffset + Int(slot.keyCount))]))
                         logged[id, default: [:]][key] = slot.isTombstone
@@ -137,7 +151,7 @@ extension Database {
             do {
                 segment = try SegmentReader(
                     region: try fs.map(atPath: path(.segment(number))), fileNumber: number, expectedPartition: expected,
-                    databaseID: manifest?.databaseID ?? 0)
+                    databaseID: manifest?.databaseID ?? 0, cipher: cipher)
             } catch {
                 result.losses.append(SalvageLoss(
                     file: name, partition: expected, reason: "the segment cannot be read (\(Self.reason(error))); all its records are lost"))

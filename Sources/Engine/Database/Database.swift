@@ -51,6 +51,11 @@ package final class Database: @unchecked Sendable {
         /// what its files hold at that moment (the `strata` tool's read-only commands). The other process may
         /// remove a file meanwhile; the open then fails with the file's name and can be retried.
         package var readBesideWriter = false
+        /// A 64-byte key: every segment block and index and every log record is sealed with AES-256-GCM under a
+        /// key derived from it, and the manifest is authenticated with it (`Cipher`). A database is created
+        /// encrypted or plain and stays so; opening it with the wrong key, without its key, or a plain one with a
+        /// key fails with `.decryptionFailed`.
+        package var encryptionKey: [UInt8]? = nil
         package init() {}
     }
 
@@ -59,6 +64,8 @@ package final class Database: @unchecked Sendable {
     let databaseID: UInt64
     let fileSystem: any FileSystem
     let options: Options
+    /// The cipher of an encrypted database (`Options.encryptionKey`); nil for a plain one.
+    let cipher: Cipher?
     private let fileLock: any FileLock
     let registry = SnapshotRegistry()
     let blockCache: BlockCache
@@ -116,6 +123,7 @@ package final class Database: @unchecked Sendable {
         self.blockCache = blockCache
         self.fileSystem = fileSystem
         self.options = options
+        self.cipher = options.encryptionKey.flatMap { Cipher(key: $0) }
         self.fileLock = fileLock
         self.published = Locked(Published(version: version, nextIncarnation: nextIncarnation))
         self.log = log
@@ -206,7 +214,13 @@ package final class Database: @unchecked Sendable {
         let sequence = base.sequence + 1
         LogRecord.seal(batch, sequence: sequence)
         do {
-            try batch.buffer.withUnsafeBytes { try log.file.append($0) }
+            if let cipher {
+                // The log gets the sealed record; the plain one stays the memtable's arena.
+                let sealed = batch.buffer.withUnsafeBytes { LogRecord.encrypted($0, cipher: cipher, log: log.number, database: databaseID) }
+                try sealed.withUnsafeBytes { try log.file.append($0) }
+            } else {
+                try batch.buffer.withUnsafeBytes { try log.file.append($0) }
+            }
             if options.durability == .full { try log.file.sync() }
         } catch {
             let logName = FileName.log(log.number).name

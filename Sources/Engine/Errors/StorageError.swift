@@ -20,6 +20,9 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         public static let closed = Code(name: "closed")
         /// Too many snapshots are alive at once (see `Database.Options.maximumLiveSnapshots`).
         public static let tooManySnapshots = Code(name: "tooManySnapshots")
+        /// Encrypted bytes did not authenticate, or the database's encryption and the key given disagree (a key
+        /// for a plain database, none for an encrypted one).
+        public static let decryptionFailed = Code(name: "decryptionFailed")
         public var description: String { name }
     }
 

@@ -44,6 +44,51 @@ enum LogRecord {
         buffer.setUInt64LE(checksum, at: 16)
     }
 
+    /// Record flag bit 0: the payload is sealed (`nonce · ciphertext · tag`, `Cipher`); the checksum covers the
+    /// sealed bytes, so a torn tail is found as in a plain log.
+    static let flagEncrypted: UInt32 = 1
+
+    /// A sealed copy of a plain record (header and payload) for log `log`: what an encrypted database appends.
+    static func encrypted(_ record: UnsafeRawBufferPointer, cipher: Cipher, log: UInt64, database: UInt64) -> [UInt8] {
+        // The caller's record is one `seal(_:sequence:)` filled in: its header is there.
+        let sequence = UInt64(littleEndian: record.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        let sealed = cipher.seal(
+            UnsafeRawBufferPointer(rebasing: record[headerBytes...]), at: .logRecord(file: log, sequence: sequence), database: database)
+        var out: [UInt8] = []
+        out.reserveCapacity(headerBytes + sealed.count)
+        out.appendUInt32LE(UInt32(sealed.count))
+        out.appendUInt32LE(flagEncrypted)
+        out.appendUInt64LE(sequence)
+        out.appendUInt64LE(Checksum.xxh3(sealed, seed: seed(sequence: sequence, payloadCount: sealed.count)))
+        out.append(contentsOf: sealed)
+        return out
+    }
+
+    /// A record read from log `log` as a plain record (header and payload), opened with `cipher` when sealed.
+    /// A sealed record without a cipher, or a plain one with a cipher, is `.decryptionFailed`: a database is
+    /// encrypted whole or not at all.
+    static func plain(_ decoded: Decoded, cipher: Cipher?, log: UInt64, database: UInt64) throws -> MappedRegion {
+        let bytes = decoded.record.unsafeBytes
+        var h = ByteReader(bytes, position: 4)
+        let flags = try h.readUInt32LE("record flags")
+        let sealed = flags & flagEncrypted != 0
+        switch (sealed, cipher) {
+        case (false, nil):
+            return decoded.record
+        case (true, let cipher?):
+            let plain = try cipher.open(
+                UnsafeRawBufferPointer(rebasing: bytes[headerBytes...]), at: .logRecord(file: log, sequence: decoded.sequence), database: database)
+            var out = [UInt8](UnsafeRawBufferPointer(rebasing: bytes[0..<headerBytes]))
+            out.append(contentsOf: plain)
+            return out.withUnsafeBytes { MappedRegion(copying: $0) }
+        case (true, nil):
+            throw StorageError(.decryptionFailed, "the log record is encrypted and no encryption key was given", file: nil, offset: 4)
+        case (false, _?):
+            throw StorageError(
+                .decryptionFailed, "the log record is not encrypted in an encrypted database: the log was replaced or forged", file: nil, offset: 4)
+        }
+    }
+
     struct Decoded {
         var sequence: UInt64
         /// Header and payload, copied out of the file.

@@ -30,13 +30,13 @@ extension Database {
 
     /// Writes `MANIFEST-number`, syncs it, and makes it current with an atomic rename of `CURRENT`.
     func installManifest(_ manifest: Manifest, number: UInt64) throws {
-        try Self.installManifest(manifest, number: number, fileSystem: fileSystem, directory: directory)
+        try Self.installManifest(manifest, number: number, fileSystem: fileSystem, directory: directory, cipher: cipher)
     }
 
-    static func installManifest(_ manifest: Manifest, number: UInt64, fileSystem: any FileSystem, directory: String) throws {
+    static func installManifest(_ manifest: Manifest, number: UInt64, fileSystem: any FileSystem, directory: String, cipher: Cipher?) throws {
         func path(_ n: FileName) -> String { directory + "/" + n.name }
         let file = try fileSystem.createFile(atPath: path(.manifest(number)))
-        try file.append(manifest.encoded())
+        try file.append(manifest.encoded(cipher: cipher))
         try file.sync()
         file.close()
         try fileSystem.syncDirectory(atPath: directory)

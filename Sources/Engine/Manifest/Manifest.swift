@@ -24,11 +24,16 @@ package struct SegmentInfo: Equatable, Sendable {
 /// Layout (little-endian; see Engine.docc/FileFormat.md):
 /// `magic "STRATAMF"` · `u32 formatVersion` · `u32 flags` · `u64 nextFileNumber` · `u64 lastFlushedSequence`
 /// · `u64 logNumber` · `u64 newestLogNumber` (format 2; format 1 has none) · `u32 partitionCount` · per partition `u32 id, u32 segmentCount, segmentCount x
-/// SegmentInfo (6 x u64)` · `u64 checksum` (XXH3-64 of every byte before it).
+/// SegmentInfo (6 x u64)` · (encrypted databases, flag bit 0: a 28-byte AES-GCM nonce and tag authenticating
+/// every byte before it with the key) · `u64 checksum` (XXH3-64 of every byte before it).
 package struct Manifest: Equatable, Sendable {
     static let magic: UInt64 = 0x464D_4154_4152_5453  // "STRATAMF" little-endian
-    /// 2 added `newestLogNumber`, 3 the database's identity; formats 1 and 2 are still read.
-    static let formatVersion: UInt32 = 3
+    /// 2 added `newestLogNumber`, 3 the database's identity, 4 encryption (written only by encrypted databases);
+    /// formats 1 to 3 are still read.
+    static let formatVersion: UInt32 = 4
+    static let plainFormatVersion: UInt32 = 3
+    /// Flag bit 0: the database is encrypted (its segments' blocks and its log records are sealed).
+    static let flagEncrypted: UInt32 = 1
     /// The largest file number or sequence number a manifest may hold (2^62).
     static let maxCounter: UInt64 = 1 << 62
 
@@ -60,11 +65,12 @@ package struct Manifest: Equatable, Sendable {
         self.partitions = partitions
     }
 
-    package func encoded() -> [UInt8] {
+    /// The manifest's bytes; with `cipher`, marked encrypted and authenticated with its key.
+    package func encoded(cipher: Cipher? = nil) -> [UInt8] {
         var out: [UInt8] = []
         out.appendUInt64LE(Self.magic)
-        out.appendUInt32LE(Self.formatVersion)
-        out.appendUInt32LE(0)
+        out.appendUInt32LE(cipher == nil ? Self.plainFormatVersion : Self.formatVersion)
+        out.appendUInt32LE(cipher == nil ? 0 : Self.flagEncrypted)
         out.appendUInt64LE(nextFileNumber)
         out.appendUInt64LE(lastFlushedSequence)
         out.appendUInt64LE(logNumber)
@@ -84,12 +90,17 @@ package struct Manifest: Equatable, Sendable {
                 out.appendUInt64LE(s.userMetadata)
             }
         }
+        if let cipher {
+            out.append(contentsOf: [UInt8]().withUnsafeBytes { cipher.seal($0, at: .manifest, database: databaseID, authenticating: out) })
+        }
         out.appendUInt64LE(Checksum.xxh3(out))
         return out
     }
 
     /// Parses and checks a manifest; every problem is a `.corrupted` error naming `file` and the offset.
-    package static func decode(_ bytes: UnsafeRawBufferPointer, file: String) throws -> Manifest {
+    /// `cipher`: the key the database is opened with; a manifest of an encrypted database needs it (and must
+    /// authenticate with it), one of a plain database must not be given one (`.decryptionFailed` either way).
+    package static func decode(_ bytes: UnsafeRawBufferPointer, file: String, cipher: Cipher? = nil) throws -> Manifest {
         do {
             guard bytes.count >= 8 + 44 else {
                 throw StorageError.corrupted(
@@ -117,7 +128,26 @@ package struct Manifest: Equatable, Sendable {
                     "manifest format version \(version) is newer than this build's \(Self.formatVersion); use a newer Strata",
                     file: nil, offset: 8)
             }
-            _ = try r.readUInt32LE("flags")
+            let flags = try r.readUInt32LE("flags")
+            let encrypted = version >= 4 && flags & Self.flagEncrypted != 0
+            var authentication: UnsafeRawBufferPointer? = nil
+            if encrypted {
+                guard body.count >= r.position + Cipher.overhead else {
+                    throw StorageError.corrupted("an encrypted manifest has no room for its authentication tag", file: nil, offset: r.position)
+                }
+                authentication = UnsafeRawBufferPointer(rebasing: body[(body.count - Cipher.overhead)...])
+                r = ByteReader(UnsafeRawBufferPointer(rebasing: body[0..<(body.count - Cipher.overhead)]), position: r.position)
+            }
+            switch (encrypted, cipher) {
+            case (true, nil):
+                throw StorageError(
+                    .decryptionFailed, "the database is encrypted: open it with its encryption key", file: nil, offset: nil)
+            case (false, _?):
+                throw StorageError(
+                    .decryptionFailed, "the database is not encrypted, but an encryption key was given: open it without one, or "
+                        + "write an encrypted copy of it (Realm.writeCopy(configuration:) with the key)", file: nil, offset: nil)
+            default: break
+            }
             let nextFile = try r.readUInt64LE("next file number")
             let lastSeq = try r.readUInt64LE("last flushed sequence")
             let logNumber = try r.readUInt64LE("log number")
@@ -172,6 +202,16 @@ package struct Manifest: Equatable, Sendable {
                 throw StorageError.corrupted(
                     "newest log number \(newestLog) is not between the log number \(logNumber) and the next file number \(nextFile)",
                     file: nil, offset: 40)
+            }
+            if let cipher, let authentication {
+                let covered = [UInt8](UnsafeRawBufferPointer(rebasing: body[0..<(body.count - Cipher.overhead)]))
+                do {
+                    _ = try cipher.open(authentication, at: .manifest, database: databaseID, authenticating: covered)
+                } catch {
+                    throw StorageError(
+                        .decryptionFailed, "the encryption key is not this database's (its manifest does not authenticate with it)",
+                        file: nil, offset: body.count - Cipher.overhead)
+                }
             }
             return Manifest(
                 nextFileNumber: nextFile, lastFlushedSequence: lastSeq, logNumber: logNumber, newestLogNumber: newestLog, partitions: partitions,

@@ -9,6 +9,9 @@
 ///              · blockCount u64 · entryCount u64 · minSequence u64 · maxSequence u64 · userMetadata u64
 ///              · indexChecksum u64 · footerChecksum u64 (XXH3-64 of the 80 bytes before it)
 /// ```
+/// In an encrypted segment (header flag bit 1) each block's stored bytes and the index area are sealed
+/// (`Cipher`: nonce · AES-GCM ciphertext · tag, bound to the file number and offset), and a block header's flag
+/// bit 1 says so; checksums cover the sealed bytes. Header and footer stay plain (counts and offsets only).
 /// A block's raw bytes are its entries, `varint keyCount · varint (valueCount + 1, or 0 for a deletion) · key ·
 /// value`, sorted by key, then `entryCount x u32` entry offsets for binary search.
 enum SegmentFormat {
@@ -17,6 +20,7 @@ enum SegmentFormat {
     /// 2 added the key filter (header flag bit 0); format 1 segments still read, without one.
     static let formatVersion: UInt32 = 2
     static let flagKeyFilter: UInt32 = 1
+    static let flagEncrypted: UInt32 = 2
     static let headerBytes = 32
     static let footerBytes = 88
 }
@@ -25,6 +29,7 @@ enum SegmentFormat {
 struct BlockHeader {
     static let byteCount = 24
     static let flagLZ4: UInt32 = 1
+    static let flagEncrypted: UInt32 = 2
 
     var storedCount: UInt32
     var rawCount: UInt32

@@ -30,6 +30,10 @@ final class SegmentReader: Sendable {
     /// The largest key, read from the last block on first use (`lastKey()`).
     let lastKeyCache = Locked<(known: Bool, key: [UInt8]?)>((false, nil))
     let cache: BlockCache?
+    /// The cipher that opens this segment's blocks and index (header flag bit 1); nil for a plain segment.
+    let cipher: Cipher?
+    /// The identity in the segment's header: what its sealed units are bound to.
+    let identity: UInt64
     var fileBytes: Int { region.count }
     var info: SegmentInfo {
         SegmentInfo(
@@ -39,7 +43,11 @@ final class SegmentReader: Sendable {
 
     /// Checks the header and footer of a mapped segment. The index is checked when first used, and each block
     /// when first read.
-    init(region: MappedRegion, fileNumber: UInt64, expectedPartition: UInt32?, databaseID: UInt64 = 0, cache: BlockCache? = nil) throws {
+    /// `cipher`: the database's (an encrypted segment needs it; a plain one in an encrypted database is refused).
+    init(
+        region: MappedRegion, fileNumber: UInt64, expectedPartition: UInt32?, databaseID: UInt64 = 0, cache: BlockCache? = nil,
+        cipher: Cipher? = nil
+    ) throws {
         let name = FileName.segment(fileNumber).name
         self.cache = cache
         self.name = name
@@ -61,6 +69,18 @@ final class SegmentReader: Sendable {
             }
             var idReader = ByteReader(bytes, position: 24)
             let fileID = try idReader.readUInt64LE("database identity")
+            identity = fileID
+            let encrypted = flags & SegmentFormat.flagEncrypted != 0
+            switch (encrypted, cipher) {
+            case (true, nil):
+                throw StorageError(.decryptionFailed, "the segment is encrypted and no encryption key was given", file: name, offset: 12)
+            case (false, _?):
+                throw StorageError(
+                    .decryptionFailed, "the segment is not encrypted, in an encrypted database: it was replaced or copied in", file: name,
+                    offset: 12)
+            default:
+                self.cipher = cipher
+            }
             // 0 on either side: a segment or a database from before identities.
             if databaseID != 0, fileID != 0, fileID != databaseID {
                 throw fail(
@@ -119,18 +139,50 @@ final class SegmentReader: Sendable {
     @inline(never)
     func loadIndex() throws -> SegmentIndex {
         do {
+            let stored = UnsafeRawBufferPointer(rebasing: region.unsafeBytes[indexOffset..<(indexOffset + indexBytes)])
+            let computed = Checksum.xxh3(stored)
+            guard computed == indexSum else {
+                throw StorageError.corrupted(
+                    "index checksum mismatch (stored 0x\(String(indexSum, radix: 16)), computed 0x\(String(computed, radix: 16)))",
+                    file: nil, offset: indexOffset)
+            }
+            guard let cipher else {
+                return try SegmentIndex(
+                    area: stored, areaOffset: indexOffset, blocksEnd: indexOffset, blockCount: blockCount, hasFilter: hasFilter, plainArea: nil)
+            }
+            let plain = try opening(offset: indexOffset) {
+                try cipher.open(stored, at: .index(file: fileNumber, offset: indexOffset), database: identity)
+            }
+            let area = plain.withUnsafeBytes { MappedRegion(copying: $0) }
             return try SegmentIndex(
-                segment: region.unsafeBytes, indexOffset: indexOffset, indexBytes: indexBytes, indexSum: indexSum, blockCount: blockCount,
-                hasFilter: hasFilter)
+                area: area.unsafeBytes, areaOffset: indexOffset, blocksEnd: indexOffset, blockCount: blockCount, hasFilter: hasFilter,
+                plainArea: area)
         } catch let error as StorageError {
             throw error.file == nil ? error.located(file: name) : error
         }
     }
 
+    /// Runs `body`, which opens sealed bytes at `offset`, giving a failure this segment's name and the offset.
+    private func opening<R>(offset: Int, _ body: () throws -> R) throws -> R {
+        do {
+            return try body()
+        } catch var error as StorageError {
+            error.file = name
+            error.offset = offset
+            throw error
+        }
+    }
+
+    /// The index area as the index reads it: opened (encrypted segments) or in place in the mapping.
+    @inline(__always)
+    func indexArea(_ index: SegmentIndex) -> UnsafeRawBufferPointer {
+        index.plainArea?.unsafeBytes ?? UnsafeRawBufferPointer(rebasing: region.unsafeBytes[indexOffset..<(indexOffset + indexBytes)])
+    }
+
     /// The first key of block `i`.
     @inline(__always)
     func firstKey(_ i: Int, _ index: SegmentIndex) -> UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(rebasing: region.unsafeBytes[index.firstKeyOffsets[i]..<(index.firstKeyOffsets[i] + index.firstKeyCounts[i])])
+        UnsafeRawBufferPointer(rebasing: indexArea(index)[index.firstKeyOffsets[i]..<(index.firstKeyOffsets[i] + index.firstKeyCounts[i])])
     }
 
     /// The last block whose first key is at or before `key`, or nil when `key` precedes them all.
@@ -154,6 +206,8 @@ final class SegmentReader: Sendable {
         var rawCount: Int
         var entryCount: Int
         var compressed: Bool
+        /// Whether the stored bytes are sealed (`Cipher`): opened before they are decompressed or read.
+        var encrypted: Bool
         var entriesEnd: Int { rawCount - 4 * entryCount }
     }
 
@@ -174,7 +228,7 @@ final class SegmentReader: Sendable {
                 "block \(i) declares \(storedCount) stored bytes, the index leaves room for \(end - start - BlockHeader.byteCount)",
                 file: name, offset: start)
         }
-        guard flags & ~BlockHeader.flagLZ4 == 0 else {
+        guard flags & ~(BlockHeader.flagLZ4 | BlockHeader.flagEncrypted) == 0 else {
             throw StorageError.corrupted("block \(i) has unknown flags 0x\(String(flags, radix: 16))", file: name, offset: start + 12)
         }
         guard Int(rawCount) <= Limits.maxBlockBytes, UInt64(entryCount) * 4 <= UInt64(rawCount), entryCount > 0 else {
@@ -182,7 +236,13 @@ final class SegmentReader: Sendable {
                 "block \(i) declares \(rawCount) raw bytes and \(entryCount) entries, which cannot be", file: name, offset: start + 4)
         }
         let compressed = flags & BlockHeader.flagLZ4 != 0
-        guard compressed || rawCount == storedCount else {
+        let encrypted = flags & BlockHeader.flagEncrypted != 0
+        guard encrypted == (cipher != nil) else {
+            throw StorageError.corrupted(
+                "block \(i) is \(encrypted ? "" : "not ")encrypted, in a\(encrypted ? " plain" : "n encrypted") segment", file: name, offset: start + 12)
+        }
+        let plainStored = Int(storedCount) - (encrypted ? Cipher.overhead : 0)
+        guard compressed || rawCount == plainStored else {
             throw StorageError.corrupted(
                 "uncompressed block \(i) declares \(rawCount) raw bytes but stores \(storedCount)", file: name, offset: start + 4)
         }
@@ -199,7 +259,8 @@ final class SegmentReader: Sendable {
             }
             index.verified.withLock { $0[word] |= bit }
         }
-        return BlockLocation(start: start, stored: storedRange, rawCount: Int(rawCount), entryCount: Int(entryCount), compressed: compressed)
+        return BlockLocation(
+            start: start, stored: storedRange, rawCount: Int(rawCount), entryCount: Int(entryCount), compressed: compressed, encrypted: encrypted)
     }
 
     /// Adds this segment's file name and the block's offset to an error from a block's bytes.
@@ -231,12 +292,28 @@ final class SegmentReader: Sendable {
         try locating(i) {
             let b = try locate(i)
             let stored = UnsafeRawBufferPointer(rebasing: region.unsafeBytes[b.stored])
+            if b.encrypted {
+                let plain = try open(b, stored)
+                if b.compressed {
+                    try plain.withUnsafeBytes { try LZ4.decompress($0, originalCount: b.rawCount, into: scratch) }
+                } else {
+                    scratch.removeAll()
+                    plain.withUnsafeBytes { scratch.append($0) }
+                }
+                return try scratch.withUnsafeBytes { try body(BlockView(raw: $0, entryCount: b.entryCount, entriesEnd: b.entriesEnd)) }
+            }
             if !b.compressed {
                 return try body(BlockView(raw: stored, entryCount: b.entryCount, entriesEnd: b.entriesEnd))
             }
             try LZ4.decompress(stored, originalCount: b.rawCount, into: scratch)
             return try scratch.withUnsafeBytes { try body(BlockView(raw: $0, entryCount: b.entryCount, entriesEnd: b.entriesEnd)) }
         }
+    }
+
+    /// The plaintext of an encrypted block's stored bytes (LZ4 still, when the block is compressed).
+    private func open(_ b: BlockLocation, _ stored: UnsafeRawBufferPointer) throws -> [UInt8] {
+        guard let cipher else { throw StorageError.corrupted("an encrypted block in a plain segment", file: name, offset: b.start) }
+        return try opening(offset: b.start) { try cipher.open(stored, at: .block(file: fileNumber, offset: b.start), database: identity) }
     }
 
     /// Calls `body` with block `i` prepared for point reads (from the cache, or read and cached now).
@@ -249,9 +326,20 @@ final class SegmentReader: Sendable {
             } else {
                 let b = try locate(i)
                 var decompressed: MappedRegion? = nil
-                if b.compressed {
+                let stored = UnsafeRawBufferPointer(rebasing: region.unsafeBytes[b.stored])
+                if b.encrypted {
+                    // Opened (and decompressed) into memory of its own: nothing decrypted is ever written out.
+                    let plain = try open(b, stored)
                     let out = GrowableBuffer(capacity: b.rawCount)
-                    try LZ4.decompress(UnsafeRawBufferPointer(rebasing: region.unsafeBytes[b.stored]), originalCount: b.rawCount, into: out)
+                    if b.compressed {
+                        try plain.withUnsafeBytes { try LZ4.decompress($0, originalCount: b.rawCount, into: out) }
+                    } else {
+                        plain.withUnsafeBytes { out.append($0) }
+                    }
+                    decompressed = MappedRegion(adopting: out)
+                } else if b.compressed {
+                    let out = GrowableBuffer(capacity: b.rawCount)
+                    try LZ4.decompress(stored, originalCount: b.rawCount, into: out)
                     decompressed = MappedRegion(adopting: out)
                 }
                 let raw = decompressed?.unsafeBytes ?? UnsafeRawBufferPointer(rebasing: region.unsafeBytes[b.stored])
@@ -294,7 +382,7 @@ final class SegmentReader: Sendable {
     func lookup<R>(_ key: UnsafeRawBufferPointer, hash: UInt64? = nil, _ body: (Lookup) throws -> R) throws -> R {
         if let filter = try index().filter,
             !KeyFilter.mayContain(
-                hash: hash ?? KeyFilter.hash(key), words: UnsafeRawBufferPointer(rebasing: region.unsafeBytes[filter.offset...]),
+                hash: hash ?? KeyFilter.hash(key), words: UnsafeRawBufferPointer(rebasing: indexArea(try index())[filter.offset...]),
                 wordCount: filter.wordCount, probeCount: filter.probeCount)
         {
             return try body(.absent)

@@ -8,24 +8,35 @@ final class SegmentWriter {
     @exclusivity(unchecked) private var written = 0
     private let block = GrowableBuffer(capacity: Tuning.blockBytes + 1024)
     private let compressed = GrowableBuffer(capacity: Tuning.blockBytes + 1024)
+    private let sealedBlock = GrowableBuffer(capacity: Tuning.blockBytes + 1024)
     @exclusivity(unchecked) private var entryOffsets: [UInt32] = []
     @exclusivity(unchecked) private var blockFirstKey: [UInt8] = []
     @exclusivity(unchecked) private var index = GrowableBuffer(capacity: 4096)
     @exclusivity(unchecked) private var blockCount = 0
     @exclusivity(unchecked) private(set) var entryCount = 0
     private let compress: Bool
+    private let fileNumber: UInt64
+    private let databaseID: UInt64
+    private let cipher: Cipher?
 
     @exclusivity(unchecked) private var filter: KeyFilter
 
     /// `expectedEntries` sizes the key filter (at most this many entries keep its false-positive rate).
-    init(file: any WritableFile, partition: UInt32, databaseID: UInt64, expectedEntries: Int, compress: Bool = true) throws {
+    /// `cipher`: seal every block and the index (an encrypted database's segments).
+    init(
+        file: any WritableFile, fileNumber: UInt64, partition: UInt32, databaseID: UInt64, expectedEntries: Int, compress: Bool = true,
+        cipher: Cipher? = nil
+    ) throws {
         self.file = file
+        self.fileNumber = fileNumber
         self.partition = partition
+        self.databaseID = databaseID
         self.compress = compress
+        self.cipher = cipher
         filter = KeyFilter(expectedKeys: expectedEntries)
         output.appendUInt64LE(SegmentFormat.headerMagic)
         output.appendUInt32LE(SegmentFormat.formatVersion)
-        output.appendUInt32LE(SegmentFormat.flagKeyFilter)
+        output.appendUInt32LE(SegmentFormat.flagKeyFilter | (cipher == nil ? 0 : SegmentFormat.flagEncrypted))
         output.appendUInt32LE(partition)
         output.appendUInt32LE(0)
         // The database's identity, in what was a reserved field (0 in segments written before identities).
@@ -57,7 +68,14 @@ final class SegmentWriter {
         {
             flags = BlockHeader.flagLZ4
         }
-        let stored = flags == BlockHeader.flagLZ4 ? compressed : block
+        var stored = flags == BlockHeader.flagLZ4 ? compressed : block
+        if let cipher {
+            let sealed = stored.withUnsafeBytes { cipher.seal($0, at: .block(file: fileNumber, offset: blockOffset), database: databaseID) }
+            sealedBlock.removeAll()
+            sealed.withUnsafeBytes { sealedBlock.append($0) }
+            stored = sealedBlock
+            flags |= BlockHeader.flagEncrypted
+        }
         stored.withUnsafeBytes { bytes in
             let storedCount = UInt32(bytes.count)
             output.appendUInt32LE(storedCount)
@@ -90,6 +108,11 @@ final class SegmentWriter {
         index.appendUInt32LE(UInt32(filter.words.count))
         index.appendUInt32LE(filter.probeCount)
         let indexOffset = written + output.count
+        if let cipher {
+            let sealed = index.withUnsafeBytes { cipher.seal($0, at: .index(file: fileNumber, offset: indexOffset), database: databaseID) }
+            index.removeAll()
+            sealed.withUnsafeBytes { index.append($0) }
+        }
         let indexChecksum = index.withUnsafeBytes { Checksum.xxh3($0) }
         index.withUnsafeBytes { output.append($0) }
         var footer: [UInt8] = []
