@@ -234,7 +234,7 @@ public struct Realm: @unchecked Sendable {
 
 /// The schema version stored in the Realm file at `fileURL`.
 public func schemaVersionAtURL(_ fileURL: URL, encryptionKey: Data? = nil) throws -> UInt64 {
-    try SharedFile.storedSchemaVersion(at: fileURL)
+    try SharedFile.storedSchemaVersion(at: fileURL, encryptionKey: encryptionKey)
 }
 
 extension Realm: Equatable {

@@ -33,6 +33,33 @@ struct StrataCommand: ParsableCommand {
         subcommands: [Info.self, SchemaCommand.self, Dump.self, Verify.self, Salvage.self, Compact.self, Migrate.self])
 }
 
+/// `--key-file`: the key of an encrypted database, as RealmSwift's `encryptionKey` (64 bytes), in a file of
+/// those 64 bytes or of 128 hexadecimal digits.
+struct KeyOption: ParsableArguments {
+    @Option(name: .customLong("key-file"), help: "A file holding the database's 64-byte encryption key (raw, or 128 hex digits).")
+    var keyFile: String?
+
+    func bytes() throws -> [UInt8]? {
+        guard let keyFile else { return nil }
+        guard let data = FileManager.default.contents(atPath: keyFile) else {
+            throw Realm.Error(.fileNotFound, "the key file \(keyFile) cannot be read")
+        }
+        if data.count == 64 { return [UInt8](data) }
+        let text = String(decoding: data, as: UTF8.self).filter { !$0.isWhitespace }
+        var out: [UInt8] = []
+        var digits = text.makeIterator()
+        while let high = digits.next() {
+            guard let low = digits.next(), let h = high.hexDigitValue, let l = low.hexDigitValue else { break }
+            out.append(UInt8(h << 4 | l))
+        }
+        guard out.count == 64, text.count == 128 else {
+            throw Realm.Error(
+                .invalidInput, "the key file \(keyFile) holds \(data.count) bytes: an encryption key is 64 bytes, raw or as 128 hex digits")
+        }
+        return out
+    }
+}
+
 /// Runs a command body: a Realm or storage error becomes one line on standard error and exit status 1.
 func running(_ body: () throws -> Void) throws {
     do {
@@ -83,10 +110,11 @@ struct Info: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Versions, object types with their properties, object counts and bytes, log size, pending migrations.")
     @Argument(help: "The database (a Realm's fileURL).") var path: String
+    @OptionGroup var key: KeyOption
 
     func run() throws {
         try running {
-            let db = try DatabaseInspector(path: path)
+            let db = try DatabaseInspector(path: path, encryptionKey: try key.bytes())
             let s = try db.summary()
             print("database: \(path)")
             if db.isBesideWriter { print("note: open in another process; this is what its files hold now") }
@@ -113,11 +141,12 @@ struct SchemaCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "schema", abstract: "The schema history, version by version, with what changed between versions.")
     @Argument(help: "The database (a Realm's fileURL).") var path: String
+    @OptionGroup var key: KeyOption
     @Option(help: "Show this schema version only.") var version: UInt64?
 
     func run() throws {
         try running {
-            let db = try DatabaseInspector(path: path)
+            let db = try DatabaseInspector(path: path, encryptionKey: try key.bytes())
             let history = try db.schemaHistory()
             try db.close()
             guard !history.isEmpty else {
@@ -152,13 +181,14 @@ struct Dump: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Objects of a type, links shown by primary key or object key.")
     enum Format: String, ExpressibleByArgument { case json, table }
     @Argument(help: "The database (a Realm's fileURL).") var path: String
+    @OptionGroup var key: KeyOption
     @Option(help: "The object type.") var type: String
     @Option(help: "At most this many objects.") var limit: Int?
     @Option(help: "json or table.") var format: Format = .table
 
     func run() throws {
         try running {
-            let db = try DatabaseInspector(path: path)
+            let db = try DatabaseInspector(path: path, encryptionKey: try key.bytes())
             let (names, rows) = try db.objects(ofType: type, limit: limit)
             try db.close()
             switch format {
@@ -228,10 +258,11 @@ struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Reads every block, checks every checksum and every record against the schema; exits 1 naming each problem.")
     @Argument(help: "The database (a Realm's fileURL).") var path: String
+    @OptionGroup var key: KeyOption
 
     func run() throws {
         try running {
-            let db = try DatabaseInspector(path: path)
+            let db = try DatabaseInspector(path: path, encryptionKey: try key.bytes())
             let problems = db.verify()
             try db.close()
             guard problems.isEmpty else {
@@ -251,10 +282,11 @@ struct Salvage: ParsableCommand {
             + "version. Indexes are built again when an app first opens the copy. Exits 1 when anything was lost.")
     @Argument(help: "The damaged database (a Realm's fileURL).") var source: String
     @Argument(help: "Where to write the copy (must not exist).") var destination: String
+    @OptionGroup var key: KeyOption
 
     func run() throws {
         try running {
-            let summary = try DatabaseInspector.salvage(source: source, destination: destination)
+            let summary = try DatabaseInspector.salvage(source: source, destination: destination, encryptionKey: try key.bytes())
             for note in summary.notes { print("note: \(note)") }
             var lost = !summary.losses.isEmpty
             for t in summary.types {
@@ -286,11 +318,12 @@ struct Compact: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Rewrites each type's segments into one, dropping deleted and overwritten records; needs the database to itself.")
     @Argument(help: "The database (a Realm's fileURL).") var path: String
+    @OptionGroup var key: KeyOption
 
     func run() throws {
         try running {
             let start = Date()
-            let db = try DatabaseInspector(path: path, forWriting: true)
+            let db = try DatabaseInspector(path: path, forWriting: true, encryptionKey: try key.bytes())
             let progress = Progress()
             let (before, after) = try db.compact { done, total, label in progress.update(done, total, label) }
             progress.end()
@@ -303,11 +336,12 @@ struct Migrate: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Finishes the online migrations pending in a database now; needs the app's configuration and the database to itself.")
     @Argument(help: "The database (a Realm's fileURL).") var path: String
+    @OptionGroup var key: KeyOption
 
     func run() throws {
         try running {
             let start = Date()
-            let db = try DatabaseInspector(path: path, forWriting: true)
+            let db = try DatabaseInspector(path: path, forWriting: true, encryptionKey: try key.bytes())
             let summary = try db.summary()
             let before = db.bytesOnDisk
             try db.close()
@@ -325,6 +359,7 @@ struct Migrate: ParsableCommand {
                         + "that has the app's configuration with StrataTool.main(configurations:)")
             }
             config.fileURL = URL(fileURLWithPath: path)
+            if let bytes = try key.bytes() { config.encryptionKey = Data(bytes) }
             config.migrationMode = .online
             config.backgroundMigration = true
             print("pending: \(list)")

@@ -10,16 +10,20 @@ import TestSupport
 @Suite struct DamagedFileTests {
     static let count = 2000
 
-    static func config(_ path: String) -> Realm.Configuration {
-        Realm.Configuration(fileURL: URL(fileURLWithPath: path), schemaVersion: 3, objectTypes: [SalvageItem.self, SalvageTag.self])
+    /// The key of the encrypted variants (the damage tests run on encrypted files too).
+    static let key = Data((0..<64).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 1) })
+
+    static func config(_ path: String, encrypted: Bool = false) -> Realm.Configuration {
+        Realm.Configuration(
+            fileURL: URL(fileURLWithPath: path), encryptionKey: encrypted ? key : nil, schemaVersion: 3, objectTypes: [SalvageItem.self, SalvageTag.self])
     }
 
     /// A closed database of items in several blocks (plus, with `inLog`, commits only in the log, the
     /// process having died), then one kind of damage. Returns the path and the damaged file's name.
-    static func damaged(_ kind: String, in dir: TemporaryDirectory) throws -> (path: String, file: String) {
+    static func damaged(_ kind: String, in dir: TemporaryDirectory, encrypted: Bool = false) throws -> (path: String, file: String) {
         let path = dir.child("db.realm")
         do {
-            let realm = try Realm(configuration: config(path))
+            let realm = try Realm(configuration: config(path, encrypted: encrypted))
             try realm.write {
                 for i in 0..<count { realm.create(SalvageItem.self, value: ["code": "c\(i)", "group": i % 10, "payload": String(repeating: "p", count: 30)]) }
             }
@@ -43,7 +47,7 @@ import TestSupport
             return (path, log)
         case "another database's segment":
             let other = try TemporaryDirectory()
-            _ = try damaged("none", in: other)
+            _ = try damaged("none", in: other, encrypted: encrypted)
             bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: other.child("db.realm/" + segment))))
         default: return (path, segment)
         }
@@ -52,12 +56,12 @@ import TestSupport
     }
 
     /// Damage found at open: `Realm(configuration:)` throws a `Realm.Error` naming the file.
-    @Test(arguments: ["footer", "cut segment", "missing segment", "missing log", "another database's segment"])
-    func damageFoundAtOpenIsATypedError(kind: String) throws {
+    @Test(arguments: ["footer", "cut segment", "missing segment", "missing log", "another database's segment"], [false, true])
+    func damageFoundAtOpenIsATypedError(kind: String, encrypted: Bool) throws {
         let dir = try TemporaryDirectory()
-        let (path, file) = try Self.damaged(kind, in: dir)
+        let (path, file) = try Self.damaged(kind, in: dir, encrypted: encrypted)
         do {
-            _ = try Realm(configuration: Self.config(path))
+            _ = try Realm(configuration: Self.config(path, encrypted: encrypted))
             Issue.record("\(kind): the damaged database opened")
         } catch let error as Realm.Error {
             #expect("\(error)".contains(file), "\(kind): \(error)")
@@ -103,6 +107,25 @@ import TestSupport
             print(found)
         }
         Self.expectTrap(lookups, "lookups")
+    }
+
+    @Test func aDamagedEncryptedBlockOrIndexStopsTheFirstRead() async {
+        let block = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dir = try TemporaryDirectory()
+            let path = try DamagedFileTests.damaged("data block", in: dir, encrypted: true).path
+            let realm = try Realm(configuration: DamagedFileTests.config(path, encrypted: true))
+            var n = 0
+            for item in realm.objects(SalvageItem.self) { n += item.payload.count }
+            print(n)
+        }
+        Self.expectTrap(block, "encrypted block")
+        let index = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dir = try TemporaryDirectory()
+            let path = try DamagedFileTests.damaged("index", in: dir, encrypted: true).path
+            let realm = try Realm(configuration: DamagedFileTests.config(path, encrypted: true))
+            print(realm.object(ofType: SalvageItem.self, forPrimaryKey: "c7") as Any)
+        }
+        Self.expectTrap(index, "encrypted index")
     }
 
     @Test func aDamagedIndexStopsTheFirstRead() async {

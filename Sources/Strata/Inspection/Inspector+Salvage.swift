@@ -24,7 +24,9 @@ extension DatabaseInspector {
     /// which keys it could not read. The source is only read (it need not open: that is the point).
     /// Indexes are not copied but built again by the first open of the copy that declares them; primary-key
     /// indexes are rebuilt here from the records.
-    package static func salvage(source: String, destination: String) throws -> SalvageSummary {
+    /// An encrypted source needs its `encryptionKey`; the copy is encrypted with the same key (nothing decrypted
+    /// is written to disk).
+    package static func salvage(source: String, destination: String, encryptionKey: [UInt8]? = nil) throws -> SalvageSummary {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw Realm.Error(.fileNotFound, "\(source): no such database directory")
@@ -34,7 +36,7 @@ extension DatabaseInspector {
         }
         let salvaged: SalvageResult
         do {
-            salvaged = try Database.salvage(at: source)
+            salvaged = try Database.salvage(at: source, encryptionKey: encryptionKey)
         } catch {
             throw Realm.Error(.fileAccess, "\(source) cannot be read: \(error)")
         }
@@ -51,6 +53,7 @@ extension DatabaseInspector {
 
         var options = Database.Options()
         options.backgroundMaintenance = false
+        options.encryptionKey = encryptionKey
         let db: Database
         do {
             db = try Database.open(at: destination, options: options)

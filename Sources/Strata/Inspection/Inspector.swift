@@ -16,8 +16,8 @@ package final class DatabaseInspector {
     package var isBesideWriter: Bool { database.isBesideWriter }
 
     /// Opens the database in `path` (a Realm's `fileURL`, a directory). Read-only unless `forWriting`; read-only,
-    /// it opens beside a process that has the database open.
-    package init(path: String, forWriting: Bool = false) throws {
+    /// it opens beside a process that has the database open. `encryptionKey`: an encrypted database's 64-byte key.
+    package init(path: String, forWriting: Bool = false, encryptionKey: [UInt8]? = nil) throws {
         self.path = path
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
@@ -31,6 +31,7 @@ package final class DatabaseInspector {
         options.readOnly = !forWriting
         options.readBesideWriter = !forWriting
         options.backgroundMaintenance = false
+        options.encryptionKey = encryptionKey
         var attempt = 0
         while true {
             do {
@@ -42,7 +43,7 @@ package final class DatabaseInspector {
             } catch let e as StorageError {
                 // Beside a writer, a file can go between listing and reading it: try again a few times.
                 attempt += 1
-                if !forWriting && attempt < 3 && e.code != .corrupted { continue }
+                if !forWriting && attempt < 3 && e.code != .corrupted && e.code != .decryptionFailed { continue }
                 throw Realm.Error(e.code == .corrupted ? .invalidDatabase : .fileAccess, "\(e)", underlying: e)
             }
         }

@@ -11,6 +11,8 @@ final class SharedFile: @unchecked Sendable {
     let fileURL: URL?
     /// Keeps an in-memory Realm's files alive while any instance uses it.
     let memory: MemoryFileSystem?
+    /// The key the file was opened with (every Realm of it in this process must give the same).
+    let encryptionKey: [UInt8]?
     /// The stored schema as last committed or registered in memory, guarded.
     let storedSchema: Locked<StoredSchema?>
     /// How records of types with a pending online migration are read, by type name (see TypeMigration).
@@ -22,8 +24,12 @@ final class SharedFile: @unchecked Sendable {
     private static let open = Locked<[String: WeakFile]>([:])
     private static let memoryFileSystems = Locked<[String: MemoryFileSystem]>([:])
 
-    init(identity: String, database: Database, displayName: String, fileURL: URL?, memory: MemoryFileSystem?, schema: StoredSchema?) {
+    init(
+        identity: String, database: Database, displayName: String, fileURL: URL?, memory: MemoryFileSystem?, schema: StoredSchema?,
+        encryptionKey: [UInt8]? = nil
+    ) {
         self.identity = identity
+        self.encryptionKey = encryptionKey
         self.database = database
         self.displayName = displayName
         self.fileURL = fileURL
@@ -85,7 +91,15 @@ final class SharedFile: @unchecked Sendable {
     static func shared(for config: Realm.Configuration) throws -> SharedFile {
         let identity = config.identity
         return try open.withLock { files in
-            if let f = files[identity]?.file { return f }
+            if let f = files[identity]?.file {
+                // Realm's rule and words: one file, one key, while it is open in this process.
+                guard f.encryptionKey == config.encryptionKey.map(Array.init) else {
+                    throw Realm.Error(
+                        .fail, "Realm at path '\(config.fileURL?.path ?? identity)' already opened with different encryption key.",
+                        fileURL: config.fileURL, suggestion: "Open every Realm of this file with the same encryptionKey, or close the others first.")
+                }
+                return f
+            }
             let file = try openFile(config)
             files[identity] = WeakFile(file: file)
             return file
@@ -110,12 +124,7 @@ final class SharedFile: @unchecked Sendable {
 
     private static func openFile(_ config: Realm.Configuration) throws -> SharedFile {
         let (path, fs, memory, name) = try location(config)
-        if config.encryptionKey != nil {
-            // Never pretend: an unencrypted file written for a caller who asked for encryption would be a leak.
-            throw Realm.Error(
-                .fail, "encryption at rest is not supported yet; open \(name) without encryptionKey (nothing was written)",
-                fileURL: config.fileURL)
-        }
+        let key = Self.checkedKey(config.encryptionKey)
         if let seed = config.seedFilePath, memory == nil, !fs.fileExists(atPath: path) {
             // A new file starts as a copy of the seed Realm, as in Realm.
             do {
@@ -132,6 +141,7 @@ final class SharedFile: @unchecked Sendable {
         var options = Database.Options()
         options.createIfMissing = !config.readOnly
         options.readOnly = config.readOnly
+        options.encryptionKey = key
         // `maximumNumberOfActiveVersions` is enforced when a write begins (`RealmCore.beginWrite`), not by the
         // engine: a Realm that could not take the snapshot of its own commit would silently stay behind it.
         let database: Database
@@ -147,6 +157,15 @@ final class SharedFile: @unchecked Sendable {
                     fileURL: config.fileURL, underlying: e,
                     suggestion: "\(e.file.map { "The file refused was \($0). " } ?? "")Give this process access to \(name), or open a copy it can read.")
             }
+            if e.code == .decryptionFailed {
+                // RealmSwift's code (fileAccess) and words for a file its key does not open.
+                throw Realm.Error(
+                    .fileAccess, "Unable to open a realm at path '\(path)': Realm file decryption failed (\(e))", fileURL: config.fileURL,
+                    underlying: e,
+                    suggestion: key == nil
+                        ? "Give Realm.Configuration.encryptionKey the 64-byte key this file was written with."
+                        : "Check that encryptionKey is the key this file was written with, and that the file was written encrypted.")
+            }
             let code: Realm.Error.Code = e.code == .locked ? .alreadyOpen : (e.code == .corrupted ? .invalidDatabase : .fileAccess)
             throw Realm.Error(code, "cannot open \(name): \(e)", fileURL: config.fileURL, underlying: e)
         }
@@ -160,7 +179,19 @@ final class SharedFile: @unchecked Sendable {
         } catch let e as StorageError {
             throw Realm.Error(.invalidDatabase, "cannot read the schema of \(name): \(e)", fileURL: config.fileURL, underlying: e)
         }
-        return SharedFile(identity: config.identity, database: database, displayName: name, fileURL: config.fileURL, memory: memory, schema: schema)
+        return SharedFile(
+            identity: config.identity, database: database, displayName: name, fileURL: config.fileURL, memory: memory, schema: schema,
+            encryptionKey: key)
+    }
+
+    /// The key's bytes, after RealmSwift's check: a key that is not 64 bytes long is a programmer error (a trap
+    /// with Realm's message), as `RLMRealmConfiguration.encryptionKey` raises.
+    static func checkedKey(_ key: Data?) -> [UInt8]? {
+        guard let key else { return nil }
+        guard key.count == Cipher.keyBytes else {
+            fatalError("Encryption key must be exactly 64 bytes long (this one is \(key.count) bytes).")
+        }
+        return [UInt8](key)
     }
 
     /// `shouldCompactOnLaunch(totalBytes, usedBytes)`: total is what the segments and memtable take, used the
@@ -208,13 +239,17 @@ final class SharedFile: @unchecked Sendable {
         return true
     }
 
-    static func storedSchemaVersion(at url: URL) throws -> UInt64 {
+    static func storedSchemaVersion(at url: URL, encryptionKey: Data? = nil) throws -> UInt64 {
         var config = Realm.Configuration()
         config.fileURL = url
+        config.encryptionKey = encryptionKey
         let notInitialized = Realm.Error(
             .invalidDatabase, "Realm at path '\(url.path)' has not been initialized.", fileURL: url,
             suggestion: "No Realm has been opened at this path yet: open it with Realm(configuration:) first.")
         if let f = open.withLock({ $0[config.identity]?.file }) {
+            if f.encryptionKey != nil, f.encryptionKey != checkedKey(encryptionKey) {
+                throw Realm.Error(.fileAccess, "Unable to open a realm at path '\(url.path)': Realm file decryption failed", fileURL: url)
+            }
             if let s = f.storedSchema.withLock({ $0 }) { return s.schemaVersion }
             throw notInitialized
         }
