@@ -2,7 +2,8 @@
 // `commit()` has returned. The parent kills it at a random moment and checks that every reported commit is
 // in the database after reopening.
 //
-// Usage: EngineCrashChild PATH [maintenance]
+// Usage: EngineCrashChild PATH [maintenance [encrypted]]
+// With `encrypted`, the database is encrypted with `crashChildKey`.
 // With `maintenance`, the child also flushes every 10 commits and compacts every 25, so that kills land
 // inside flushes and compactions too; it prints "flushing N" and "compacting N" as each starts.
 // Each commit i puts key i (8 bytes, big-endian) with value(i) in partition 0 and sets key "last" in
@@ -39,6 +40,7 @@ do {
     options.memtableFlushBytes = 64 * 1024
     options.compactionSegmentTrigger = 3
     let maintenance = arguments.count >= 3 && arguments[2] == "maintenance"
+    if arguments.count >= 4 && arguments[3] == "encrypted" { options.encryptionKey = crashChildKey }
     let db = try Database.open(at: arguments[1], options: options)
     let lastKey = Array("last".utf8)
     var next: UInt64 = 0

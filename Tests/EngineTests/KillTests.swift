@@ -20,8 +20,9 @@ import TestSupport
 
     /// Plain commits (flushes and compactions happen in the background), commits with explicit flushes and
     /// compactions at random moments, and kills aimed at them: `flush` and `compaction` wait until the child
-    /// announces one, then kill it within the next two milliseconds.
-    @Test(arguments: Seeds.environmentOr([7]), ["commits", "maintenance", "flush", "compaction"])
+    /// announces one, then kill it within the next two milliseconds; `encrypted` is `maintenance` on an encrypted
+    /// database.
+    @Test(arguments: Seeds.environmentOr([7]), ["commits", "maintenance", "flush", "compaction", "encrypted"])
     func everyReportedCommitSurvivesSIGKILL(seed: UInt64, mode: String) throws {
         guard let child = Self.childPath else {
             Issue.record("EngineCrashChild was not built beside the tests")
@@ -35,7 +36,7 @@ import TestSupport
         for round in 0..<kills {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: child)
-            process.arguments = mode == "commits" ? [path] : [path, "maintenance"]
+            process.arguments = mode == "commits" ? [path] : mode == "encrypted" ? [path, "maintenance", "encrypted"] : [path, "maintenance"]
             let pipe = Pipe()
             process.standardOutput = pipe
             try process.run()
@@ -66,6 +67,7 @@ import TestSupport
 
             var options = Database.Options()
             options.backgroundMaintenance = false
+            if mode == "encrypted" { options.encryptionKey = crashChildKey }
             let db = try Database.open(at: path, options: options)
             let snapshot = try db.snapshot()
             let last = try snapshot.get(Array("last".utf8), in: 1).map { bytes in

@@ -82,3 +82,6 @@ public func crashChildValue(_ i: UInt64) -> [UInt8] {
         return UInt8(truncatingIfNeeded: x)
     }
 }
+
+/// The key of the encrypted SIGKILL runs (`EngineCrashChild PATH maintenance encrypted`).
+package let crashChildKey: [UInt8] = (0..<64).map { UInt8(truncatingIfNeeded: $0 &* 29 &+ 7) }
