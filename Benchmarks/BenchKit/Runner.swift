@@ -23,12 +23,17 @@ public final class Runner {
     public static let strata = "Strata"
     /// Strata's engine driven directly: its figures appear as their own rows, marked "[engine]".
     public static let strataEngine = "Strata engine"
+    /// Strata's object API on an encrypted file: its figures appear as their own rows, marked "[encrypted]",
+    /// for the workloads in `encryptedWorkloads`.
+    public static let strataEncrypted = "Strata encrypted"
+    static let encryptedWorkloads: Set<String> = ["insert", "enumerate-int", "lookup"]
 
     let config: Configuration
     public init(_ config: Configuration) { self.config = config }
 
     func makeEngines() -> [any BenchEngine] {
         var engines: [any BenchEngine] = [StrataObjectPeer(), StrataEnginePeer()]
+        if !config.workloads.isDisjoint(with: Self.encryptedWorkloads) { engines.append(StrataObjectPeer(encrypted: true)) }
         if config.peers.contains("sqlite") { engines.append(SQLitePeer()) }
         if config.peers.contains("lmdb") { engines.append(LMDBPeer()) }
         if config.peers.contains("grdb") { engines.append(GRDBPeer()) }
@@ -49,12 +54,14 @@ public final class Runner {
         func record(_ workload: String, _ engine: String, _ value: Double) {
             if engine == Self.strataEngine {
                 samples[workload + " [engine]", default: [:]][Self.strata, default: []].append(value)
+            } else if engine == Self.strataEncrypted {
+                samples[workload + " [encrypted]", default: [:]][Self.strata, default: []].append(value)
             } else {
                 samples[workload, default: [:]][engine, default: []].append(value)
             }
         }
         func check(_ engine: String, _ name: String, _ value: Int) { checks[engine, default: [:]][name] = value }
-        let want = config.workloads
+        let wanted = config.workloads
 
         for run in 0..<config.runs {
             for engine in makeEngines() {
@@ -62,6 +69,7 @@ public final class Runner {
                 try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
                 defer { try? FileManager.default.removeItem(atPath: dir) }
                 let tag = "[run \(run + 1)/\(config.runs)] \(engine.name)"
+                let want = engine.name == Self.strataEncrypted ? wanted.intersection(Self.encryptedWorkloads) : wanted
 
                 progress("\(tag): insert \(config.n)")
                 try engine.create(in: dir)
@@ -232,7 +240,7 @@ public final class Runner {
                 }
             }
         }
-        if want.contains("sustained") {
+        if wanted.contains("sustained") {
             // Once (it writes 10 x N objects per engine): Strata's object API, SQLite, LMDB and RocksDB.
             let sustainers: [any SustainedBenchEngine] =
                 makeEngines().compactMap { $0 as? any SustainedBenchEngine } + (config.peers.contains("rocksdb") ? [RocksDBPeer()] : [])
@@ -295,6 +303,7 @@ public final class Runner {
         for (name, unit, note) in base {
             order.append((name, unit, note))
             order.append((name + " [engine]", unit, note + "; Strata's engine driven directly, packed records"))
+            order.append((name + " [encrypted]", unit, note + "; Strata on a file encrypted with a 64-byte encryptionKey (AES-256-GCM per block and log record)"))
         }
         var rows: [Row] = []
         for (name, unit, note) in order {

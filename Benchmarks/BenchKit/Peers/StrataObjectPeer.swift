@@ -14,16 +14,23 @@ public final class BenchPerson: Object {
 
 /// Strata through its object API, as an app would use it.
 public final class StrataObjectPeer: BenchEngine {
-    public let name = "Strata"
+    public let name: String
+    /// Set for the encrypted variant (`encryptionKey`, issue 23's rows).
+    let encryptionKey: Data?
     var realm: Realm?
     var configuration: Realm.Configuration?
 
-    public init() {}
+    /// `encrypted`: the same workloads on a file encrypted with a 64-byte key.
+    public init(encrypted: Bool = false) {
+        name = encrypted ? Runner.strataEncrypted : Runner.strata
+        encryptionKey = encrypted ? Data((0..<64).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }) : nil
+    }
 
     public func create(in directory: String) throws { try open(in: directory) }
 
     public func open(in directory: String) throws {
-        let config = Realm.Configuration(fileURL: URL(fileURLWithPath: directory + "/strata.realm"), objectTypes: [BenchPerson.self])
+        let config = Realm.Configuration(
+            fileURL: URL(fileURLWithPath: directory + "/strata.realm"), encryptionKey: encryptionKey, objectTypes: [BenchPerson.self])
         configuration = config
         realm = try Realm(configuration: config)
     }
