@@ -5,7 +5,7 @@
 #   Fuzz/run.sh TARGET SECONDS [extra libFuzzer flags]
 #
 # Targets: walDecode recovery segmentDecode manifestDecode lz4Block operations recordDecode schemaDecode queryParse
-#          schemaChanges
+#          schemaChanges encryptedDamage
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${1:?usage: Fuzz/run.sh TARGET SECONDS}

@@ -8,6 +8,7 @@ public enum FuzzTargets {
         "walDecode": EngineFuzzing.logFile,
         "recovery": EngineFuzzing.recovery,
         "segmentDecode": EngineFuzzing.segment,
+        "encryptedDamage": EngineFuzzing.encryptedDamage,
         "manifestDecode": EngineFuzzing.manifest,
         "lz4Block": EngineFuzzing.lz4Block,
         "operations": EngineFuzzing.operations,
