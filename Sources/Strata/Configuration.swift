@@ -18,6 +18,8 @@ extension Realm {
                 if newValue != nil { fileURL = nil }
             }
         }
+        /// A 64-byte key: the file is created encrypted (AES-256-GCM per block and log record) and opens only with
+        /// it. Another length is a programmer error, as in RealmSwift. See the README, "Encryption at rest".
         public var encryptionKey: Data?
         public var readOnly: Bool
         public var schemaVersion: UInt64
