@@ -51,18 +51,21 @@ struct RecordWriter {
             }
             sourcesLayout = old
         }
-        values.removeAll(keepingCapacity: true)
-        taken.removeAll(keepingCapacity: true)
+        // Overwritten in place, one slot per field: emptying and refilling the arrays cost more than the rest.
+        if values.count != fieldIds.count {
+            values = Array(repeating: .null, count: fieldIds.count)
+            taken = Array(repeating: -1, count: fieldIds.count)
+        }
         for (i, id) in fieldIds.enumerated() {
             if let v = state.fields[id] {
-                values.append(v)
-                taken.append(-1)
+                values[i] = v
+                taken[i] = -1
             } else if sources[i] >= 0 {
-                values.append(.null)
-                taken.append(sources[i])
+                values[i] = .null
+                taken[i] = sources[i]
             } else {
-                values.append(sources[i] == -2 ? state.field(id) ?? defaults[i] : defaults[i])
-                taken.append(-1)
+                values[i] = sources[i] == -2 ? state.field(id) ?? defaults[i] : defaults[i]
+                taken[i] = -1
             }
         }
         let sources = taken

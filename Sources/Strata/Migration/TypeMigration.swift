@@ -69,9 +69,11 @@ final class TypeMigration: @unchecked Sendable {
         state.modified = true
     }
 
-    /// Runs `generation`'s transforms on objects made for them.
-    static func run(_ generation: Generation, typeName: String, oldObject: DynamicObject, newObject: DynamicObject) {
-        if Migration.runningTransform == typeName {
+    /// Runs `generation`'s transforms on objects made for them. `markThread`: set the task-local that makes a
+    /// migration operation called from a transform trap; not needed once the migrations that registered the
+    /// transforms are sealed (after open: reads through a pending migration, the background migrator).
+    static func run(_ generation: Generation, typeName: String, oldObject: DynamicObject, newObject: DynamicObject, markThread: Bool = true) {
+        if !markThread || Migration.runningTransform == typeName {
             // A batch already marked the thread (setting a task-local costs an allocation per call).
             for transform in generation.transforms { transform(oldObject, newObject) }
         } else {
@@ -105,7 +107,8 @@ final class TypeMigration: @unchecked Sendable {
             new.wrotePrimaryKey = false
             new.report = report
         }
-        Self.run(generation, typeName: typeName, oldObject: pair.old, newObject: pair.new)
+        // Only after open (its migrations are sealed): reads and the background migrator.
+        Self.run(generation, typeName: typeName, oldObject: pair.old, newObject: pair.new, markThread: false)
         pair.new._dynamic!.modified = true
         let result = try body(pair.new._dynamic!)
         if isKnownUniquelyReferenced(&pair.old), isKnownUniquelyReferenced(&pair.new) { giveBack(pair) }

@@ -134,6 +134,7 @@ extension RealmCore {
                             mode: .open(online: configuration.migrationMode == .online), prior: prior)
                         configuration.migrationBlock?(migration, base.schemaVersion)
                         schema = try migration.finish()
+                        migration.seal()
                         toInstall = migration.installed
                         replaceMigrations = true
                         // Records the migration rewrote, and those an online migration will rewrite, no longer
@@ -200,6 +201,7 @@ extension RealmCore {
             let old = StoredSchema(schemaVersion: version, nextPartition: base.nextPartition, types: entries.map(\.oldType))
             let migration = Migration(core: self, tx: nil, old: old, new: new, declared: infos, mode: .transformsOnly)
             block(migration, version)
+            migration.seal()
             out[version] = migration.transforms
         }
         return out
