@@ -96,7 +96,9 @@ import TestSupport
         }
         let plain = MemoryFileSystem()
         _ = try Self.make(plain, key: nil)
-        #expect(throws: StorageError.self) { _ = try Database.open(at: "/db", options: Self.options(Self.key), fileSystem: plain) }
+        #expect { _ = try Database.open(at: "/db", options: Self.options(Self.key), fileSystem: plain) } throws: {
+            ($0 as? StorageError)?.code == .decryptionFailed && "\($0)".contains("not encrypted")
+        }
         // A key of the wrong length is the caller's mistake.
         #expect { _ = try Database.open(at: "/db", options: Self.options([1, 2, 3]), fileSystem: fs) } throws: {
             ($0 as? StorageError)?.code == .invalidArgument
@@ -116,20 +118,10 @@ import TestSupport
         }
         let segment = try #require(try fs.listDirectory(atPath: "/db").filter { $0.hasSuffix(".seg") }.sorted().last)
         var bytes = try #require(fs.contents(ofFile: "/db/" + segment))
-        // A byte of the first block's ciphertext, with the block's checksum made to match again (an attacker's
-        // edit, not disk damage): only authentication can catch it.
-        let at = 32 + 24 + 40
-        bytes[at] ^= 0x40
-        let stored = Int(UInt32(littleEndian: bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 32, as: UInt32.self) }))
-        let raw = UInt32(littleEndian: bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 36, as: UInt32.self) })
-        let entries = UInt32(littleEndian: bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 40, as: UInt32.self) })
-        let flags = UInt32(littleEndian: bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 44, as: UInt32.self) })
-        let sum = bytes.withUnsafeBytes { b in
-            Database.blockChecksum(
-                stored: UnsafeRawBufferPointer(rebasing: b[56..<(56 + stored)]), storedCount: UInt32(stored), rawCount: raw, entryCount: entries,
-                flags: flags)
-        }
-        withUnsafeBytes(of: sum.littleEndian) { for (j, b) in $0.enumerated() { bytes[48 + j] = b } }
+        // A byte of the first block's ciphertext, with the checksums made to match again (an attacker's edit, not
+        // disk damage): only authentication can catch it.
+        bytes[32 + 24 + 40] ^= 0x40
+        bytes = EngineFuzzing.repairingSegmentChecksums(bytes)
         fs.replaceContents(ofFile: "/db/" + segment, with: bytes)
         let db = try Database.open(at: "/db", options: Self.options(Self.key), fileSystem: fs)
         do {
@@ -142,6 +134,49 @@ import TestSupport
         }
         #expect(db.checkConsistency().contains { $0.contains(segment) })
         try db.close()
+    }
+
+    /// Edits a plain field of the newest segment (checksums repaired after), reopens, and returns the error of
+    /// reading everything, nil when everything read back as written.
+    static func readAfterEditing(_ edit: (inout [UInt8]) -> Void) throws -> StorageError? {
+        let fs = MemoryFileSystem()
+        let expected = try make(fs, key: key)
+        do {
+            let db = try Database.open(at: "/db", options: options(key), fileSystem: fs)
+            try db.close()
+        }
+        let segment = try #require(try fs.listDirectory(atPath: "/db").filter { $0.hasSuffix(".seg") }.sorted().last)
+        var bytes = try #require(fs.contents(ofFile: "/db/" + segment))
+        edit(&bytes)
+        fs.replaceContents(ofFile: "/db/" + segment, with: EngineFuzzing.repairingSegmentChecksums(bytes))
+        do {
+            let db = try Database.open(at: "/db", options: options(key), fileSystem: fs)
+            defer { try? db.close() }
+            let seen = try readAll(db)
+            #expect(seen == expected)
+            return nil
+        } catch let error as StorageError {
+            return error
+        }
+    }
+
+    @Test func editedBlockHeadersFootersAndSaltsDoNotAuthenticate() throws {
+        let edits: [(String, (inout [UInt8]) -> Void)] = [
+            // One entry fewer in the first block: its first key would vanish without an error.
+            ("entry count", { b in b[40] &-= 1 }),
+            ("raw length", { b in b[36] &+= 4 }),
+            ("LZ4 flag", { b in b[44] ^= 1 }),
+            ("header salt", { b in b[20] ^= 1 }),
+            ("footer user metadata", { b in b[b.count - 88 + 64] ^= 1 }),
+            ("footer sequence", { b in b[b.count - 88 + 48] ^= 1 }),
+        ]
+        for (what, edit) in edits {
+            let error = try Self.readAfterEditing(edit)
+            #expect(error != nil, "an edited \(what) read back")
+            #expect(error.map { [.decryptionFailed, .corrupted].contains($0.code) } ?? true, "\(what): \(String(describing: error))")
+        }
+        // The same path with no edit reads everything back (the check above can fail).
+        #expect(try Self.readAfterEditing { _ in } == nil)
     }
 
     @Test func aCipherSealsAndOpensOnlyAtItsPlace() throws {

@@ -23,21 +23,26 @@ import TestSupport
         try FileManager.default.contentsOfDirectory(atPath: path).map { ($0, [UInt8](try Data(contentsOf: URL(fileURLWithPath: path + "/" + $0)))) }
     }
 
+    /// The fixture's objects, flushed to segments, then one change only in the log.
+    static func write(_ path: String, key: Data?) throws {
+        let realm = try Realm(configuration: configuration(path, key: key))
+        try DatabaseFixtureTests.fill(realm)
+        try DatabaseFixtureTests().checkValues(realm)
+        try realm.core.shared.database.flush()
+        try realm.write { realm.object(ofType: FixtureItem.self, forPrimaryKey: 2)!.note = "a late secret note" }
+    }
+
     @Test func everyValueKindRoundTripsEncryptedAndNoFileHoldsItsText() throws {
         let dir = try TemporaryDirectory()
-        let path = dir.child("secret.realm")
-        do {
-            let realm = try Realm(configuration: Self.configuration(path, key: Self.key))
-            try DatabaseFixtureTests.fill(realm)
-            try DatabaseFixtureTests().checkValues(realm)
-            // Some of it in segments, the rest only in the log.
-            try realm.core.shared.database.flush()
-            try realm.write { realm.object(ofType: FixtureItem.self, forPrimaryKey: 2)!.note = "a late secret note" }
-        }
+        let path = dir.child("secret.realm"), plain = dir.child("plain.realm")
+        try Self.write(path, key: Self.key)
+        try Self.write(plain, key: nil)
         let needles = ["item 17", "tag 1", "any 3", "a late secret note", "FixtureItem"].map { Array($0.utf8) }
         for (name, bytes) in try Self.rawFiles(path) {
             for needle in needles { #expect(!bytes.contains(needle), "\(name) holds \(String(decoding: needle, as: UTF8.self))") }
         }
+        // The same data written plain does hold the note in its log: the search above can find text.
+        #expect(try Self.rawFiles(plain).contains { $0.1.contains(Array("a late secret note".utf8)) })
         let realm = try Realm(configuration: Self.configuration(path, key: Self.key))
         #expect(realm.object(ofType: FixtureItem.self, forPrimaryKey: 2)?.note == "a late secret note")
         try realm.write { realm.object(ofType: FixtureItem.self, forPrimaryKey: 2)!.note = DatabaseFixtureTests.expected(2).note }
@@ -72,7 +77,9 @@ import TestSupport
         let dir = try TemporaryDirectory()
         let path = dir.child("open.realm")
         let realm = try Realm(configuration: Self.configuration(path, key: Self.key))
-        #expect(throws: Realm.Error.self) { _ = try Realm(configuration: Self.configuration(path, key: Self.otherKey)) }
+        #expect { _ = try Realm(configuration: Self.configuration(path, key: Self.otherKey)) } throws: {
+            "\($0)".contains("already opened with different encryption key")
+        }
         withExtendedLifetime(realm) {}
     }
 

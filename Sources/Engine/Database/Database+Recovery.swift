@@ -134,6 +134,16 @@ extension Database {
                     throw StorageError.corrupted(
                         "segment is \(segment.fileBytes) bytes, the manifest recorded \(info.fileBytes)", file: segment.name, offset: nil)
                 }
+                // An encrypted database's manifest is authenticated: its record of each segment must be the footer's
+                // (a segment put back from an older copy under the same number is refused here).
+                if cipher != nil, segment.info != info {
+                    throw StorageError(
+                        .decryptionFailed,
+                        "the segment's footer (\(segment.entryCount) entries, sequences \(segment.minSequence)-\(segment.maxSequence)) is not "
+                            + "what the authenticated manifest recorded (\(info.entryCount) entries, sequences \(info.minSequence)-\(info.maxSequence)): "
+                            + "the file was replaced",
+                        file: segment.name, offset: nil)
+                }
                 segments.append(segment)
             }
             partitions[id] = PartitionState(

@@ -93,6 +93,19 @@ extension Database {
         let logs = names.compactMap { if case .log(let n) = $0, n >= firstLog { n } else { nil } }.sorted()
         var logged: [UInt32: [[UInt8]: [UInt8]?]] = [:]
         var sequence = manifest?.lastFlushedSequence ?? 0
+        // An encrypted record's place includes the database's identity: the manifest's, or without one, the one
+        // the segments' headers carry.
+        var identity = manifest?.databaseID ?? 0
+        if identity == 0, cipher != nil {
+            for case .segment(let n) in names.sorted(by: { $0.name > $1.name }) {
+                guard let region = try? fs.map(atPath: path(.segment(n))), region.count >= SegmentFormat.headerBytes else { continue }  // try?: salvage reads around damage; an unreadable segment is reported below
+                let id = UInt64(littleEndian: region.unsafeBytes.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+                if id != 0 {
+                    identity = id
+                    break
+                }
+            }
+        }
         for number in logs {
             let name = FileName.log(number).name
             let region: MappedRegion
@@ -110,8 +123,7 @@ extension Database {
             }
             let scan = region.withUnsafeBytes { LogRecord.scan($0) }
             for record in scan.records where record.sequence > sequence {
-                // An encrypted record's place includes the database's identity, which only the manifest holds whole.
-                guard let plain = try? LogRecord.plain(record, cipher: cipher, log: number, database: manifest?.databaseID ?? 0),  // try?: salvage reads around damage; reported below
+                guard let plain = try? LogRecord.plain(record, cipher: cipher, log: number, database: identity),  // try?: salvage reads around damage; reported below
                     let ops = try? WriteBatch.decode(record: plain)  // try?: likewise
                 else {
                     result.losses.append(SalvageLoss(file: name, offset: record.offset, reason: "commit \(record.sequence) does not decode; it is lost"))

@@ -21,12 +21,3 @@ extension Database {
     }
 }
 
-extension Database {
-    /// A block header's checksum (`BlockHeader.checksum`), for tests that forge a block whose checksum still
-    /// matches, so that only authentication can catch it.
-    package static func blockChecksum(
-        stored: UnsafeRawBufferPointer, storedCount: UInt32, rawCount: UInt32, entryCount: UInt32, flags: UInt32
-    ) -> UInt64 {
-        BlockHeader.checksum(stored: stored, storedCount: storedCount, rawCount: rawCount, entryCount: entryCount, flags: flags)
-    }
-}

@@ -128,7 +128,8 @@ enum LogRecord {
                 _ = try r.readUInt32LE("record flags")
                 let sequence = try r.readUInt64LE("record sequence")
                 let stored = try r.readUInt64LE("record checksum")
-                guard payloadCount <= Limits.maxTransactionBytes else {
+                // (A sealed payload is `Cipher.overhead` longer than the largest plain one.)
+                guard payloadCount <= Limits.maxTransactionBytes + Cipher.overhead else {
                     throw StorageError.corrupted(
                         "record length \(payloadCount) exceeds the transaction limit \(Limits.maxTransactionBytes)",
                         file: nil, offset: start)

@@ -23,6 +23,22 @@ enum SegmentFormat {
     static let flagEncrypted: UInt32 = 2
     static let headerBytes = 32
     static let footerBytes = 88
+
+    /// What an encrypted segment's index area authenticates besides its place: the footer's counts and the
+    /// header's salt (the header's reserved word, random in an encrypted segment).
+    static func authenticatedFooter(
+        partition: UInt32, blockCount: Int, entryCount: Int, minSequence: UInt64, maxSequence: UInt64, userMetadata: UInt64, salt: UInt32
+    ) -> [UInt8] {
+        var out: [UInt8] = []
+        out.appendUInt32LE(partition)
+        out.appendUInt64LE(UInt64(blockCount))
+        out.appendUInt64LE(UInt64(entryCount))
+        out.appendUInt64LE(minSequence)
+        out.appendUInt64LE(maxSequence)
+        out.appendUInt64LE(userMetadata)
+        out.appendUInt32LE(salt)
+        return out
+    }
 }
 
 /// The fixed header in front of every block.
@@ -36,6 +52,17 @@ struct BlockHeader {
     var entryCount: UInt32
     var flags: UInt32
     var checksum: UInt64
+
+    /// What an encrypted block authenticates besides its place: its header's fields (the stored length is the
+    /// sealed bytes' own) and the segment's salt, so that an edited count or flag fails like edited bytes.
+    static func authenticated(rawCount: UInt32, entryCount: UInt32, flags: UInt32, salt: UInt32) -> [UInt8] {
+        var out: [UInt8] = []
+        out.appendUInt32LE(rawCount)
+        out.appendUInt32LE(entryCount)
+        out.appendUInt32LE(flags)
+        out.appendUInt32LE(salt)
+        return out
+    }
 
     /// The checksum covers the stored bytes and, through the seed, the four fields before it.
     static func checksum(stored: UnsafeRawBufferPointer, storedCount: UInt32, rawCount: UInt32, entryCount: UInt32, flags: UInt32) -> UInt64 {

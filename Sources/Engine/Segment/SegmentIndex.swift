@@ -8,6 +8,8 @@ final class SegmentIndex: Sendable {
     let firstKeyPrefixes: [UInt64]
     /// Blocks whose checksum matched, one bit each.
     let verified: Locked<[UInt64]>
+    /// Blocks of an encrypted segment that authenticated, one bit each.
+    let authenticated: Locked<[UInt64]>
     /// Where the segment's key filter lies in the index area (nil in format-1 segments): read in place.
     let filter: (offset: Int, wordCount: Int, probeCount: UInt32)?
     /// The opened index area of an encrypted segment; nil when the area is read in place from the mapping.
@@ -66,6 +68,7 @@ final class SegmentIndex: Sendable {
             Bytes.prefix64(UnsafeRawBufferPointer(rebasing: area[o..<(o + c)]))
         }
         verified = Locked(Array(repeating: 0, count: (blockCount + 63) / 64))
+        authenticated = Locked(Array(repeating: 0, count: (blockCount + 63) / 64))
         self.plainArea = plainArea
     }
 }

@@ -31,9 +31,13 @@ extension SegmentReader {
         return unreadable
     }
 
-    /// Checks the index and every block's checksum (those not checked before).
+    /// Checks the index and every block's checksum (those not checked before), and in an encrypted segment that
+    /// every block authenticates (once per block).
     func checkAllBlocks() throws {
-        for i in 0..<blockCount { _ = try locating(i) { try locate(i) } }
+        for i in 0..<blockCount {
+            _ = try locating(i) { try locate(i) }
+            try locating(i) { try authenticate(i) }
+        }
     }
 
     /// Reads every block and entry, checking checksums and key order. Returns the problems found.

@@ -34,6 +34,8 @@ final class SegmentReader: Sendable {
     let cipher: Cipher?
     /// The identity in the segment's header: what its sealed units are bound to.
     let identity: UInt64
+    /// The header's salt (its reserved word: random in an encrypted segment, authenticated with every unit).
+    let salt: UInt32
     var fileBytes: Int { region.count }
     var info: SegmentInfo {
         SegmentInfo(
@@ -67,6 +69,8 @@ final class SegmentReader: Sendable {
             guard version <= SegmentFormat.formatVersion else {
                 throw StorageError(.formatTooNew, "segment format version \(version) is newer than this build's \(SegmentFormat.formatVersion)", file: name, offset: 8)
             }
+            var saltReader = ByteReader(bytes, position: 20)
+            salt = try saltReader.readUInt32LE("salt")
             var idReader = ByteReader(bytes, position: 24)
             let fileID = try idReader.readUInt64LE("database identity")
             identity = fileID
@@ -150,8 +154,11 @@ final class SegmentReader: Sendable {
                 return try SegmentIndex(
                     area: stored, areaOffset: indexOffset, blocksEnd: indexOffset, blockCount: blockCount, hasFilter: hasFilter, plainArea: nil)
             }
+            let footer = SegmentFormat.authenticatedFooter(
+                partition: partition, blockCount: blockCount, entryCount: entryCount, minSequence: minSequence, maxSequence: maxSequence,
+                userMetadata: userMetadata, salt: salt)
             let plain = try opening(offset: indexOffset) {
-                try cipher.open(stored, at: .index(file: fileNumber, offset: indexOffset), database: identity)
+                try cipher.open(stored, at: .index(file: fileNumber, offset: indexOffset), database: identity, authenticating: footer)
             }
             let area = plain.withUnsafeBytes { MappedRegion(copying: $0) }
             return try SegmentIndex(
@@ -293,7 +300,7 @@ final class SegmentReader: Sendable {
             let b = try locate(i)
             let stored = UnsafeRawBufferPointer(rebasing: region.unsafeBytes[b.stored])
             if b.encrypted {
-                let plain = try open(b, stored)
+                let plain = try open(i, b, stored)
                 if b.compressed {
                     try plain.withUnsafeBytes { try LZ4.decompress($0, originalCount: b.rawCount, into: scratch) }
                 } else {
@@ -310,10 +317,31 @@ final class SegmentReader: Sendable {
         }
     }
 
-    /// The plaintext of an encrypted block's stored bytes (LZ4 still, when the block is compressed).
-    private func open(_ b: BlockLocation, _ stored: UnsafeRawBufferPointer) throws -> [UInt8] {
+    /// The plaintext of an encrypted block's stored bytes (LZ4 still, when the block is compressed), its header
+    /// authenticated with it. Remembers that block `i` authenticated (`checkAllBlocks`).
+    private func open(_ i: Int, _ b: BlockLocation, _ stored: UnsafeRawBufferPointer) throws -> [UInt8] {
         guard let cipher else { throw StorageError.corrupted("an encrypted block in a plain segment", file: name, offset: b.start) }
-        return try opening(offset: b.start) { try cipher.open(stored, at: .block(file: fileNumber, offset: b.start), database: identity) }
+        let flags = (b.compressed ? BlockHeader.flagLZ4 : 0) | BlockHeader.flagEncrypted
+        let header = BlockHeader.authenticated(rawCount: UInt32(b.rawCount), entryCount: UInt32(b.entryCount), flags: flags, salt: salt)
+        let plain = try opening(offset: b.start) {
+            try cipher.open(stored, at: .block(file: fileNumber, offset: b.start), database: identity, authenticating: header)
+        }
+        let index = try index()
+        let word = i >> 6, bit = UInt64(1) << UInt64(i & 63)
+        if index.authenticated.withLock({ $0[word] & bit }) == 0 { index.authenticated.withLock { $0[word] |= bit } }
+        return plain
+    }
+
+    /// Checks, once per block, that an encrypted block authenticates (opening it and dropping the plaintext);
+    /// `checkAllBlocks` calls it so that a forged block whose checksum matches is found before reads that
+    /// cannot throw.
+    func authenticate(_ i: Int) throws {
+        guard cipher != nil else { return }
+        let index = try index()
+        let word = i >> 6, bit = UInt64(1) << UInt64(i & 63)
+        if index.authenticated.withLock({ $0[word] & bit }) != 0 { return }
+        let b = try locate(i)
+        _ = try open(i, b, UnsafeRawBufferPointer(rebasing: region.unsafeBytes[b.stored]))
     }
 
     /// Calls `body` with block `i` prepared for point reads (from the cache, or read and cached now).
@@ -329,7 +357,7 @@ final class SegmentReader: Sendable {
                 let stored = UnsafeRawBufferPointer(rebasing: region.unsafeBytes[b.stored])
                 if b.encrypted {
                     // Opened (and decompressed) into memory of its own: nothing decrypted is ever written out.
-                    let plain = try open(b, stored)
+                    let plain = try open(i, b, stored)
                     let out = GrowableBuffer(capacity: b.rawCount)
                     if b.compressed {
                         try plain.withUnsafeBytes { try LZ4.decompress($0, originalCount: b.rawCount, into: out) }

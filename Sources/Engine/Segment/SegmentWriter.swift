@@ -18,6 +18,9 @@ final class SegmentWriter {
     private let fileNumber: UInt64
     private let databaseID: UInt64
     private let cipher: Cipher?
+    /// A random word of an encrypted segment's header, authenticated with each of its units: a segment written
+    /// again under a file number a crash left unrecorded does not accept the other's blocks.
+    private let salt: UInt32
 
     @exclusivity(unchecked) private var filter: KeyFilter
 
@@ -33,12 +36,13 @@ final class SegmentWriter {
         self.databaseID = databaseID
         self.compress = compress
         self.cipher = cipher
+        salt = cipher == nil ? 0 : UInt32.random(in: 1...UInt32.max)
         filter = KeyFilter(expectedKeys: expectedEntries)
         output.appendUInt64LE(SegmentFormat.headerMagic)
         output.appendUInt32LE(SegmentFormat.formatVersion)
         output.appendUInt32LE(SegmentFormat.flagKeyFilter | (cipher == nil ? 0 : SegmentFormat.flagEncrypted))
         output.appendUInt32LE(partition)
-        output.appendUInt32LE(0)
+        output.appendUInt32LE(salt)
         // The database's identity, in what was a reserved field (0 in segments written before identities).
         output.appendUInt64LE(databaseID)
     }
@@ -70,11 +74,14 @@ final class SegmentWriter {
         }
         var stored = flags == BlockHeader.flagLZ4 ? compressed : block
         if let cipher {
-            let sealed = stored.withUnsafeBytes { cipher.seal($0, at: .block(file: fileNumber, offset: blockOffset), database: databaseID) }
+            flags |= BlockHeader.flagEncrypted
+            let header = BlockHeader.authenticated(rawCount: rawCount, entryCount: entries, flags: flags, salt: salt)
+            let sealed = stored.withUnsafeBytes {
+                cipher.seal($0, at: .block(file: fileNumber, offset: blockOffset), database: databaseID, authenticating: header)
+            }
             sealedBlock.removeAll()
             sealed.withUnsafeBytes { sealedBlock.append($0) }
             stored = sealedBlock
-            flags |= BlockHeader.flagEncrypted
         }
         stored.withUnsafeBytes { bytes in
             let storedCount = UInt32(bytes.count)
@@ -109,7 +116,13 @@ final class SegmentWriter {
         index.appendUInt32LE(filter.probeCount)
         let indexOffset = written + output.count
         if let cipher {
-            let sealed = index.withUnsafeBytes { cipher.seal($0, at: .index(file: fileNumber, offset: indexOffset), database: databaseID) }
+            // The footer's counts are authenticated with the index (the footer itself stays plain).
+            let footer = SegmentFormat.authenticatedFooter(
+                partition: partition, blockCount: blockCount, entryCount: entryCount, minSequence: minSequence, maxSequence: maxSequence,
+                userMetadata: userMetadata, salt: salt)
+            let sealed = index.withUnsafeBytes {
+                cipher.seal($0, at: .index(file: fileNumber, offset: indexOffset), database: databaseID, authenticating: footer)
+            }
             index.removeAll()
             sealed.withUnsafeBytes { index.append($0) }
         }

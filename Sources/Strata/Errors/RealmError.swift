@@ -87,6 +87,8 @@ func realmError(_ error: any Swift.Error, fileURL: URL?) -> Realm.Error {
         case .corrupted: .invalidDatabase
         case .locked: .alreadyOpen
         case .io: .fileAccess
+        // Bytes of an encrypted file that do not authenticate: RealmSwift's code for a file it cannot decrypt.
+        case .decryptionFailed: .fileAccess
         default: .fail
         }
         return Realm.Error(code, s.description, fileURL: fileURL, underlying: s)

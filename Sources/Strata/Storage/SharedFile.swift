@@ -164,7 +164,10 @@ final class SharedFile: @unchecked Sendable {
                     underlying: e,
                     suggestion: key == nil
                         ? "Give Realm.Configuration.encryptionKey the 64-byte key this file was written with."
-                        : "Check that encryptionKey is the key this file was written with, and that the file was written encrypted.")
+                        : e.file?.hasPrefix("MANIFEST") ?? true
+                            ? "Check that encryptionKey is the key this file was written with, and that the file was written encrypted."
+                            : "The key opened the file's manifest, so \(e.file ?? "a file") was damaged or replaced: run strata verify "
+                                + "and strata salvage with --key-file.")
             }
             let code: Realm.Error.Code = e.code == .locked ? .alreadyOpen : (e.code == .corrupted ? .invalidDatabase : .fileAccess)
             throw Realm.Error(code, "cannot open \(name): \(e)", fileURL: config.fileURL, underlying: e)
@@ -247,7 +250,7 @@ final class SharedFile: @unchecked Sendable {
             .invalidDatabase, "Realm at path '\(url.path)' has not been initialized.", fileURL: url,
             suggestion: "No Realm has been opened at this path yet: open it with Realm(configuration:) first.")
         if let f = open.withLock({ $0[config.identity]?.file }) {
-            if f.encryptionKey != nil, f.encryptionKey != checkedKey(encryptionKey) {
+            if f.encryptionKey != checkedKey(encryptionKey) {
                 throw Realm.Error(.fileAccess, "Unable to open a realm at path '\(url.path)': Realm file decryption failed", fileURL: url)
             }
             if let s = f.storedSchema.withLock({ $0 }) { return s.schemaVersion }
