@@ -169,17 +169,6 @@ final class SegmentReader: Sendable {
         }
     }
 
-    /// Runs `body`, which opens sealed bytes at `offset`, giving a failure this segment's name and the offset.
-    private func opening<R>(offset: Int, _ body: () throws -> R) throws -> R {
-        do {
-            return try body()
-        } catch var error as StorageError {
-            error.file = name
-            error.offset = offset
-            throw error
-        }
-    }
-
     /// The index area as the index reads it: opened (encrypted segments) or in place in the mapping.
     @inline(__always)
     func indexArea(_ index: SegmentIndex) -> UnsafeRawBufferPointer {
@@ -317,33 +306,6 @@ final class SegmentReader: Sendable {
         }
     }
 
-    /// The plaintext of an encrypted block's stored bytes (LZ4 still, when the block is compressed), its header
-    /// authenticated with it. Remembers that block `i` authenticated (`checkAllBlocks`).
-    private func open(_ i: Int, _ b: BlockLocation, _ stored: UnsafeRawBufferPointer) throws -> [UInt8] {
-        guard let cipher else { throw StorageError.corrupted("an encrypted block in a plain segment", file: name, offset: b.start) }
-        let flags = (b.compressed ? BlockHeader.flagLZ4 : 0) | BlockHeader.flagEncrypted
-        let header = BlockHeader.authenticated(rawCount: UInt32(b.rawCount), entryCount: UInt32(b.entryCount), flags: flags, salt: salt)
-        let plain = try opening(offset: b.start) {
-            try cipher.open(stored, at: .block(file: fileNumber, offset: b.start), database: identity, authenticating: header)
-        }
-        let index = try index()
-        let word = i >> 6, bit = UInt64(1) << UInt64(i & 63)
-        if index.authenticated.withLock({ $0[word] & bit }) == 0 { index.authenticated.withLock { $0[word] |= bit } }
-        return plain
-    }
-
-    /// Checks, once per block, that an encrypted block authenticates (opening it and dropping the plaintext);
-    /// `checkAllBlocks` calls it so that a forged block whose checksum matches is found before reads that
-    /// cannot throw.
-    func authenticate(_ i: Int) throws {
-        guard cipher != nil else { return }
-        let index = try index()
-        let word = i >> 6, bit = UInt64(1) << UInt64(i & 63)
-        if index.authenticated.withLock({ $0[word] & bit }) != 0 { return }
-        let b = try locate(i)
-        _ = try open(i, b, UnsafeRawBufferPointer(rebasing: region.unsafeBytes[b.stored]))
-    }
-
     /// Calls `body` with block `i` prepared for point reads (from the cache, or read and cached now).
     func withPointBlock<R>(_ i: Int, _ body: (BlockView, [UInt64]) throws -> R) throws -> R {
         try locating(i) {
@@ -389,84 +351,5 @@ final class SegmentReader: Sendable {
                 return try body(BlockView(raw: raw, entryCount: block.entryCount, entriesEnd: block.entriesEnd), block.prefixes)
             }
         }
-    }
-
-    /// The segment's largest key (a deletion's too); nil for a segment without entries. One block read, once.
-    func lastKey() throws -> [UInt8]? {
-        let cached = lastKeyCache.withLock { $0 }
-        if cached.known { return cached.key }
-        var key: [UInt8]? = nil
-        if blockCount > 0 {
-            key = try withPointBlock(blockCount - 1) { view, _ in
-                guard view.entryCount > 0 else { return nil }
-                return [UInt8](try view.entry(at: try view.entryOffset(view.entryCount - 1)).key)
-            }
-        }
-        lastKeyCache.withLock { $0 = (true, key) }
-        return key
-    }
-
-    /// Looks `key` up: at most one block read.
-    func lookup<R>(_ key: UnsafeRawBufferPointer, hash: UInt64? = nil, _ body: (Lookup) throws -> R) throws -> R {
-        if let filter = try index().filter,
-            !KeyFilter.mayContain(
-                hash: hash ?? KeyFilter.hash(key), words: UnsafeRawBufferPointer(rebasing: indexArea(try index())[filter.offset...]),
-                wordCount: filter.wordCount, probeCount: filter.probeCount)
-        {
-            return try body(.absent)
-        }
-        guard let b = try blockIndex(for: key) else { return try body(.absent) }
-        let p = Bytes.prefix64(key)
-        return try withPointBlock(b) { view, prefixes in
-            var lo = 0, hi = prefixes.count
-            while lo < hi {
-                let mid = (lo + hi) >> 1
-                if prefixes[mid] < p { lo = mid + 1 } else { hi = mid }
-            }
-            while lo < prefixes.count && prefixes[lo] == p {
-                let e = try view.entry(at: try view.entryOffset(lo))
-                let c = Bytes.compare(e.key, key)
-                if c == 0 { return try body(e.value.map { .found($0) } ?? .deleted) }
-                if c > 0 { break }
-                lo += 1
-            }
-            return try body(.absent)
-        }
-    }
-
-    /// Calls `body` with the value of `key` in the first of `segments` (newest first) that has it, nil when that
-    /// one deleted it or none has it. The key's filter hash is computed once for all of them.
-    /// Where the newest entry of `key` in `segments` is stored: the segment file and the offset of its block;
-    /// nil when no segment holds it (or its newest entry is a deletion).
-    static func location(of key: UnsafeRawBufferPointer, in segments: [SegmentReader]) throws -> (file: String, blockOffset: Int)? {
-        let hash = segments.isEmpty ? 0 : KeyFilter.hash(key)
-        for segment in segments {
-            let found: Bool? = try segment.lookup(key, hash: hash) { lookup in
-                switch lookup {
-                case .absent: nil
-                case .deleted: false
-                case .found: true
-                }
-            }
-            guard let found else { continue }
-            guard found, let b = try segment.blockIndex(for: key) else { return nil }
-            return (segment.name, try segment.index().blockOffsets[b])
-        }
-        return nil
-    }
-
-    static func newestValue<R>(of key: UnsafeRawBufferPointer, in segments: [SegmentReader], _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
-        let hash = segments.isEmpty ? 0 : KeyFilter.hash(key)
-        for segment in segments {
-            let step: LookupStep<R> = try segment.lookup(key, hash: hash) { lookup in
-                switch lookup {
-                case .absent: return .next
-                case .deleted: return .done(try body(nil))
-                case .found(let v): return .done(try body(v))
-                }
-            }
-            if case .done(let r) = step { return r }
-        }
-        return try body(nil)
     }
 }
