@@ -107,6 +107,11 @@ public final class Migration {
 
     /// Traps when called from inside a transform, as the operation would not be deferrable.
     func refuseInsideTransform(_ operation: String) {
+        if Self.runningTransform == nil, sealed.load(ordering: .acquiring), transforms.isEmpty {
+            fatalError(
+                "Migration.\(operation) was called after the migration block returned: a Migration is only valid inside its block. "
+                    + "Do the work in the block, or open the Realm and use a write transaction.")
+        }
         let afterTheBlock = sealed.load(ordering: .acquiring) ? transforms.keys.sorted().joined(separator: "\", \"") : nil
         if let typeName = Self.runningTransform ?? afterTheBlock {
             fatalError(

@@ -52,10 +52,9 @@ struct RecordWriter {
             sourcesLayout = old
         }
         // Overwritten in place, one slot per field: emptying and refilling the arrays cost more than the rest.
-        if values.count != fieldIds.count {
-            values = Array(repeating: .null, count: fieldIds.count)
-            taken = Array(repeating: -1, count: fieldIds.count)
-        }
+        // (`encode` fills `values` alone: each array is sized on its own.)
+        if values.count != fieldIds.count { values = Array(repeating: .null, count: fieldIds.count) }
+        if taken.count != fieldIds.count { taken = Array(repeating: -1, count: fieldIds.count) }
         for (i, id) in fieldIds.enumerated() {
             if let v = state.fields[id] {
                 values[i] = v

@@ -120,6 +120,8 @@ final class TypeMigration: @unchecked Sendable {
     /// where their slot is unchanged); nil when the record needs no transform. Reads through a pending
     /// migration see exactly what the rewrite will store.
     func migratedRecord(_ record: UnsafeRawBufferPointer, layouts: RecordLayouts, report: MigrationReporter? = nil) throws -> [UInt8]? {
+        // Most records read while a migration is pending may need none (already rewritten, or written since).
+        guard generation(for: try ObjectRecord.schemaVersion(record)) != nil else { return nil }
         let box = takeWriter() ?? WriterBox(recordWriter())
         defer { giveBack(box) }
         return try migrate(record, layouts: layouts, report: report) { state in

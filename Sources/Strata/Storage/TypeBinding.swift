@@ -292,14 +292,15 @@ final class TypeBinding: @unchecked Sendable {
                 // Damaged: the general path reads it again and reports where.
             }
         }
-        return slowValue(index, in: record, object: object())
+        return slowValue(index, in: record, object: object)
     }
 
+    /// `object` is asked for only when the read traps (naming the object may cost a lookup of where it is stored).
     @inline(never)
-    private func slowValue(_ index: Int, in record: UnsafeRawBufferPointer, object: String) -> StoredValue {
+    private func slowValue(_ index: Int, in record: UnsafeRawBufferPointer, object: () -> String) -> StoredValue {
         // A record the transforms rewrite reads from its rewritten bytes (at the current version: never again here).
         if let migration, let migrated = slowMigratedRecord(record, migration) {
-            return migrated.withUnsafeBytes { value(index, in: $0, object: object) }
+            return migrated.withUnsafeBytes { value(index, in: $0, object: object()) }
         }
         do {
             let v = try ObjectRecord.value(of: fieldIds[index], in: record, layouts: layouts) ?? info.defaults[index]
@@ -308,7 +309,7 @@ final class TypeBinding: @unchecked Sendable {
             return v
         } catch {
             fatalError(
-                "\(object) of \(info.schema.className) is damaged: its property '\(info.schema.properties[index].name)' does not decode "
+                "\(object()) of \(info.schema.className) is damaged: its property '\(info.schema.properties[index].name)' does not decode "
                     + "(\(error))\(RealmCore.damageAdvice)")
         }
     }
