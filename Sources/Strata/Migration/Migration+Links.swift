@@ -85,14 +85,14 @@ extension Migration {
                 }
             }
             guard errors.isEmpty else { return }
-            var children: [(key: Int64, values: FieldValues)] = []
-            try forEachObject(after: t) { key, fields in children.append((key, fields)) }
-            for (key, values) in children {
+            // One child at a time, as the type's objects will be (streamed ones read back one by one): what is kept
+            // for the whole type is the incoming links, not its objects.
+            try forEachObject(after: t) { key, values in
                 let parents = incoming[key] ?? []
                 if parents.isEmpty {
                     deleted[t.partition, default: []].insert(key)
                     written[t.partition]?[key] = nil
-                    continue
+                    return
                 }
                 // The first parent keeps the object; each other one gets a copy of its own.
                 for parent in parents.dropFirst() {

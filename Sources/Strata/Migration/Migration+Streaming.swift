@@ -98,10 +98,9 @@ extension Migration {
     /// one whose key it wrote is kept as a state (`stream` is not called for it), which makes `finish` check
     /// and rebuild the type's keys, every streamed object brought back first.
     func streams(_ t: StoredSchema.StoredType) -> Bool {
-        // A type made embedded by this migration has its objects' parents counted at the end (`convertToEmbedded`);
-        // one embedded before needs nothing of the whole type.
-        let madeEmbedded = (t.isEmbedded ?? false) && !(old.type(named: t.name)?.isEmbedded ?? false)
-        return !primaryKeyChanged(t) && !madeEmbedded
+        // A type made embedded by this migration streams too: `convertToEmbedded` counts its objects' parents from
+        // the links at the end and reads the objects back one at a time.
+        !primaryKeyChanged(t)
     }
 
     /// Writes a state's record into the transaction now, in the new type as it stands, and forgets the state.
