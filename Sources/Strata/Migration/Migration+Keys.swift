@@ -61,52 +61,37 @@ extension Migration {
 
     /// When a type's primary key was added, removed or changed, or the block wrote primary-key values: checks
     /// that the keys are unique, moves objects of an Int key to that key, and rebuilds the key index. Whole-type
-    /// work, inside open. Returns false when there was nothing to do.
+    /// work, inside open, reading the type's objects one at a time (streamed ones included) twice: what it keeps
+    /// is a map of key values and the encoded records of objects that move, not the objects. Returns false when
+    /// there was nothing to do.
     func rebuildPrimaryKeys(_ t: StoredSchema.StoredType) throws -> Bool {
         let tx = openTx
         let oldType = old.type(named: t.name)
         let newPK = t.properties.first(where: \.isPrimaryKey)
         let oldPK = oldType?.properties.first(where: \.isPrimaryKey)
         let pkChanged = newPK?.fieldId != oldPK?.fieldId || newPK?.type != oldPK?.type || oldType?.partition != t.partition
-        let wrotePK = newPK != nil && (written[t.partition] ?? [:]).values.contains { $0.wrotePrimaryKey }
+        let states = written[t.partition] ?? [:]
+        let wrotePK = newPK != nil && (primaryKeysWritten.contains(t.partition) || states.values.contains { $0.wrotePrimaryKey })
         guard pkChanged || wrotePK else { return false }
-        unstreamAll(t)
-        let pending = written[t.partition] ?? [:]
-        // Every object of the type, as it will be.
-        var objects: [(key: Int64, state: DynamicState)] = []
-        var seen = Set<Int64>()
         let defaults = self.defaults(for: t.name)
-        let layouts = layouts(t.partition)
-        // After deleteData, only the objects the block created count.
-        try tx.snapshot.scan(t.partition) { k, v in
-            guard !dataDeleted.contains(t.name), let key = ObjectKey.decode(k) else { return false }
-            if deleted[t.partition]?.contains(key) == true { return true }
-            seen.insert(key)
-            if let state = pending[key] {
-                objects.append((key, state))
-            } else {
-                let state = DynamicState(type: t, values: try ObjectRecord.decodeAll(v, layouts: layouts).fields, writable: true, defaults: defaults)
-                state.modified = false
-                objects.append((key, state))
-            }
-            return true
-        }
-        for (key, state) in pending where !seen.contains(key) { objects.append((key, state)) }
+        var writer = RecordWriter(t, defaults: defaults)
         guard let pk = newPK else {
             // The primary key was removed: keys stay, the index goes; new objects get keys above the old ones.
             if let p = oldType?.primaryKeyPartition { try tx.dropPartition(p) }
             try prepareKeyCounter(t)
-            var writer = RecordWriter(t, defaults: defaults)
-            for (key, state) in objects where state.modified { try put(state, key: key, type: t, with: &writer) }
+            for key in states.keys.sorted() where states[key]!.modified { try put(states[key]!, key: key, type: t, with: &writer) }
             return true
         }
         // A key that is no longer an Int: objects keep their keys, new ones count above them.
         if pk.type != .int { try prepareKeyCounter(t) }
+        // First pass: every object's key value (duplicates), and the objects an Int key moves.
         var keyOf: [StoredValue: Int64] = [:]
         var duplicates: [StoredValue] = []
-        for (key, state) in objects {
-            let value = state.values[pk.fieldId] ?? defaults[pk.name] ?? .null
+        var moves: [Int64: Int64] = [:]
+        try forEachObject(after: t) { key, fields in
+            let value = fields[pk.fieldId] ?? defaults[pk.name] ?? .null
             if keyOf[value] != nil { duplicates.append(value) } else { keyOf[value] = key }
+            if pk.type == .int, case .int(let target) = value, target != key { moves[key] = target }
         }
         if !duplicates.isEmpty {
             let shown = duplicates.prefix(3).map { Object.describe($0) }.joined(separator: ", ")
@@ -117,24 +102,28 @@ extension Migration {
                 suggestion: "The migration from schema version \(old.schemaVersion) to \(new.schemaVersion) of \(core.shared.displayName) "
                     + "failed; nothing was written: \(duplicates.count) duplicate values (e.g. \(shown)); give each object its own key in the block.")
         }
+        keyOf = [:]
         if let p = oldType?.primaryKeyPartition { try tx.dropPartition(p) }
-        // An Int primary key is the object key: such objects move. All moves delete first, then write, so that
-        // one object moving onto another's old key is not deleted by it.
-        var puts: [(Int64, DynamicState)] = []
-        for (key, state) in objects {
-            let value = state.values[pk.fieldId] ?? defaults[pk.name] ?? .null
-            if pk.type == .int, case .int(let target) = value, target != key {
-                try tx.delete(ObjectKey.bytes(key), in: t.partition)
-                puts.append((target, state))
-            } else if state.modified {
-                puts.append((key, state))
+        // Second pass: the index, the objects the block changed, and the records of those that move (encoded now,
+        // written after every move's deletion, so that one object moving onto another's old key is not deleted by it).
+        var movedRecords: [(key: Int64, bytes: [UInt8])] = []
+        try forEachObject(after: t) { key, fields in
+            let value = fields[pk.fieldId] ?? defaults[pk.name] ?? .null
+            if let target = moves[key] {
+                let state = states[key] ?? DynamicState(type: t, values: fields, writable: true, defaults: defaults)
+                writer.encode(state, schemaVersion: new.schemaVersion)
+                movedRecords.append((target, writer.bytes))
+            } else if let state = states[key], state.modified {
+                try put(state, key: key, type: t, with: &writer)
             }
             if let pkPartition = t.primaryKeyPartition {
                 try tx.put(PrimaryKeyIndex.entry(value), ObjectKey.bytes(key), in: pkPartition)
             }
         }
-        var writer = RecordWriter(t, defaults: defaults)
-        for (key, state) in puts.sorted(by: { $0.0 < $1.0 }) { try put(state, key: key, type: t, with: &writer) }
+        for key in moves.keys { try tx.delete(ObjectKey.bytes(key), in: t.partition) }
+        for (key, bytes) in movedRecords.sorted(by: { $0.key < $1.key }) {
+            try ObjectKey.withBytes(key) { try tx.put($0, bytes, in: t.partition) }
+        }
         return true
     }
 

@@ -124,7 +124,7 @@ extension Migration {
             let oldType = old.type(named: t.name)
             let oldPK = oldType?.properties.first(where: \.isPrimaryKey)
             let pkChanged = pk.fieldId != oldPK?.fieldId || pk.type != oldPK?.type || oldType?.partition != t.partition
-            let wrotePK = (written[t.partition] ?? [:]).values.contains { $0.wrotePrimaryKey }
+            let wrotePK = primaryKeysWritten.contains(t.partition) || (written[t.partition] ?? [:]).values.contains { $0.wrotePrimaryKey }
             guard pkChanged || wrotePK else { continue }
             let defaults = self.defaults(for: t.name)
             var moves: [Int64: Int64] = [:]

@@ -78,10 +78,11 @@ extension Migration {
                 written[newType.partition]?[key] = nil
                 let unique = isKnownUniquelyReferenced(&newObject._dynamic!)
                 let state = newObject._dynamic!
-                guard unique, state.modified, !state.wrotePrimaryKey else {
+                guard unique, state.modified else {
                     written[newType.partition, default: [:]][key] = state
                     return true
                 }
+                if state.wrotePrimaryKey { primaryKeysWritten.insert(newType.partition) }
                 try stream(state, key: key, typeName: newType.name)
                 spareNew = newObject
                 return true
@@ -92,15 +93,14 @@ extension Migration {
     }
 
     /// Whether objects of `t` are written into the transaction as their enumeration closure returns (inside
-    /// open, in either mode: an enumerated type is migrated whole there): for a type whose records need no
-    /// whole-type work at the end (a primary-key change, a type made embedded). A type with a
-    /// primary-key index streams too: an object whose key the block did not write keeps its index entry, and
-    /// one whose key it wrote is kept as a state (`stream` is not called for it), which makes `finish` check
-    /// and rebuild the type's keys, every streamed object brought back first.
+    /// open, in either mode: an enumerated type is migrated whole there). An object whose primary key the block
+    /// wrote streams too and marks its type (`primaryKeysWritten`), so that `finish` checks and rebuilds the
+    /// type's keys.
     func streams(_ t: StoredSchema.StoredType) -> Bool {
-        // A type made embedded by this migration streams too: `convertToEmbedded` counts its objects' parents from
-        // the links at the end and reads the objects back one at a time.
-        !primaryKeyChanged(t)
+        // Every type streams. What needs the whole type at the end reads it back one object at a time: a type made
+        // embedded (`convertToEmbedded` counts parents from the links), a changed or written primary key
+        // (`rebuildPrimaryKeys` keeps a map of key values, and the encoded records of objects that move).
+        true
     }
 
     /// Writes a state's record into the transaction now, in the new type as it stands, and forgets the state.

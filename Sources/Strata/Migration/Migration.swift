@@ -54,6 +54,9 @@ public final class Migration {
     /// Objects a blocking migration's enumeration wrote into the transaction as their closure returned (no
     /// state kept), by partition; `unstream` brings one back as a state of `written`.
     @exclusivity(unchecked) var streamed: [UInt32: StreamedRecords] = [:]
+    /// Partitions of types whose block wrote the primary key of objects that were then streamed: their keys are
+    /// checked and their index rebuilt at the end (`rebuildPrimaryKeys`).
+    @exclusivity(unchecked) var primaryKeysWritten = Set<UInt32>()
     /// Where the type streamed last writes (reset when the new schema changes).
     final class StreamTarget {
         let typeName: String
