@@ -62,8 +62,9 @@ extension Migration {
     /// When a type's primary key was added, removed or changed, or the block wrote primary-key values: checks
     /// that the keys are unique, moves objects of an Int key to that key, and rebuilds the key index. Whole-type
     /// work, inside open, reading the type's objects one at a time (streamed ones included) twice: what it keeps
-    /// is a map of key values and the encoded records of objects that move, not the objects. Returns false when
-    /// there was nothing to do.
+    /// is a map of key values and of the moves, not the objects (their rewritten records go into the
+    /// transaction's batch, which is not spilled here: a type of several GiB that moves hits the transaction
+    /// limit). Returns false when there was nothing to do.
     func rebuildPrimaryKeys(_ t: StoredSchema.StoredType) throws -> Bool {
         let tx = openTx
         let oldType = old.type(named: t.name)
@@ -104,15 +105,14 @@ extension Migration {
         }
         keyOf = [:]
         if let p = oldType?.primaryKeyPartition { try tx.dropPartition(p) }
-        // Second pass: the index, the objects the block changed, and the records of those that move (encoded now,
-        // written after every move's deletion, so that one object moving onto another's old key is not deleted by it).
-        var movedRecords: [(key: Int64, bytes: [UInt8])] = []
+        // Second pass: the index, the objects the block changed, and those that move, written at their new key
+        // at once. Reads are not disturbed by these writes: snapshot records come from the snapshot, streamed ones
+        // from their own bytes in the batch or from spilled segments (nothing spills here). The old keys no object
+        // moves onto go last, so that one object moving onto another's old key is not deleted by it.
         try forEachObject(after: t) { key, fields in
             let value = fields[pk.fieldId] ?? defaults[pk.name] ?? .null
             if let target = moves[key] {
-                let state = states[key] ?? DynamicState(type: t, values: fields, writable: true, defaults: defaults)
-                writer.encode(state, schemaVersion: new.schemaVersion)
-                movedRecords.append((target, writer.bytes))
+                try put(states[key] ?? DynamicState(type: t, values: fields, writable: true, defaults: defaults), key: target, type: t, with: &writer)
             } else if let state = states[key], state.modified {
                 try put(state, key: key, type: t, with: &writer)
             }
@@ -120,10 +120,8 @@ extension Migration {
                 try tx.put(PrimaryKeyIndex.entry(value), ObjectKey.bytes(key), in: pkPartition)
             }
         }
-        for key in moves.keys { try tx.delete(ObjectKey.bytes(key), in: t.partition) }
-        for (key, bytes) in movedRecords.sorted(by: { $0.key < $1.key }) {
-            try ObjectKey.withBytes(key) { try tx.put($0, bytes, in: t.partition) }
-        }
+        let targets = Set(moves.values)
+        for key in moves.keys where !targets.contains(key) { try tx.delete(ObjectKey.bytes(key), in: t.partition) }
         return true
     }
 
