@@ -31,6 +31,21 @@ enum KC2 {
     }
 }
 
+/// An optional Int primary key added.
+enum KC4 {
+    final class Part: Object {
+        @Persisted(primaryKey: true) var id: Int?
+        @Persisted var name = ""
+        @Persisted var weight = 0
+        override class func className() -> String { "KCPart" }
+    }
+    final class Box: Object {
+        @Persisted var label = ""
+        @Persisted var part: Part?
+        override class func className() -> String { "KCBox" }
+    }
+}
+
 /// A String primary key added: objects keep their keys, an index is built.
 enum KC3 {
     final class Part: Object {
@@ -102,6 +117,24 @@ enum KC3 {
             #expect(realm.object(ofType: KC2.Part.self, forPrimaryKey: Self.count - i)?.weight == i, "\(i)")
         }
         for box in realm.objects(KC2.Box.self) { #expect(box.part?.name == "p" + box.label.dropFirst(), "\(box.label)") }
+    }
+
+    /// One object keeps a nil key (it moves to nil's key); the others take keys over the objects' own range,
+    /// the nil one's old key included: nothing is replaced.
+    @Test func anOptionalIntKeyWithANilMovesToNilsKey() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: Self.configuration(try Self.file(dir), [KC4.Part.self, KC4.Box.self]) { m, _ in
+            m.enumerateObjects(ofType: "KCPart") { old, new in
+                let w = old!["weight"] as! Int
+                new!["id"] = w == 3 ? nil : Self.count - w
+            }
+        })
+        #expect(realm.objects(KC4.Part.self).count == Self.count)
+        #expect(realm.object(ofType: KC4.Part.self, forPrimaryKey: nil as Int?)?.weight == 3)
+        for i in 0..<Self.count where i != 3 {
+            #expect(realm.object(ofType: KC4.Part.self, forPrimaryKey: Self.count - i)?.weight == i, "\(i)")
+        }
+        for box in realm.objects(KC4.Box.self) { #expect(box.part?.name == "p" + box.label.dropFirst(), "\(box.label)") }
     }
 
     @Test func anAddedStringKeyStreamsAndIsIndexed() throws {

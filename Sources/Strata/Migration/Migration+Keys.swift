@@ -92,7 +92,7 @@ extension Migration {
         try forEachObject(after: t) { key, fields in
             let value = fields[pk.fieldId] ?? defaults[pk.name] ?? .null
             if keyOf[value] != nil { duplicates.append(value) } else { keyOf[value] = key }
-            if pk.type == .int, case .int(let target) = value, target != key { moves[key] = target }
+            if pk.type == .int, let target = Self.objectKey(ofIntPrimaryKey: value), target != key { moves[key] = target }
         }
         if !duplicates.isEmpty {
             let shown = duplicates.prefix(3).map { Object.describe($0) }.joined(separator: ", ")
@@ -123,6 +123,15 @@ extension Migration {
         let targets = Set(moves.values)
         for key in moves.keys where !targets.contains(key) { try tx.delete(ObjectKey.bytes(key), in: t.partition) }
         return true
+    }
+
+    /// The object key an Int primary key value gives its object: the value, or the key of nil for an optional one.
+    static func objectKey(ofIntPrimaryKey value: StoredValue) -> Int64? {
+        switch value {
+        case .int(let k): k
+        case .null: RealmCore.nilIntPrimaryKey
+        default: nil
+        }
     }
 
     /// Whether a type's primary key was added, removed or changed: whole-type work, inside open.

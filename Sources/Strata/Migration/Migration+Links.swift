@@ -129,7 +129,7 @@ extension Migration {
             let defaults = self.defaults(for: t.name)
             var moves: [Int64: Int64] = [:]
             try forEachObject(after: t) { key, fields in
-                if case .int(let target) = fields[pk.fieldId] ?? defaults[pk.name] ?? .null, target != key { moves[key] = target }
+                if let target = Self.objectKey(ofIntPrimaryKey: fields[pk.fieldId] ?? defaults[pk.name] ?? .null), target != key { moves[key] = target }
             }
             if !moves.isEmpty { out[t.name] = moves }
         }
