@@ -137,6 +137,21 @@ enum KC3 {
         for box in realm.objects(KC4.Box.self) { #expect(box.part?.name == "p" + box.label.dropFirst(), "\(box.label)") }
     }
 
+    /// `transformObjects` after `deleteData` of the same type transforms nothing and brings nothing back (both
+    /// modes), as `enumerateObjects` enumerates nothing after it.
+    @Test(arguments: [Realm.Configuration.MigrationMode.blocking, .online])
+    func aTransformAfterDeleteDataBringsNothingBack(mode: Realm.Configuration.MigrationMode) throws {
+        let dir = try TemporaryDirectory()
+        var c = Self.configuration(try Self.file(dir), [KC3.Part.self, KC3.Box.self]) { m, _ in
+            m.deleteData(forType: "KCPart")
+            m.transformObjects(ofType: "KCPart") { old, new in new["code"] = "c" + (old["name"] as! String) }
+        }
+        c.migrationMode = mode
+        let realm = try Realm(configuration: c)
+        #expect(realm.objects(KC3.Part.self).isEmpty)
+        #expect(realm.objects(KC3.Box.self).allSatisfy { $0.part == nil })
+    }
+
     @Test func anAddedStringKeyStreamsAndIsIndexed() throws {
         let dir = try TemporaryDirectory()
         let realm = try Realm(configuration: Self.configuration(try Self.file(dir), [KC3.Part.self, KC3.Box.self]) { m, _ in

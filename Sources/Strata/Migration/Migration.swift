@@ -249,6 +249,8 @@ public final class Migration {
         case .transformsOnly, .open(online: true):
             transforms[typeName, default: []].append(block)
         case .open(online: false):
+            // After deleteData there is nothing to transform (as `enumerateObjects` enumerates nothing).
+            guard !dataDeleted.contains(typeName) else { return }
             let generation = TypeMigration.Generation(fromVersion: old.schemaVersion, oldType: old.type(named: typeName)!, transforms: [block])
             Self.$runningTransform.withValue(typeName) {
                 forEachOldObject(typeName) { oldObject, newObject, earlier in
