@@ -106,7 +106,7 @@ enum KC3 {
     }
 
     /// Keys reversed over the objects' own key range: objects move onto keys others leave.
-    @Test func objectsMoveOntoKeysOthersLeave() throws {
+    @Test func M102_objectsMoveOntoKeysOthersLeave() throws {
         let dir = try TemporaryDirectory()
         let url = try Self.file(dir)
         let realm = try Realm(configuration: Self.configuration(url, [KC2.Part.self, KC2.Box.self]) { m, _ in
@@ -140,7 +140,7 @@ enum KC3 {
     /// `transformObjects` after `deleteData` of the same type transforms nothing and brings nothing back (both
     /// modes), as `enumerateObjects` enumerates nothing after it.
     @Test(arguments: [Realm.Configuration.MigrationMode.blocking, .online])
-    func aTransformAfterDeleteDataBringsNothingBack(mode: Realm.Configuration.MigrationMode) throws {
+    func M078_aTransformAfterDeleteDataBringsNothingBack(mode: Realm.Configuration.MigrationMode) throws {
         let dir = try TemporaryDirectory()
         var c = Self.configuration(try Self.file(dir), [KC3.Part.self, KC3.Box.self]) { m, _ in
             m.deleteData(forType: "KCPart")
@@ -165,7 +165,7 @@ enum KC3 {
         for box in realm.objects(KC3.Box.self) { #expect(box.part?.name == "p" + box.label.dropFirst()) }
     }
 
-    @Test func duplicateAddedKeysFailTheOpenAndWriteNothing() throws {
+    @Test func M103_M104_duplicateAddedKeysFailTheOpenAndWriteNothing() throws {
         let dir = try TemporaryDirectory()
         let url = try Self.file(dir)
         #expect {
