@@ -1,13 +1,40 @@
 // swift-tools-version:6.0
+import Foundation
 import PackageDescription
 
 let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
 ]
 
+// LZ4 and XXH3: on Linux the engine links the system liblz4 and libxxhash; on Apple platforms, which have
+// neither, and on Linux with STRATA_PORTABLE=1, it uses its own Swift implementations (byte-compatible: the
+// same files either way). In portable mode the system-library targets are not part of the package at all.
+let portableCodecs = ProcessInfo.processInfo.environment["STRATA_PORTABLE"] == "1"
+let systemCodecPlatforms: [Platform] = [.linux, .android]
+let codecTargets: [Target] = portableCodecs ? [] : [
+    .systemLibrary(
+        name: "CLZ4",
+        pkgConfig: "liblz4",
+        providers: [.apt(["liblz4-dev"])]
+    ),
+    .systemLibrary(
+        name: "CXXHash",
+        pkgConfig: "libxxhash",
+        providers: [.apt(["libxxhash-dev"])]
+    ),
+]
+let codecDependencies: [Target.Dependency] = portableCodecs ? [] : [
+    .target(name: "CLZ4", condition: .when(platforms: systemCodecPlatforms)),
+    .target(name: "CXXHash", condition: .when(platforms: systemCodecPlatforms)),
+]
+let codecSettings: [SwiftSetting] = portableCodecs ? [] : [
+    .define("STRATA_SYSTEM_CODECS", .when(platforms: systemCodecPlatforms)),
+]
+
 let package = Package(
     name: "Strata",
-    platforms: [.macOS(.v15), .iOS(.v18)],
+    // iOS 17 and macOS 14: the Observation framework's floor (nothing here needs iOS 18's Synchronization).
+    platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
         .library(name: "Strata", targets: ["Strata"]),
         .library(name: "Engine", targets: ["Engine"]),
@@ -18,6 +45,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
+        // Atomic words and references where iOS 17 has no `Synchronization`.
+        .package(url: "https://github.com/apple/swift-atomics", from: "1.2.0"),
         // AES-GCM and HKDF for encryption at rest (`Database.Options.encryptionKey`).
         .package(url: "https://github.com/apple/swift-crypto", from: "3.0.0"),
         // `swift package generate-documentation` (the DocC catalogs of Strata and Engine).
@@ -27,27 +56,22 @@ let package = Package(
         // A peer of the Bench (GRDB 7 on SQLite): never linked into the library.
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
     ],
-    targets: [
-        .systemLibrary(
-            name: "CLZ4",
-            pkgConfig: "liblz4",
-            providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]
-        ),
-        .systemLibrary(
-            name: "CXXHash",
-            pkgConfig: "libxxhash",
-            providers: [.apt(["libxxhash-dev"]), .brew(["xxhash"])]
-        ),
+    targets: codecTargets + [
         .target(
             name: "Engine",
-            dependencies: ["CLZ4", "CXXHash", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: codecDependencies + [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Atomics", package: "swift-atomics"),
+            ],
             // The guide to the engine's source, for readers of the tree.
             exclude: ["README.md"],
-            swiftSettings: strictSettings
+            // The privacy manifest an App Store upload needs (the file-timestamp API: stat, fstat).
+            resources: [.copy("PrivacyInfo.xcprivacy")],
+            swiftSettings: strictSettings + codecSettings
         ),
         .target(
             name: "Strata",
-            dependencies: ["Engine", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Engine", .product(name: "Logging", package: "swift-log"), .product(name: "Atomics", package: "swift-atomics")],
             swiftSettings: strictSettings
         ),
         .target(
@@ -62,7 +86,7 @@ let package = Package(
         ),
         .target(
             name: "TestSupport",
-            dependencies: ["Engine", .product(name: "MallocInterposerSwift", package: "malloc-interposer")],
+            dependencies: ["Engine", .product(name: "MallocInterposerSwift", package: "malloc-interposer"), .product(name: "Atomics", package: "swift-atomics")],
             path: "Tests/TestSupport",
             swiftSettings: strictSettings
         ),
@@ -100,7 +124,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataTests",
-            dependencies: ["Strata", "TestSupport", "StrataCrashChild", "StrataToolHost", "strata", "TodoList", "MigrationWalkthrough"],
+            dependencies: ["Strata", "TestSupport", "StrataCrashChild", "StrataToolHost", "strata", "TodoList", "MigrationWalkthrough", .product(name: "Atomics", package: "swift-atomics")],
             swiftSettings: strictSettings
         ),
         .executableTarget(
@@ -111,8 +135,8 @@ let package = Package(
         ),
         .testTarget(
             name: "EngineTests",
-            dependencies: ["Engine", "TestSupport", "EngineCrashChild"],
-            swiftSettings: strictSettings
+            dependencies: ["Engine", "TestSupport", "EngineCrashChild", .product(name: "Atomics", package: "swift-atomics")],
+            swiftSettings: strictSettings + codecSettings
         ),
         .target(
             name: "FuzzTargets",
@@ -122,7 +146,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "Fuzz",
-            dependencies: ["FuzzTargets"],
+            dependencies: ["FuzzTargets", "Engine"],
             path: "Fuzz/Entry",
             swiftSettings: strictSettings
         ),

@@ -1,16 +1,9 @@
 import Engine
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Sizes of files and directories on disk.
 public enum DirectorySize {
-    public static func fileBytes(_ path: String) -> Int {
-        var st = stat()
-        return stat(path, &st) == 0 ? Int(st.st_size) : 0
-    }
+    public static func fileBytes(_ path: String) -> Int { SystemProcess.fileBytes(path) }
 
     public static func bytes(_ path: String) -> Int {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else { return fileBytes(path) }
@@ -20,9 +13,7 @@ public enum DirectorySize {
 
 /// A monotonic clock in seconds.
 @inline(__always) public func now() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    Double(DispatchTime.now().uptimeNanoseconds) / 1e9
 }
 
 /// How a workload's figure is expressed.
@@ -39,14 +30,8 @@ public enum PeakMemory {
         return line.split(whereSeparator: { $0 == " " || $0 == "\t" }).compactMap { Int($0) }.first.map { $0 * 1024 }
     }
 
-    /// glibc's `malloc_trim(0)` (looked up at run time: the C library module does not declare it).
-    static func trimHeap() {
-        #if canImport(Glibc)
-        typealias Trim = @convention(c) (Int) -> Int32
-        guard let program = dlopen(nil, RTLD_NOW), let symbol = dlsym(program, "malloc_trim") else { return }
-        _ = unsafeBitCast(symbol, to: Trim.self)(0)
-        #endif
-    }
+    /// glibc's `malloc_trim(0)`.
+    static func trimHeap() { SystemProcess.trimHeap() }
 
     /// How far anonymous resident memory rose above its starting point while `body` ran, sampled every 5 ms
     /// by another thread; nil without /proc.

@@ -2,16 +2,13 @@
 // target whose function is chosen by the FUZZ_TARGET environment variable. Built normally it replays files:
 // `Fuzz TARGET FILE...`, or writes the seed corpus: `Fuzz --write-seeds DIRECTORY`.
 
+import Engine
+import Foundation
 import FuzzTargets
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Writes a line to standard error (fd 2) without touching C's global `stderr`.
 func printError(_ text: String) {
-    var line = text + "\n"
-    line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+    SystemProcess.writeStandardError(text + "\n")
 }
 
 #if FUZZING
@@ -20,16 +17,16 @@ nonisolated(unsafe) private var selected: (@Sendable ([UInt8]) -> String?)? = ni
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     if selected == nil {
-        guard let name = getenv("FUZZ_TARGET").map({ String(cString: $0) }), let f = FuzzTargets.all[name] else {
+        guard let name = SystemProcess.environment("FUZZ_TARGET"), let f = FuzzTargets.all[name] else {
             printError("set FUZZ_TARGET to one of: \(FuzzTargets.all.keys.sorted().joined(separator: ", "))")
-            exit(2)
+            SystemProcess.exit(2)
         }
         selected = f
     }
     let bytes = size == 0 || data == nil ? [] : Array(UnsafeBufferPointer(start: data, count: size))
     if let problem = selected?(bytes) {
         printError("fuzz target found a wrong result: \(problem)")
-        abort()
+        SystemProcess.abort()
     }
     return 0
 }
@@ -41,36 +38,30 @@ struct FuzzReplay {
         if args.first == "--write-seeds", args.count == 2 {
             for (target, inputs) in try FuzzTargets.seeds() {
                 let dir = args[1] + "/" + target
-                mkdir(dir, 0o755)
+                try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
                 for (i, bytes) in inputs.enumerated() {
-                    guard let f = fopen(dir + "/seed-\(i).bin", "wb") else { continue }
-                    _ = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, f) }
-                    fclose(f)
+                    try Data(bytes).write(to: URL(fileURLWithPath: dir + "/seed-\(i).bin"))
                 }
             }
             return
         }
         guard args.count >= 2, let f = FuzzTargets.all[args[0]] else {
             print("usage: Fuzz TARGET FILE... | Fuzz --write-seeds DIRECTORY\ntargets: \(FuzzTargets.all.keys.sorted().joined(separator: ", "))")
-            exit(2)
+            SystemProcess.exit(2)
         }
         var failures = 0
         for path in args.dropFirst() {
-            guard let file = fopen(path, "rb") else { continue }
-            var bytes: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 65536)
-            while true {
-                let n = fread(&buffer, 1, buffer.count, file)
-                if n <= 0 { break }
-                bytes += buffer[0..<n]
+            guard let data = FileManager.default.contents(atPath: path) else {
+                print("\(path): cannot be read")
+                failures += 1
+                continue
             }
-            fclose(file)
-            if let problem = f(bytes) {
+            if let problem = f([UInt8](data)) {
                 print("\(path): \(problem)")
                 failures += 1
             }
         }
-        exit(failures == 0 ? 0 : 1)
+        SystemProcess.exit(failures == 0 ? 0 : 1)
     }
 }
 #endif

@@ -1,6 +1,6 @@
+import Engine
 import Foundation
 import Logging
-import Synchronization
 
 /// How much a `Logger` reports, RealmSwift's levels from nothing (`.off`) to everything (`.all`).
 public enum LogLevel: Int, Sendable, Comparable, CustomStringConvertible {
@@ -27,7 +27,7 @@ public enum LogLevel: Int, Sendable, Comparable, CustomStringConvertible {
 /// Strata reports at that level or more severe (a migration that failed in the background, a file reset by
 /// `deleteRealmIfMigrationNeeded`…). Strata also reports through swift-log, under the label "strata".
 public final class Logger: Sendable {
-    private let state: Mutex<LogLevel>
+    private let state: Locked<LogLevel>
     private let function: @Sendable (LogLevel, String) -> Void
 
     /// The level below which messages are dropped.
@@ -37,7 +37,7 @@ public final class Logger: Sendable {
     }
 
     public init(level: LogLevel, logFunction: @escaping @Sendable (LogLevel, String) -> Void) {
-        state = Mutex(level)
+        state = Locked(level)
         function = logFunction
     }
 
@@ -47,7 +47,7 @@ public final class Logger: Sendable {
         function(level, message)
     }
 
-    private static let current = Mutex<Logger?>(nil)
+    private static let current = Locked<Logger?>(nil)
 
     /// The logger Strata reports to (none by default).
     public static var shared: Logger? {

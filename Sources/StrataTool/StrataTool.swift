@@ -1,7 +1,7 @@
 import ArgumentParser
+import Engine
 import Foundation
 import Strata
-import Synchronization
 
 /// The `strata` command-line tool: `info`, `schema`, `dump`, `verify`, `salvage`, `compact` and `migrate`.
 ///
@@ -22,7 +22,7 @@ public enum StrataTool {
     }
 
     /// The configurations the embedding program gave, for `migrate`.
-    static let known = Mutex<[Realm.Configuration]>([])
+    static let known = Locked<[Realm.Configuration]>([])
 }
 
 struct StrataCommand: ParsableCommand {
@@ -84,7 +84,7 @@ func byteCount(_ n: Int) -> String {
 
 /// Progress on a terminal as a bar redrawn in place; elsewhere (a pipe, a log) as plain lines, one per change.
 final class Progress {
-    let isTerminal = isatty(STDOUT_FILENO) != 0
+    let isTerminal = SystemProcess.standardOutputIsTerminal
     private var last: (Int, Int, String)? = nil
 
     func update(_ done: Int, _ total: Int, _ label: String) {

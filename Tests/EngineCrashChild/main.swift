@@ -12,27 +12,18 @@
 import Engine
 import TestSupport
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 func key(_ i: UInt64) -> [UInt8] { withUnsafeBytes(of: i.bigEndian) { Array($0) } }
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 2 else {
     FileHandleWriter.error("usage: EngineCrashChild PATH [maintenance]\n")
-    exit(2)
+    SystemProcess.exit(2)
 }
 
+/// Unbuffered: a line is the parent's the moment it is written, however soon the kill comes.
 enum FileHandleWriter {
-    static func out(_ s: String) {
-        var line = s
-        line.withUTF8 { _ = write(1, $0.baseAddress, $0.count) }
-    }
-    static func error(_ s: String) {
-        var line = s
-        line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
-    }
+    static func out(_ s: String) { SystemProcess.writeStandardOutput(s) }
+    static func error(_ s: String) { SystemProcess.writeStandardError(s) }
 }
 
 do {
@@ -67,5 +58,5 @@ do {
     }
 } catch {
     FileHandleWriter.error("EngineCrashChild: \(error)\n")
-    exit(1)
+    SystemProcess.exit(1)
 }

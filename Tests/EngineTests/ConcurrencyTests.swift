@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import Engine
-import Synchronization
+import Atomics
 import Testing
 import TestSupport
 
@@ -23,9 +23,9 @@ import TestSupport
             for i in 0..<keys { try tx.put(key(i), generationValue(0), in: 0) }
         }
         let generations = 300 * Seeds.scale
-        let stop = Atomic<Bool>(false)
-        let failures = Mutex<[String]>([])
-        let checks = Atomic<Int>(0)
+        let stop = ManagedAtomic<Bool>(false)
+        let failures = Locked<[String]>([])
+        let checks = ManagedAtomic<Int>(0)
         let group = DispatchGroup()
         for reader in 0..<3 {
             group.enter()
@@ -50,7 +50,7 @@ import TestSupport
                                 $0.append("reader \(reader): snapshot \(s.sequence) saw \(count) keys, generations \(seen.sorted())")
                             }
                         }
-                        checks.add(1, ordering: .relaxed)
+                        checks.wrappingIncrement(by: 1, ordering: .relaxed)
                     } catch {
                         failures.withLock { $0.append("reader \(reader): \(error)") }
                     }
@@ -67,7 +67,7 @@ import TestSupport
                 let target = checks.load(ordering: .relaxed) + 3
                 var waited = 0
                 while checks.load(ordering: .relaxed) < target && waited < 2_000 {
-                    usleep(1_000)
+                    SystemProcess.sleep(microseconds: 1_000)
                     waited += 1
                 }
             }

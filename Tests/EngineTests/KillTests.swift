@@ -6,17 +6,7 @@ import TestSupport
 /// A real crash: a child process committing in a loop is killed with SIGKILL at random moments; every commit
 /// it reported is in the database after reopening, and each transaction is whole.
 @Suite struct KillTests {
-    static var childPath: String? {
-        let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        var dir = exe.deletingLastPathComponent()
-        // On Linux the test binary sits beside the package's executables; walk up a little in case of bundles.
-        for _ in 0..<3 {
-            let candidate = dir.appendingPathComponent("EngineCrashChild").path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-            dir = dir.deletingLastPathComponent()
-        }
-        return nil
-    }
+    static var childPath: String? { BuildProducts.executable("EngineCrashChild") }
 
     /// Plain commits (flushes and compactions happen in the background), commits with explicit flushes and
     /// compactions at random moments, and kills aimed at them: `flush` and `compaction` wait until the child
@@ -51,12 +41,12 @@ import TestSupport
                     if chunk.isEmpty { break }
                     output += String(decoding: chunk, as: UTF8.self)
                 }
-                usleep(UInt32(rng.next() % 2_000))
+                SystemProcess.sleep(microseconds: UInt32(rng.next() % 2_000))
             } else {
                 // Let it run a random while: sometimes during open, usually during commits, flushes and compactions.
-                usleep(UInt32(rng.next() % 120_000) + (round % 4 == 0 ? 0 : 30_000))
+                SystemProcess.sleep(microseconds: UInt32(rng.next() % 120_000) + (round % 4 == 0 ? 0 : 30_000))
             }
-            kill(process.processIdentifier, SIGKILL)
+            SystemProcess.killHard(process.processIdentifier)
             process.waitUntilExit()
             output += String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             var reported: Int64 = -1

@@ -2,7 +2,6 @@ import Dispatch
 import Engine
 import Foundation
 import Strata
-import Synchronization
 import Testing
 import TestSupport
 

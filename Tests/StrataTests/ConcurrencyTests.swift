@@ -1,6 +1,7 @@
+import Engine
 import Foundation
 import Strata
-import Synchronization
+import Atomics
 import Testing
 import TestSupport
 
@@ -26,10 +27,10 @@ final class Account: Object {
                 for i in 0..<Self.accounts { realm.create(Account.self, value: ["id": i, "balance": 100]) }
             }
         }
-        let stop = Atomic<Bool>(false)
-        let problems = Mutex<[String]>([])
-        let refreshes = Atomic<Int>(0)
-        let commits = Atomic<Int>(0)
+        let stop = ManagedAtomic<Bool>(false)
+        let problems = Locked<[String]>([])
+        let refreshes = ManagedAtomic<Int>(0)
+        let commits = ManagedAtomic<Int>(0)
         let group = DispatchGroup()
         for r in 0..<3 {
             group.enter()
@@ -47,7 +48,7 @@ final class Account: Object {
                         }
                         let sum = view.reduce(0, +)
                         if sum != Self.total { problems.withLock { $0.append("reader \(r): a view sums to \(sum), not \(Self.total)") } }
-                        if realm.refresh() { refreshes.add(1, ordering: .relaxed) }
+                        if realm.refresh() { refreshes.wrappingIncrement(by: 1, ordering: .relaxed) }
                     }
                 } catch {
                     problems.withLock { $0.append("reader \(r): \(error)") }
@@ -66,7 +67,7 @@ final class Account: Object {
                 a.balance -= amount
                 b.balance += amount
             }
-            commits.add(1, ordering: .relaxed)
+            commits.wrappingIncrement(by: 1, ordering: .relaxed)
         }
         stop.store(true, ordering: .relaxed)
         #expect(group.wait(timeout: .now() + 60) == .success)

@@ -1,8 +1,8 @@
+import Engine
 import Foundation
 import Strata
 import Testing
 import TestSupport
-import Synchronization
 
 @Suite struct ConfigurationTests {
     /// A key is never ignored: the file it creates needs it (the key used to be refused; `RealmEncryptionTests`
@@ -43,7 +43,7 @@ import Synchronization
                 }
             }
         }
-        let asked = Mutex<(Int, Int)?>(nil)
+        let asked = Locked<(Int, Int)?>(nil)
         var config = Realm.Configuration(fileURL: url, objectTypes: [Person.self])
         config.shouldCompactOnLaunch = { total, used in
             asked.withLock { $0 = (total, used) }

@@ -2,7 +2,6 @@ import Foundation
 import Strata
 import Testing
 import TestSupport
-import Synchronization
 
 @Suite struct InMemoryRealmTests {
     @Test func anInMemoryRealmLivesWhileAnInstanceDoes() throws {

@@ -2,7 +2,6 @@ import Foundation
 import Strata
 import Testing
 import TestSupport
-import Synchronization
 
 /// Key-value coding and descriptions of objects and results.
 @Suite struct KeyValueCodingTests {

@@ -1,4 +1,5 @@
 import Foundation
+import Engine
 import Strata
 import Testing
 import TestSupport
@@ -23,15 +24,7 @@ enum S1Check {
 /// SIGKILL during a blocking migration: every reopen sees either the old version with all old data or the
 /// new version with all migrated data.
 @Suite struct MigrationKillTests {
-    static var childPath: String? {
-        var dir = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        for _ in 0..<3 {
-            let candidate = dir.appendingPathComponent("StrataCrashChild").path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-            dir = dir.deletingLastPathComponent()
-        }
-        return nil
-    }
+    static var childPath: String? { BuildProducts.executable("StrataCrashChild") }
 
     static let count = 20_000
 
@@ -70,8 +63,8 @@ enum S1Check {
             let pipe = Pipe()
             process.standardOutput = pipe
             try process.run()
-            usleep(UInt32(Double(rng.next() % 1000) / 1000 * full * 1.1 * 1_000_000))
-            kill(process.processIdentifier, SIGKILL)
+            SystemProcess.sleep(microseconds: UInt32(Double(rng.next() % 1000) / 1000 * full * 1.1 * 1_000_000))
+            SystemProcess.killHard(process.processIdentifier)
             process.waitUntilExit()
             let said = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             let version = try schemaVersionAtURL(url)

@@ -1,6 +1,6 @@
+import Engine
 import Foundation
 import Strata
-import Synchronization
 import Testing
 import TestSupport
 
@@ -18,7 +18,7 @@ import TestSupport
     @Test func renameAndCombineAsTheSeedsDescribe() throws {
         let dir = try TemporaryDirectory()
         let url = try fileV1(dir)
-        let calls = Mutex<[UInt64]>([])
+        let calls = Locked<[UInt64]>([])
         let config = Realm.Configuration(fileURL: url, schemaVersion: 2, migrationBlock: { migration, oldVersion in
             calls.withLock { $0.append(oldVersion) }
             if oldVersion < 1 {
@@ -68,7 +68,7 @@ import TestSupport
     @Test func theBlockRunsOncePerBumpEvenWithoutSchemaChangesButNeverForANewFile() throws {
         let dir = try TemporaryDirectory()
         let url = URL(fileURLWithPath: dir.child("n.realm"))
-        let calls = Mutex<[UInt64]>([])
+        let calls = Locked<[UInt64]>([])
         let block: Realm.MigrationBlock = { _, old in calls.withLock { $0.append(old) } }
         _ = try Realm(configuration: .init(fileURL: url, schemaVersion: 5, migrationBlock: block, objectTypes: [M1.Person.self]))
         #expect(calls.withLock { $0 } == [])
@@ -96,7 +96,7 @@ import TestSupport
     @Test func oldObjectsShowRemovedPropertiesAndDeleteDataRemovesObjects() throws {
         let dir = try TemporaryDirectory()
         let url = try fileV1(dir)
-        let seen = Mutex<[String]>([])
+        let seen = Locked<[String]>([])
         let realm = try Realm(configuration: .init(fileURL: url, schemaVersion: 1, migrationBlock: { m, _ in
             m.enumerateObjects(ofType: "Person") { old, new in
                 seen.withLock { $0.append(old!["lastName"] as! String) }

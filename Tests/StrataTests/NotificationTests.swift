@@ -2,7 +2,6 @@ import Dispatch
 import Engine
 import Foundation
 import Strata
-import Synchronization
 import Testing
 import TestSupport
 
@@ -138,7 +137,7 @@ final class Deliveries<T>: @unchecked Sendable {
         let dir = try TemporaryDirectory()
         let queue = DispatchQueue(label: "observer")
         let done = DispatchSemaphore(value: 0)
-        let received = Mutex<[String]>([])
+        let received = Locked<[String]>([])
         // The observing Realm lives on `queue`; a writer on this thread commits.
         nonisolated(unsafe) var token: NotificationToken?
         nonisolated(unsafe) var observing: Realm?

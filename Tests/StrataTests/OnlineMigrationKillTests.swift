@@ -1,4 +1,5 @@
 import Foundation
+import Engine
 @testable import Strata
 import Testing
 import TestSupport
@@ -84,8 +85,8 @@ enum S2Check {
             process.standardOutput = pipe
             try process.run()
             // Mostly short lives (a kill inside the migration), every fourth one long enough to finish it.
-            usleep(UInt32(round % 4 == 3 ? 400_000 + rng.next() % 400_000 : 10_000 + rng.next() % 200_000))
-            kill(process.processIdentifier, SIGKILL)
+            SystemProcess.sleep(microseconds: UInt32(round % 4 == 3 ? 400_000 + rng.next() % 400_000 : 10_000 + rng.next() % 200_000))
+            SystemProcess.killHard(process.processIdentifier)
             process.waitUntilExit()
             let said = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             #expect(!said.contains("twice"), "round \(round): the child saw a label marked twice: \(said.split(separator: "\n").last ?? "")")

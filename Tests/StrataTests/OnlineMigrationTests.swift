@@ -1,7 +1,6 @@
 import Engine
 import Foundation
 @testable import Strata
-import Synchronization
 import Testing
 import TestSupport
 

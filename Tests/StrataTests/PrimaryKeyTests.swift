@@ -2,7 +2,6 @@ import Foundation
 import Strata
 import Testing
 import TestSupport
-import Synchronization
 
 /// Primary keys: duplicates refused unless updating, ObjectId and String keys found through their index,
 /// types without a key get object keys.

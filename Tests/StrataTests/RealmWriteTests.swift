@@ -2,7 +2,6 @@ import Foundation
 import Strata
 import Testing
 import TestSupport
-import Synchronization
 
 /// Writes through a Realm: objects added become managed, changes are live and committed, cancelled writes
 /// leave nothing, reads inside a write see its changes, and committed data survives reopening.

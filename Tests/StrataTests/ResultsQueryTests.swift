@@ -2,7 +2,6 @@ import Foundation
 import Strata
 import Testing
 import TestSupport
-import Synchronization
 
 /// Queries on `Results`: the string and type-safe forms agree; sorting, aggregates and distinct.
 @Suite struct ResultsQueryTests {

@@ -2,7 +2,6 @@ import Foundation
 import Strata
 import Testing
 import TestSupport
-import Synchronization
 
 /// Binding the declared models to a file: discovery on first use, schema versions, differences listed,
 /// defaults for added properties, invalid models named.

@@ -8,12 +8,7 @@ import TestSupport
 /// The `strata` tool, run as a subprocess against databases that `StrataToolHost` creates.
 @Suite(.serialized) struct StrataToolTests {
     static func executable(_ name: String) throws -> String {
-        var dir = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        for _ in 0..<3 {
-            let candidate = dir.appendingPathComponent(name).path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-            dir = dir.deletingLastPathComponent()
-        }
+        if let path = BuildProducts.executable(name) { return path }
         throw ToolTestError("\(name) was not built beside the tests")
     }
 

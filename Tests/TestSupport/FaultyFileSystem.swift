@@ -1,5 +1,4 @@
 import Engine
-import Synchronization
 
 /// Wraps a file system and fails chosen operations: the nth append or sync with an errno, or a "crash" at the
 /// nth sync, after which every operation fails (the test then calls `MemoryFileSystem.simulateCrash()`).
@@ -21,10 +20,18 @@ package final class FaultyFileSystem: FileSystem {
         var syncs = 0
         var crashed = false
         var faultsFired = 0
+        var syncLog: [SyncRecord] = []
+    }
+
+    /// One sync the engine asked for: the file (its name) or "directory", and the kind.
+    package struct SyncRecord: Sendable, Equatable, CustomStringConvertible {
+        package var name: String
+        package var kind: SyncKind
+        package var description: String { "\(name): \(kind)" }
     }
 
     let base: any FileSystem
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     package init(base: any FileSystem, faults: [Fault] = []) {
         self.base = base
@@ -35,6 +42,8 @@ package final class FaultyFileSystem: FileSystem {
     package var appendCount: Int { state.withLock { $0.appends } }
     package var hasCrashed: Bool { state.withLock { $0.crashed } }
     package var faultsFired: Int { state.withLock { $0.faultsFired } }
+    /// Every sync asked for so far, in order.
+    package var syncLog: [SyncRecord] { state.withLock { $0.syncLog } }
 
     /// Adds a fault; counts are since this file system was made (see `syncCount` and `appendCount`).
     package func addFault(_ fault: Fault) { state.withLock { $0.faults.append(fault) } }
@@ -49,10 +58,11 @@ package final class FaultyFileSystem: FileSystem {
     }
 
     /// Counts a sync and decides what happens to it.
-    func onSync() throws {
+    func onSync(_ name: String, _ kind: SyncKind) throws {
         let outcome: (any Error)? = state.withLock { s in
             if s.crashed { return Self.crashError }
             s.syncs += 1
+            s.syncLog.append(SyncRecord(name: name, kind: kind))
             for f in s.faults {
                 switch f {
                 case .failSync(let n, let e) where n == s.syncs:
@@ -88,26 +98,31 @@ package final class FaultyFileSystem: FileSystem {
     package func fileExists(atPath path: String) -> Bool { base.fileExists(atPath: path) }
     package func createFile(atPath path: String) throws -> any WritableFile {
         try checkAlive()
-        return FaultyWritableFile(fs: self, file: try base.createFile(atPath: path))
+        return FaultyWritableFile(fs: self, file: try base.createFile(atPath: path), path: path)
     }
     package func openForAppending(atPath path: String) throws -> any WritableFile {
         try checkAlive()
-        return FaultyWritableFile(fs: self, file: try base.openForAppending(atPath: path))
+        return FaultyWritableFile(fs: self, file: try base.openForAppending(atPath: path), path: path)
     }
     package func map(atPath path: String) throws -> MappedRegion { try checkAlive(); return try base.map(atPath: path) }
     package func rename(from: String, to: String) throws { try checkAlive(); try base.rename(from: from, to: to) }
     package func removeFile(atPath path: String) throws { try checkAlive(); try base.removeFile(atPath: path) }
     package func truncateFile(atPath path: String, toSize size: Int) throws { try checkAlive(); try base.truncateFile(atPath: path, toSize: size) }
-    package func syncDirectory(atPath path: String) throws { try onSync(); try base.syncDirectory(atPath: path) }
+    package func syncDirectory(atPath path: String, _ kind: SyncKind) throws {
+        try onSync("directory", kind)
+        try base.syncDirectory(atPath: path, kind)
+    }
     package func lock(atPath path: String) throws -> any FileLock { try checkAlive(); return try base.lock(atPath: path) }
 }
 
 final class FaultyWritableFile: WritableFile, @unchecked Sendable {
     let fs: FaultyFileSystem
     let file: any WritableFile
-    init(fs: FaultyFileSystem, file: any WritableFile) {
+    let path: String
+    init(fs: FaultyFileSystem, file: any WritableFile, path: String) {
         self.fs = fs
         self.file = file
+        self.path = path
     }
     func append(_ bytes: UnsafeRawBufferPointer) throws {
         if let e = try fs.onAppend() {
@@ -116,9 +131,9 @@ final class FaultyWritableFile: WritableFile, @unchecked Sendable {
         }
         try file.append(bytes)
     }
-    func sync() throws {
-        try fs.onSync()
-        try file.sync()
+    func sync(_ kind: SyncKind) throws {
+        try fs.onSync(String(path.split(separator: "/").last ?? ""), kind)
+        try file.sync(kind)
     }
     func close() { file.close() }
     var size: Int { file.size }

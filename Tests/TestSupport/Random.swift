@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import Engine
 
 /// A small, fast, seedable generator (SplitMix64), so every randomized test is reproducible from its seed.
 public struct SplitMix64: RandomNumberGenerator, Sendable {
@@ -22,13 +20,13 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
 /// Seeds for randomized tests: `TEST_SEED` from the environment when set, otherwise the given list.
 public enum Seeds {
     public static func environmentOr(_ defaults: [UInt64]) -> [UInt64] {
-        if let text = getenv("TEST_SEED").map({ String(cString: $0) }), let seed = UInt64(text) { return [seed] }
+        if let text = SystemProcess.environment("TEST_SEED"), let seed = UInt64(text) { return [seed] }
         return defaults
     }
 
     /// A multiplier for the length of randomized and fault-injection runs: `STRATA_TEST_SCALE` (default 1).
     public static var scale: Int {
-        if let text = getenv("STRATA_TEST_SCALE").map({ String(cString: $0) }), let n = Int(text), n > 0 { return n }
+        if let text = SystemProcess.environment("STRATA_TEST_SCALE"), let n = Int(text), n > 0 { return n }
         return 1
     }
 }
@@ -38,12 +36,8 @@ public final class TemporaryDirectory: @unchecked Sendable {
     public let path: String
 
     public init(_ label: String = "strata") throws {
-        let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        var template = Array("\(base)/\(label)-XXXXXX".utf8CString)
-        guard let p = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw POSIXFailure(what: "mkdtemp")
-        }
-        path = String(cString: p)
+        let base = SystemProcess.environment("TMPDIR").flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        path = try SystemProcess.makeTemporaryDirectory(in: base, label: label)
     }
 
     /// A path inside the directory.
@@ -51,27 +45,7 @@ public final class TemporaryDirectory: @unchecked Sendable {
 
     deinit { Self.remove(path) }
 
-    public static func remove(_ path: String) {
-        guard let dir = opendir(path) else {
-            unlink(path)
-            return
-        }
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name == "." || name == ".." { continue }
-            let full = path + "/" + name
-            if entry.pointee.d_type == UInt8(DT_DIR) { remove(full) } else { unlink(full) }
-        }
-        closedir(dir)
-        rmdir(path)
-    }
-}
-
-public struct POSIXFailure: Error, CustomStringConvertible {
-    public let what: String
-    public var description: String { "\(what) failed: errno \(errno)" }
+    public static func remove(_ path: String) { SystemProcess.removeTree(path) }
 }
 
 /// The value the SIGKILL test's child writes for commit `i`, and the parent checks.

@@ -10,12 +10,13 @@ extension Database {
         guard !options.readOnly else { return }
         let v = currentVersion
         guard !v.hasFrozen, v.partitions.values.contains(where: { !$0.active.isEmpty }) else { return }
-        if options.durability == .deferred { try log.file.sync() }
+        // Sync points 3-5 (Recovery.md, "Sync points").
+        if options.durability == .deferred { try log.file.sync(.ordered) }
         let number = allocateFileNumber()
         let file = try fileSystem.createFile(atPath: path(.log(number)))
         try file.append(LogRecord.fileHeader(databaseID: databaseID))
-        try file.sync()
-        try fileSystem.syncDirectory(atPath: directory)
+        try file.sync(.ordered)
+        try fileSystem.syncDirectory(atPath: directory, .durable)
         log.file.close()
         log.file = file
         log.number = number

@@ -229,8 +229,9 @@ extension Database {
             manifest.nextFileNumber = logNumber + 1
             logFile = try fs.createFile(atPath: path(.log(logNumber)))
             try logFile.append(LogRecord.fileHeader(databaseID: manifest.databaseID))
-            try logFile.sync()
-            try fs.syncDirectory(atPath: directory)
+            // Sync points 11-12 (Recovery.md, "Sync points").
+            try logFile.sync(.ordered)
+            try fs.syncDirectory(atPath: directory, .durable)
         }
 
         let version = Version(sequence: sequence, partitions: builder.partitions)
@@ -322,7 +323,7 @@ final class RefusingFile: WritableFile, @unchecked Sendable {
     func append(_ bytes: UnsafeRawBufferPointer) throws {
         throw StorageError(.invalidArgument, "the database was opened read-only", file: directory)
     }
-    func sync() throws {}
+    func sync(_ kind: SyncKind) throws {}
     func close() {}
     var size: Int { 0 }
 }

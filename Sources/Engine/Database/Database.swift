@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import Atomics
 
 // Invariants:
 // (1) A commit is visible (published in a Version) only after its log record was written and, in `.full`
@@ -74,8 +74,8 @@ package final class Database: @unchecked Sendable {
     /// Marks `maintenance` as this database's, so that work already on it (a `deinit` run there when a
     /// background job held the last reference) does not wait for the queue it is on.
     private static let maintenanceKey = DispatchSpecificKey<UInt64>()
-    private static let instances = Atomic<UInt64>(1)
-    private let instance = Database.instances.wrappingAdd(1, ordering: .relaxed).oldValue
+    private static let instances = ManagedAtomic<UInt64>(1)
+    private let instance = Database.instances.loadThenWrappingIncrement(by: 1, ordering: .relaxed)
 
     /// Runs `body` on the maintenance queue and waits for it; inline when already there.
     func onMaintenance<R>(_ body: () throws -> R) rethrows -> R {
@@ -114,7 +114,7 @@ package final class Database: @unchecked Sendable {
         var compactions = 0
     }
     let manifestState: Locked<ManifestState>
-    private let fileNumbers: Atomic<UInt64>
+    private let fileNumbers: ManagedAtomic<UInt64>
 
     init(directory: String, fileSystem: any FileSystem, options: Options, fileLock: any FileLock, version: Version,
          log: LogState, manifest: Manifest, manifestNumber: UInt64, nextIncarnation: UInt64, blockCache: BlockCache) {
@@ -128,7 +128,7 @@ package final class Database: @unchecked Sendable {
         self.published = Locked(Published(version: version, nextIncarnation: nextIncarnation))
         self.log = log
         self.manifestState = Locked(ManifestState(manifest: manifest, manifestNumber: manifestNumber))
-        self.fileNumbers = Atomic(manifest.nextFileNumber)
+        self.fileNumbers = ManagedAtomic(manifest.nextFileNumber)
         maintenance.setSpecific(key: Self.maintenanceKey, value: instance)
     }
 
@@ -140,7 +140,7 @@ package final class Database: @unchecked Sendable {
 
     /// A new file number, never reused.
     func allocateFileNumber() -> UInt64 {
-        fileNumbers.wrappingAdd(1, ordering: .relaxed).oldValue
+        fileNumbers.loadThenWrappingIncrement(by: 1, ordering: .relaxed)
     }
     var nextFileNumber: UInt64 { fileNumbers.load(ordering: .relaxed) }
 
@@ -221,7 +221,8 @@ package final class Database: @unchecked Sendable {
             } else {
                 try batch.buffer.withUnsafeBytes { try log.file.append($0) }
             }
-            if options.durability == .full { try log.file.sync() }
+            // Sync point 1 (Recovery.md, "Sync points").
+            if options.durability == .full { try log.file.sync(.durable) }
         } catch {
             let logName = FileName.log(log.number).name
             let poison = StorageError(
@@ -276,7 +277,8 @@ package final class Database: @unchecked Sendable {
     package func sync() throws {
         writerGate.wait()
         defer { writerGate.signal() }
-        try log.file.sync()
+        // Sync point 2 (Recovery.md, "Sync points").
+        try log.file.sync(.durable)
     }
 
     // MARK: - Closing

@@ -37,15 +37,17 @@ extension Database {
         func path(_ n: FileName) -> String { directory + "/" + n.name }
         let file = try fileSystem.createFile(atPath: path(.manifest(number)))
         try file.append(manifest.encoded(cipher: cipher))
-        try file.sync()
+        // Sync points 7-10 (Recovery.md, "Sync points"): the manifest and CURRENT.tmp only need to reach the
+        // disk before the rename does; the rename must be durable before anything it replaced is deleted.
+        try file.sync(.ordered)
         file.close()
-        try fileSystem.syncDirectory(atPath: directory)
+        try fileSystem.syncDirectory(atPath: directory, .ordered)
         let tmp = try fileSystem.createFile(atPath: path(.currentTemporary))
         try tmp.append(Array((FileName.manifest(number).name + "\n").utf8))
-        try tmp.sync()
+        try tmp.sync(.ordered)
         tmp.close()
         try fileSystem.rename(from: path(.currentTemporary), to: path(.current))
-        try fileSystem.syncDirectory(atPath: directory)
+        try fileSystem.syncDirectory(atPath: directory, .durable)
     }
 
     /// Deletes log files numbered below `logNumber` (their commits are in segments named by a durable manifest).

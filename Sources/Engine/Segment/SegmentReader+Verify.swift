@@ -1,4 +1,3 @@
-import Synchronization
 
 // Reading a segment whole to check it (`strata verify`) or to copy what can still be read (`strata salvage`).
 

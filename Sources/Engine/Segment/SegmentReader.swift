@@ -1,4 +1,3 @@
-import Synchronization
 
 // Invariants:
 // (1) A segment file is never written again once sealed; its mapping is read-only.

@@ -143,7 +143,8 @@ final class SegmentWriter {
         footer.appendUInt64LE(Checksum.xxh3(footer))
         output.append(contentsOf: footer)
         try drain()
-        try file.sync()
+        // Sync point 6 (Recovery.md, "Sync points"): before a manifest names the segment.
+        try file.sync(.ordered)
         file.close()
         return written
     }

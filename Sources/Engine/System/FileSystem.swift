@@ -16,8 +16,8 @@ package protocol FileSystem: Sendable {
     func rename(from: String, to: String) throws
     func removeFile(atPath path: String) throws
     func truncateFile(atPath path: String, toSize size: Int) throws
-    /// Makes the directory's entries (creations, renames, removals) durable.
-    func syncDirectory(atPath path: String) throws
+    /// Makes the directory's entries (creations, renames, removals) durable, or ordered before later writes.
+    func syncDirectory(atPath path: String, _ kind: SyncKind) throws
     /// Takes an exclusive lock on `path`, creating it; throws `.locked` when another holder has it.
     func lock(atPath path: String) throws -> any FileLock
 }
@@ -25,8 +25,8 @@ package protocol FileSystem: Sendable {
 /// A file open for appending.
 package protocol WritableFile: AnyObject, Sendable {
     func append(_ bytes: UnsafeRawBufferPointer) throws
-    /// Makes every appended byte durable (`fdatasync`).
-    func sync() throws
+    /// Makes every appended byte durable, or ordered before later writes (``SyncKind``).
+    func sync(_ kind: SyncKind) throws
     func close()
     var size: Int { get }
 }
@@ -74,7 +74,7 @@ package struct PosixFileSystem: FileSystem {
     package func rename(from: String, to: String) throws { try Syscalls.rename(from, to) }
     package func removeFile(atPath path: String) throws { try Syscalls.unlink(path) }
     package func truncateFile(atPath path: String, toSize size: Int) throws { try Syscalls.truncate(path, size: size) }
-    package func syncDirectory(atPath path: String) throws { try Syscalls.syncDirectory(path) }
+    package func syncDirectory(atPath path: String, _ kind: SyncKind) throws { try Syscalls.syncDirectory(path, kind) }
 
     package func lock(atPath path: String) throws -> any FileLock {
         let fd = try Syscalls.open(path, flags: Syscalls.readWriteCreate)
@@ -117,9 +117,9 @@ final class PosixWritableFile: WritableFile, @unchecked Sendable {
         size += bytes.count
     }
 
-    func sync() throws {
+    func sync(_ kind: SyncKind) throws {
         require(fd >= 0, "sync of a closed file \(path)")
-        try Syscalls.fdatasync(fd, path: path)
+        try Syscalls.sync(fd, kind, isDirectory: false, path: path)
     }
 
     func close() {

@@ -1,9 +1,9 @@
 import Foundation
-import Synchronization
+import Atomics
 
 /// A value guarded by a lock, with `Synchronization.Mutex`'s `withLock` shape.
 ///
-/// Built on `NSLock` (a pthread mutex) rather than `Mutex`: on Linux the thread sanitizer does not see
+/// Built on `NSLock` (a pthread mutex) rather than `Mutex`: `Mutex` needs iOS 18 and macOS 15, and on Linux the thread sanitizer does not see
 /// `Mutex`'s lock as synchronization (its futex code is not instrumented), so every access it guards is
 /// reported as a race; pthread mutexes are intercepted, so `swift test --sanitize=thread` stays meaningful.
 /// Uncontended, both cost a few tens of nanoseconds.
@@ -21,14 +21,15 @@ package final class Locked<Value>: @unchecked Sendable {
     }
 }
 
-/// A reference set at most once, read without a lock: `Synchronization.AtomicLazyReference`'s contract.
+/// A reference set at most once, read without a lock: `AtomicLazyReference`'s contract.
 ///
-/// That type's `load()` is not inlinable, so every call goes through its unspecialized generic code and looks
-/// its metadata up at run time: a twentieth of a point read, which loads a segment's block index this way.
-/// This one's operations are inlinable and specialize where they are used.
+/// Neither `Synchronization.AtomicLazyReference` (iOS 18) nor swift-atomics' `ManagedAtomicLazyReference` has
+/// an inlinable `load()`, so every call would go through unspecialized generic code and look its metadata up
+/// at run time: a twentieth of a point read, which loads a segment's block index this way. This one's
+/// operations are inlinable (`ManagedAtomic`'s are transparent) and specialize where they are used.
 package final class LazyReference<Instance: AnyObject>: @unchecked Sendable {
     // An owned (+1) reference once set; released with this object.
-    private let storage = Atomic<Unmanaged<Instance>?>(nil)
+    private let storage = ManagedAtomic<Unmanaged<Instance>?>(nil)
 
     package init() {}
 

@@ -101,7 +101,9 @@ package final class MemoryFileSystem: FileSystem {
         }
     }
 
-    package func syncDirectory(atPath path: String) throws {
+    /// Both kinds make the entries durable here: the model has no power cut between an ordered sync and
+    /// the writes after it.
+    package func syncDirectory(atPath path: String, _ kind: SyncKind) throws {
         state.withLock { s in
             let prefix = path + "/"
             s.durableEntries = s.durableEntries.filter { !$0.key.hasPrefix(prefix) }
@@ -189,7 +191,7 @@ final class MemoryWritableFile: WritableFile, @unchecked Sendable {
         self.inode = inode
     }
     func append(_ bytes: UnsafeRawBufferPointer) throws { fs.append(bytes, to: inode) }
-    func sync() throws { fs.sync(inode) }
+    func sync(_ kind: SyncKind) throws { fs.sync(inode) }
     func close() {}
     var size: Int { fs.size(of: inode) }
 }

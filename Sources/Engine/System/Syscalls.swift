@@ -1,7 +1,11 @@
 // Guards: every system call the engine makes. This is the only file that calls open, pwrite, fsync,
-// ftruncate, mmap, munmap, flock, rename, unlink, mkdir and readdir. Each wrapper makes one call, retries on
-// EINTR, and turns -1 into a StorageError naming the call, the path and the errno. EBADF and EFAULT trap:
-// they can only mean a bug in this file's callers.
+// fcntl, ftruncate, mmap, munmap, flock, rename, unlink, mkdir, realpath and readdir. Each wrapper makes one
+// call, retries on EINTR, and turns -1 into a StorageError naming the call, the path and the errno. EBADF and
+// EFAULT trap: they can only mean a bug in this file's callers.
+//
+// One source for Glibc, Musl and Darwin: the C functions are called unqualified from file-scope shims (inside
+// `enum Syscalls` the names `open`, `close`, `rename`... are its own members), and the only branches are the
+// imports and `syncFile`, where Darwin needs `fcntl` to reach the drive.
 
 #if canImport(Glibc)
 import Glibc
@@ -10,6 +14,32 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+
+// MARK: - The C library, by its own names
+
+private func cOpen(_ path: UnsafePointer<CChar>, _ flags: Int32, _ mode: mode_t) -> Int32 { open(path, flags, mode) }
+private func cClose(_ fd: Int32) -> Int32 { close(fd) }
+private func cWrite(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int { write(fd, bytes, count) }
+private func cFsync(_ fd: Int32) -> Int32 { fsync(fd) }
+private func cTruncate(_ path: UnsafePointer<CChar>, _ size: off_t) -> Int32 { truncate(path, size) }
+private func cRename(_ from: UnsafePointer<CChar>, _ to: UnsafePointer<CChar>) -> Int32 { rename(from, to) }
+private func cUnlink(_ path: UnsafePointer<CChar>) -> Int32 { unlink(path) }
+private func cMkdir(_ path: UnsafePointer<CChar>, _ mode: mode_t) -> Int32 { mkdir(path, mode) }
+
+/// How much a sync must achieve: every sync point of the engine is one of these (`Engine.docc/Recovery.md`
+/// lists them).
+package enum SyncKind: Sendable, Equatable, CustomStringConvertible {
+    /// The bytes are on stable storage when the call returns: a power cut after it loses none of them.
+    /// Linux: `fdatasync` (files), `fsync` (directories). Darwin: `fcntl(F_FULLFSYNC)`, which flushes the
+    /// drive's cache (plain `fsync` there does not), falling back to `fsync` where the file system refuses it.
+    case durable
+    /// Everything written before the call reaches stable storage before anything written after it; it may
+    /// not be there yet when the call returns. Linux: as `.durable` (it has nothing cheaper that orders).
+    /// Darwin: `fcntl(F_BARRIERFSYNC)`, falling back to `F_FULLFSYNC`, then `fsync`.
+    case ordered
+
+    package var description: String { self == .durable ? "durable" : "ordered" }
+}
 
 /// An errno value with its system description.
 public struct SystemErrno: Error, Sendable, CustomStringConvertible, Equatable {
@@ -29,7 +59,7 @@ enum Syscalls {
 
     static func open(_ path: String, flags: Int32, mode: mode_t = 0o644) throws -> Int32 {
         while true {
-            let fd = path.withCString { Glibc.open($0, flags | O_CLOEXEC, mode) }
+            let fd = path.withCString { cOpen($0, flags | O_CLOEXEC, mode) }
             if fd >= 0 { return fd }
             if errno == EINTR { continue }
             throw fail("open", path)
@@ -37,13 +67,13 @@ enum Syscalls {
     }
 
     static func close(_ fd: Int32) {
-        _ = Glibc.close(fd)
+        _ = cClose(fd)
     }
 
     static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {
         var done = 0
         while done < bytes.count {
-            let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
+            let n = cWrite(fd, bytes.baseAddress! + done, bytes.count - done)
             if n < 0 {
                 if errno == EINTR { continue }
                 throw fail("write", path)
@@ -52,24 +82,37 @@ enum Syscalls {
         }
     }
 
-    static func fdatasync(_ fd: Int32, path: String) throws {
-        while true {
-            #if canImport(Darwin)
-            let r = Darwin.fsync(fd)
-            #else
-            let r = Glibc.fdatasync(fd)
-            #endif
-            if r == 0 { return }
-            if errno == EINTR { continue }
-            throw fail("fdatasync", path)
+    /// Syncs the file (or directory) open as `fd` as `kind` asks: the one place where a sync becomes a call.
+    static func sync(_ fd: Int32, _ kind: SyncKind, isDirectory: Bool, path: String) throws {
+        #if canImport(Darwin)
+        // Apple's fsync(2): "fsync() does not flush the drive's cache"; F_FULLFSYNC does, and F_BARRIERFSYNC
+        // orders the writes before it ahead of those after it. File systems that support neither (some
+        // network and FAT volumes) answer ENOTSUP or EINVAL: fsync is then the most there is.
+        var commands: [Int32] = kind == .durable ? [F_FULLFSYNC] : [F_BARRIERFSYNC, F_FULLFSYNC]
+        while let command = commands.first {
+            if fcntl(fd, command) != -1 { return }
+            switch errno {
+            case EINTR: continue
+            case ENOTSUP, EINVAL, ENOTTY: commands.removeFirst()
+            default: throw fail(command == F_FULLFSYNC ? "fcntl(F_FULLFSYNC)" : "fcntl(F_BARRIERFSYNC)", path)
+            }
         }
+        try retrying("fsync", path) { cFsync(fd) }
+        #else
+        if isDirectory {
+            try retrying("fsync", path) { cFsync(fd) }
+        } else {
+            try retrying("fdatasync", path) { fdatasync(fd) }
+        }
+        #endif
     }
 
-    static func fsync(_ fd: Int32, path: String) throws {
+    /// Calls `call` until it does not fail with EINTR; -1 otherwise becomes the error of `name`.
+    private static func retrying(_ name: String, _ path: String, _ call: () -> Int32) throws {
         while true {
-            if Glibc.fsync(fd) == 0 { return }
+            if call() == 0 { return }
             if errno == EINTR { continue }
-            throw fail("fsync", path)
+            throw fail(name, path)
         }
     }
 
@@ -84,7 +127,7 @@ enum Syscalls {
 
     static func truncate(_ path: String, size: Int) throws {
         while true {
-            if path.withCString({ Glibc.truncate($0, off_t(size)) }) == 0 { return }
+            if path.withCString({ cTruncate($0, off_t(size)) }) == 0 { return }
             if errno == EINTR { continue }
             throw fail("truncate", path)
         }
@@ -102,16 +145,16 @@ enum Syscalls {
     }
 
     static func rename(_ from: String, _ to: String) throws {
-        let r = from.withCString { f in to.withCString { t in Glibc.rename(f, t) } }
+        let r = from.withCString { f in to.withCString { t in cRename(f, t) } }
         if r != 0 { throw fail("rename to \(to)", from) }
     }
 
     static func unlink(_ path: String) throws {
-        if path.withCString({ Glibc.unlink($0) }) != 0 { throw fail("unlink", path) }
+        if path.withCString({ cUnlink($0) }) != 0 { throw fail("unlink", path) }
     }
 
     static func mkdir(_ path: String) throws {
-        if path.withCString({ Glibc.mkdir($0, 0o755) }) != 0 && errno != EEXIST { throw fail("mkdir", path) }
+        if path.withCString({ cMkdir($0, 0o755) }) != 0 && errno != EEXIST { throw fail("mkdir", path) }
     }
 
     static func exists(_ path: String) -> Bool {
@@ -132,10 +175,30 @@ enum Syscalls {
         return names
     }
 
-    static func syncDirectory(_ path: String) throws {
+    static func syncDirectory(_ path: String, _ kind: SyncKind) throws {
         let fd = try open(path, flags: O_RDONLY | O_DIRECTORY)
         defer { close(fd) }
-        try fsync(fd, path: path)
+        try sync(fd, kind, isDirectory: true, path: path)
+    }
+
+    /// `path` with every symbolic link, `.` and `..` resolved (`realpath`), as far as it exists: the missing
+    /// rest is appended as written. One file reached under two spellings gets one answer.
+    static func resolvedPath(_ path: String) -> String {
+        var existing = path
+        var missing: [Substring] = []
+        while !existing.isEmpty {
+            if let resolved = existing.withCString({ realpath($0, nil) }) {
+                defer { free(resolved) }
+                let base = String(cString: resolved)
+                if missing.isEmpty { return base }
+                return (base == "/" ? "" : base) + "/" + missing.reversed().joined(separator: "/")
+            }
+            guard let slash = existing.lastIndex(of: "/") else { break }
+            let component = existing[existing.index(after: slash)...]
+            if !component.isEmpty { missing.append(component) }
+            existing = slash == existing.startIndex ? "/" : String(existing[..<slash])
+        }
+        return path
     }
 
     /// Takes an exclusive, non-blocking `flock` on `fd`; returns false when someone else holds it.

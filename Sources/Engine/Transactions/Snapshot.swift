@@ -1,4 +1,4 @@
-import Synchronization
+import Atomics
 
 /// Keeps the versions that live snapshots hold, so that their cost can be reported and limited.
 final class SnapshotRegistry: Sendable {
@@ -37,7 +37,7 @@ package final class Snapshot: @unchecked Sendable {
     let version: Version
     private let registry: SnapshotRegistry
     private let id: Int
-    private let closed = Atomic<Bool>(false)
+    private let closed = ManagedAtomic<Bool>(false)
 
     init(version: Version, registry: SnapshotRegistry, limit: Int?) throws {
         self.version = version

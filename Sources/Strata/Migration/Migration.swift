@@ -1,6 +1,6 @@
 import Engine
 import Foundation
-import Synchronization
+import Atomics
 
 /// The handle a migration block receives: the old and new schemas, and the operations that change data.
 ///
@@ -103,7 +103,7 @@ public final class Migration {
     /// run later, on reads and in the background migrator, and an operation called on this migration then can
     /// only come from one of them (or from a reference kept past the block). Reads through a pending migration
     /// then need not mark their thread per record (a task-local costs about a tenth of such a read).
-    private let sealed = Atomic<Bool>(false)
+    private let sealed = ManagedAtomic<Bool>(false)
 
     /// Marks the block's call over (see `sealed`).
     func seal() { sealed.store(true, ordering: .releasing) }

@@ -174,8 +174,8 @@ public struct ObjectId: Sendable, Hashable, Comparable, CustomStringConvertible,
     public static func < (a: ObjectId, b: ObjectId) -> Bool { a.bytes.lexicographicallyPrecedes(b.bytes) }
 }
 
-import Synchronization
+import Atomics
 enum ObjectIdCounter {
-    static let value = Atomic<UInt32>(UInt32.random(in: 0...0xFFFFFF))
-    static func next() -> UInt32 { value.wrappingAdd(1, ordering: .relaxed).newValue & 0xFF_FFFF }
+    static let value = ManagedAtomic<UInt32>(UInt32.random(in: 0...0xFFFFFF))
+    static func next() -> UInt32 { value.wrappingIncrementThenLoad(by: 1, ordering: .relaxed) & 0xFF_FFFF }
 }

@@ -1,6 +1,6 @@
 import Engine
 import Foundation
-import Synchronization
+import Atomics
 
 /// Class identity -> `TypeInfo`, read without a lock: each slot is set once, atomically, to an immutable
 /// entry; a class whose slot another class took is answered by the locked dictionary.
@@ -13,23 +13,14 @@ final class ClassSlots: Sendable {
             self.info = info
         }
     }
-    /// An atomic reference of this module's own (not the engine's generic `LazyReference`: a generic class
-    /// of another module is used through run-time metadata lookups, which cost more than the rest of a setter).
-    private final class Slot: Sendable {
-        private let storage = Atomic<Unmanaged<Entry>?>(nil)
-
-        @inline(__always)
-        func load() -> Entry? { storage.load(ordering: .acquiring)?.takeUnretainedValue() }
-
-        func storeIfNil(_ desired: Entry) {
-            let new = Unmanaged.passRetained(desired)
-            if !storage.compareExchange(expected: nil, desired: new, ordering: .acquiringAndReleasing).exchanged { new.release() }
-        }
-
-        deinit { storage.load(ordering: .acquiring)?.release() }
-    }
+    /// Each slot owns (+1) the entry it holds, released with the table. `ManagedAtomic`'s operations are
+    /// inlined into this file, so no generic code of another module runs on a getter's path.
     private static let slotCount = 64
-    private let slots: [Slot] = (0..<ClassSlots.slotCount).map { _ in Slot() }
+    private let slots: [ManagedAtomic<Unmanaged<Entry>?>] = (0..<ClassSlots.slotCount).map { _ in ManagedAtomic(nil) }
+
+    deinit {
+        for slot in slots { slot.load(ordering: .acquiring)?.release() }
+    }
 
     @inline(__always)
     private static func home(_ id: ObjectIdentifier) -> Int {
@@ -38,12 +29,15 @@ final class ClassSlots: Sendable {
 
     @inline(__always)
     func info(for id: ObjectIdentifier) -> TypeInfo? {
-        guard let e = slots[Self.home(id)].load(), e.id == id else { return nil }
+        guard let e = slots[Self.home(id)].load(ordering: .acquiring)?.takeUnretainedValue(), e.id == id else { return nil }
         return e.info
     }
 
     /// Classes are never unloaded, so an identifier in a slot always names the same class.
     func publish(_ info: TypeInfo, for id: ObjectIdentifier) {
-        slots[Self.home(id)].storeIfNil(Entry(id: id, info: info))
+        let new = Unmanaged.passRetained(Entry(id: id, info: info))
+        if !slots[Self.home(id)].compareExchange(expected: nil, desired: new, ordering: .acquiringAndReleasing).exchanged {
+            new.release()
+        }
     }
 }

@@ -1,4 +1,4 @@
-import Synchronization
+import Atomics
 
 /// A small lock-free map from key path identity to property index, in front of `TypeInfo`'s locked table.
 ///
@@ -11,14 +11,11 @@ import Synchronization
 ///     `TypeInfo`, so the address cannot be reused by another key path while the slot names it.
 /// (2) Slots go from empty to full once and never change again; a full table falls back to the lock.
 final class KeyPathSlots: Sendable {
-    private final class Slot: Sendable {
-        let word = Atomic<UInt64>(0)
-    }
-
     private static let slotCount = 32
     /// Linear probing distance; an entry further away is not cached (the locked table still answers).
     private static let probeLength = 4
-    private let slots: [Slot] = (0..<KeyPathSlots.slotCount).map { _ in Slot() }
+    /// `ManagedAtomic` is a class holding its word inline: one indirection per slot, as a class of our own would be.
+    private let slots: [ManagedAtomic<UInt64>] = (0..<KeyPathSlots.slotCount).map { _ in ManagedAtomic(0) }
 
     /// The packed entry for `id` and `index`, or nil when the address does not fit in 48 bits or the index
     /// in 16 (the lock answers those).
@@ -40,7 +37,7 @@ final class KeyPathSlots: Sendable {
         let address = UInt64(UInt(bitPattern: id))
         var i = Self.home(id)
         for _ in 0..<Self.probeLength {
-            let word = slots[i].word.load(ordering: .relaxed)
+            let word = slots[i].load(ordering: .relaxed)
             if word == 0 { return nil }
             if word >> 16 == address { return Int(word & 0xFFFF) - 1 }
             i = (i + 1) & (Self.slotCount - 1)
@@ -54,10 +51,10 @@ final class KeyPathSlots: Sendable {
         guard let word = Self.pack(id, index) else { return }
         var i = Self.home(id)
         for _ in 0..<Self.probeLength {
-            let existing = slots[i].word.load(ordering: .relaxed)
+            let existing = slots[i].load(ordering: .relaxed)
             if existing == word { return }
             if existing == 0 {
-                if slots[i].word.compareExchange(expected: 0, desired: word, ordering: .relaxed).exchanged { return }
+                if slots[i].compareExchange(expected: 0, desired: word, ordering: .relaxed).exchanged { return }
             }
             i = (i + 1) & (Self.slotCount - 1)
         }

@@ -1,6 +1,5 @@
 import Engine
 import Foundation
-import Synchronization
 
 // Setting an object's properties from values given as a dictionary, an array or another object (Realm's
 // `init(value:)`, `create(_:value:)`), and the legacy property wrappers.

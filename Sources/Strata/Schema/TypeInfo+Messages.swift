@@ -1,6 +1,5 @@
 import Engine
 import Foundation
-import Synchronization
 
 // Realm's texts for values that do not fit a property, shared by every setter and initializer.
 

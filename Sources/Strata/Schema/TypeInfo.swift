@@ -1,6 +1,5 @@
 import Engine
 import Foundation
-import Synchronization
 
 /// What the object layer knows about one model class: its schema read by reflection, its defaults, and
 /// where its records live once bound to a file.

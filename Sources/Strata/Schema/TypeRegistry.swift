@@ -1,6 +1,5 @@
 import Engine
 import Foundation
-import Synchronization
 
 /// Reflected type information, once per class.
 @usableFromInline

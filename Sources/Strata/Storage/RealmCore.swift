@@ -1,7 +1,7 @@
 import Engine
 import Foundation
 import Logging
-import Synchronization
+import Atomics
 
 // Invariants:
 // (1) Reads outside a write go through `snapshot`; inside a write, through the pending records first, then
@@ -106,8 +106,8 @@ final class RealmCore: @unchecked Sendable {
     /// record at this view. Stored, because every property read checks it.
     private(set) var versionToken: UInt64 = 0
 
-    private static let versionTokens = Atomic<UInt64>(1)
-    static func newVersionToken() -> UInt64 { versionTokens.wrappingAdd(1, ordering: .relaxed).newValue }
+    private static let versionTokens = ManagedAtomic<UInt64>(1)
+    static func newVersionToken() -> UInt64 { versionTokens.wrappingIncrementThenLoad(by: 1, ordering: .relaxed) }
 
     /// After a write that ended without a commit: what was read in it (records copied from the write's pending
     /// bytes into objects and `Results` caches) must not pass for current at the version the Realm is back

@@ -1,6 +1,6 @@
 import Engine
 import Foundation
-import Synchronization
+import Atomics
 
 /// One open database file shared by every Realm instance of it in this process: the engine, and the
 /// schema as stored in the file.
@@ -148,11 +148,11 @@ final class SharedFile: @unchecked Sendable {
         do {
             database = try Database.open(at: path, options: options, fileSystem: fs)
         } catch let e as StorageError {
-            if e.code == .io, let errno = e.underlying as? SystemErrno, errno.code == EACCES || errno.code == EPERM {
+            if e.code == .io, let errno = e.underlying as? SystemErrno, errno.code == EACCES || errno.code == EPERM || errno.code == EROFS {
                 // RealmSwift's code and text for a file the process may not open.
                 throw Realm.Error(
                     .filePermissionDenied,
-                    "Failed to open Realm file at path '\(path)': \(String(cString: strerror(errno.code))). "
+                    "Failed to open Realm file at path '\(path)': \(SystemProcess.errorDescription(errno.code)). "
                         + "Please use a path where your app has \(config.readOnly ? "read" : "read-write") permissions.",
                     fileURL: config.fileURL, underlying: e,
                     suggestion: "\(e.file.map { "The file refused was \($0). " } ?? "")Give this process access to \(name), or open a copy it can read.")
@@ -272,9 +272,9 @@ final class SharedFile: @unchecked Sendable {
 
 /// A count read and advanced from any thread.
 final class Counter: Sendable {
-    private let value = Atomic<Int>(0)
+    private let value = ManagedAtomic<Int>(0)
 
-    func add(_ n: Int) { value.add(n, ordering: .relaxed) }
+    func add(_ n: Int) { value.wrappingIncrement(by: n, ordering: .relaxed) }
 
     var current: Int { value.load(ordering: .relaxed) }
 }

@@ -1,6 +1,6 @@
+import Engine
 import Foundation
 import Strata
-import Synchronization
 import Testing
 import TestSupport
 
@@ -8,7 +8,7 @@ import TestSupport
     @Test func writeAsyncCommitsAndCallsBack() throws {
         let dir = try TemporaryDirectory()
         let realm = try MissingAPITests.realm(dir)
-        let done = Mutex<[Bool]>([])
+        let done = Locked<[Bool]>([])
         realm.writeAsync({ realm.create(APIDog.self, value: ["id": 7, "name": "async"]) }, onComplete: { error in
             done.withLock { $0.append(error == nil) }
         })
@@ -25,7 +25,7 @@ import TestSupport
         let dir = try TemporaryDirectory()
         let queue = DispatchQueue(label: "async-writes")
         let config = Realm.Configuration(fileURL: URL(fileURLWithPath: dir.child("q.realm")), objectTypes: [APIDog.self, APIOwner.self])
-        let order = Mutex<[Int]>([])
+        let order = Locked<[Int]>([])
         queue.sync {
             let realm = try! Realm(configuration: config, queue: queue)
             realm.writeAsync { realm.create(APIDog.self, value: ["id": 1]) }

@@ -1,6 +1,6 @@
+import Engine
 import Foundation
 import Strata
-import Synchronization
 import Testing
 import TestSupport
 
@@ -58,7 +58,7 @@ enum EC1 {
                 realm.create(EC0.Parent.self, value: ["child": child])
             }
         }
-        let first = Mutex(true)
+        let first = Locked(true)
         let realm = try Conformance.open(url, [EC1.Parent.self, EC1.Child.self], version: 1, mode: .blocking) { m, _ in
             m.enumerateObjects(ofType: "Parent") { _, new in
                 if !first.withLock({ $0 }) { new?["child"] = ["value": 43] }

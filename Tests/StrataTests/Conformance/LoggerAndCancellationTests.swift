@@ -1,12 +1,12 @@
+import Engine
 import Foundation
 import Strata
-import Synchronization
 import Testing
 import TestSupport
 
 @Suite struct LoggerAndCancellationTests {
     @Test func loggerReceivesStrataWarningsAtItsLevel() throws {
-        let messages = Mutex<[String]>([])
+        let messages = Locked<[String]>([])
         let previous = Logger.shared
         Logger.shared = Logger(level: .warn) { level, message in
             if level == .warn { messages.withLock { $0.append(message) } }

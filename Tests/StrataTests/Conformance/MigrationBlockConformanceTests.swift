@@ -1,6 +1,6 @@
+import Engine
 import Foundation
 import Strata
-import Synchronization
 import Testing
 import TestSupport
 
@@ -43,7 +43,7 @@ enum MB1 {
     func M052_M053_M067_M140_enumerationOfEmptyUnknownAndRemovedTypes(mode: Realm.Configuration.MigrationMode) throws {
         let dir = try TemporaryDirectory()
         let url = try file(dir)
-        let calls = Mutex<[String]>([])
+        let calls = Locked<[String]>([])
         let realm = try Conformance.open(url, [MB0.StringObject.self], version: 1, mode: mode) { m, _ in
             m.enumerateObjects(ofType: "StringObject") { _, _ in calls.withLock { $0.append("string") } }
             m.enumerateObjects(ofType: "NoSuchClass") { _, _ in calls.withLock { $0.append("none") } }
@@ -65,7 +65,7 @@ enum MB1 {
     func M054_aNewTypeEnumeratesTheObjectsCreatedEarlierInTheBlock(mode: Realm.Configuration.MigrationMode) throws {
         let dir = try TemporaryDirectory()
         let url = try file(dir)
-        let calls = Mutex(0)
+        let calls = Locked(0)
         let realm = try Conformance.open(url, [MB0.IntObject.self, MB1.Fresh.self], version: 1, mode: mode) { m, _ in
             m.enumerateObjects(ofType: "Fresh") { _, _ in Issue.record("nothing created yet") }
             m.create("Fresh", value: [1])

@@ -1,6 +1,6 @@
+import Engine
 import Foundation
 import Strata
-import Synchronization
 import Testing
 import TestSupport
 
@@ -28,7 +28,7 @@ final class DiscoveredOnlyPart: EmbeddedObject {
         }
         #expect(try schemaVersionAtURL(url) == 3)
         // The migration block sees it at open, though no code has used the class.
-        let calls = Mutex(0)
+        let calls = Locked(0)
         let realm = try Realm(configuration: .init(fileURL: url, schemaVersion: 4, migrationBlock: { m, old in
             #expect(old == 3)
             m.enumerateObjects(ofType: "DiscoveredOnlyThing") { old, new in

@@ -1,6 +1,6 @@
+import Engine
 import Foundation
 import Strata
-import Synchronization
 import Testing
 import TestSupport
 
@@ -94,7 +94,7 @@ enum RO3 {
         for version: UInt64 in [0, 1] {
             let dir = try TemporaryDirectory()
             let url = try file(dir)
-            let called = Mutex(false)
+            let called = Locked(false)
             var c = Conformance.config(url, [RO3.Thing.self], version: version) { _, _ in called.withLock { $0 = true } }
             c.deleteRealmIfMigrationNeeded = true
             let realm = try Realm(configuration: c)
@@ -109,7 +109,7 @@ enum RO3 {
         for (stored, opened): (UInt64, UInt64) in [(0, 1), (5, 3)] {
             let dir = try TemporaryDirectory()
             let url = try file(dir, version: stored)
-            let called = Mutex(false)
+            let called = Locked(false)
             var c = Conformance.config(url, [RO0.Thing.self, RO0.Extra.self], version: opened) { _, _ in called.withLock { $0 = true } }
             c.deleteRealmIfMigrationNeeded = true
             let realm = try Realm(configuration: c)

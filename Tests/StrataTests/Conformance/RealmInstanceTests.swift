@@ -1,6 +1,6 @@
+import Engine
 import Foundation
 import Strata
-import Synchronization
 import Testing
 import TestSupport
 
@@ -38,7 +38,7 @@ final class RIItem: Object {
         let dir = try TemporaryDirectory()
         let here = try Realm(configuration: Self.config(dir))
         let config = Self.config(dir)
-        let sameThere = Mutex(false)
+        let sameThere = Locked(false)
         let done = DispatchSemaphore(value: 0)
         Thread {
             let there = try? Realm(configuration: config)

@@ -1,6 +1,6 @@
+import Engine
 import Foundation
 import Strata
-import Synchronization
 import Testing
 import TestSupport
 
@@ -24,7 +24,7 @@ import TestSupport
             let realm = try Conformance.open(url, [SC0.Pair.self], version: 10)
             try realm.write { realm.create(SC0.Pair.self, value: [1, 2]) }
         }
-        let called = Mutex(false)
+        let called = Locked(false)
         let error = try #require(Conformance.openError(url, [SC0.Pair.self], version: 5) { _, _ in called.withLock { $0 = true } })
         #expect(error.code == .fail)
         #expect(error.message == "Provided schema version 5 is less than last set version 10.")
@@ -95,7 +95,7 @@ import TestSupport
             let realm = try Conformance.open(url, [SC0.Pair.self])
             try realm.write { realm.create(SC0.Pair.self, value: [1, 2]) }
         }
-        let calls = Mutex(0)
+        let calls = Locked(0)
         let config = Conformance.config(url, [SC1.Pair.self], version: 1) { m, old in
             calls.withLock { $0 += 1 }
             m.enumerateObjects(ofType: "Pair") { _, new in new?["col1"] = 10 }
