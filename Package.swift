@@ -97,6 +97,21 @@ let package = Package(
             path: "Tests/StrataTrapChild",
             swiftSettings: strictSettings
         ),
+        // Run by MainThreadAutorefreshTests: a main-thread Realm hears of another thread's commits.
+        .executableTarget(
+            name: "MainQueueChild",
+            dependencies: ["Strata"],
+            path: "Tests/MainQueueChild",
+            swiftSettings: strictSettings
+        ),
+        // Run by ModelDiscoveryCostTests: a program with a few thousand types, for the cost of discovery.
+        .executableTarget(
+            name: "DiscoveryCostChild",
+            dependencies: ["Strata"],
+            path: "Tests/DiscoveryCostChild",
+            exclude: ["generate.py"],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "StrataCrashChild",
             dependencies: ["Strata"],
@@ -124,7 +139,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataTests",
-            dependencies: ["Strata", "TestSupport", "StrataCrashChild", "StrataToolHost", "strata", "TodoList", "MigrationWalkthrough", .product(name: "Atomics", package: "swift-atomics")],
+            dependencies: ["Strata", "TestSupport", "StrataCrashChild", "StrataToolHost", "strata", "TodoList", "MigrationWalkthrough", "MainQueueChild", "DiscoveryCostChild", .product(name: "Atomics", package: "swift-atomics")],
             swiftSettings: strictSettings
         ),
         .executableTarget(

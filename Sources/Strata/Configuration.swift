@@ -41,6 +41,31 @@ extension Realm {
         /// `Realm.finishMigrations()` or `waitForMigrations()` is called, for apps that want no background
         /// I/O during launch. Strata's addition.
         public var backgroundMigration = true
+        /// How much memory the engine keeps for this file (Strata's addition). The defaults are smaller on
+        /// iOS, tvOS, watchOS and visionOS, where heap counts against the process's memory limit; an app
+        /// extension may want smaller still. The first open of a file decides for every instance of it.
+        public var memoryBudget = MemoryBudget()
+
+        /// The memory the engine keeps for an open file: neither is taken up front, both are upper bounds.
+        public struct MemoryBudget: Sendable, Hashable {
+            /// Decompressed blocks kept for point reads (filled as blocks are read). Default: 256 MiB, or
+            /// 32 MiB on iOS, tvOS, watchOS and visionOS.
+            public var blockCacheBytes: Int
+            /// Committed writes kept in memory before they are flushed to segments; also bounds what an open
+            /// replays into memory. Default: 64 MiB, or 16 MiB on iOS, tvOS, watchOS and visionOS.
+            public var memtableBytes: Int
+
+            /// This platform's defaults.
+            public init() {
+                self.init(blockCacheBytes: MemoryDefaults.blockCacheBytes, memtableBytes: MemoryDefaults.memtableFlushBytes)
+            }
+
+            public init(blockCacheBytes: Int, memtableBytes: Int) {
+                require(blockCacheBytes >= 0 && memtableBytes > 0, "MemoryBudget: blockCacheBytes must be at least 0 and memtableBytes positive")
+                self.blockCacheBytes = blockCacheBytes
+                self.memtableBytes = memtableBytes
+            }
+        }
         /// The file system under a file-backed Realm (tests inject faults through it); nil means the real one.
         var fileSystem: (any FileSystem)?
         /// Batch bytes at which a migration inside open spills its transaction to segments, so that its memory
@@ -73,10 +98,10 @@ extension Realm {
             self.seedFilePath = seedFilePath
         }
 
-        /// `default.realm` in the current directory.
-        public static var defaultFileURL: URL {
-            URL(fileURLWithPath: FileManagerPath.current + "/default.realm")
-        }
+        /// Where RealmSwift would put `default.realm`: the Documents directory on iOS, Application Support
+        /// (in a folder named after the bundle identifier, outside the sandbox) on macOS, Library/Caches on
+        /// tvOS; on Linux, the working directory.
+        public static var defaultFileURL: URL { DefaultLocation.defaultFileURL() }
 
         private static let defaultStorage = Locked(Configuration())
 
@@ -90,17 +115,14 @@ extension Realm {
         var identity: String {
             if let id = inMemoryIdentifier { return "memory:" + id }
             // A read-only engine cannot serve writable Realms: it is a separate opener (and gets .alreadyOpen).
-            return (readOnly ? "file-read-only:" : "file:") + (fileURL?.standardizedFileURL.path ?? "")
+            // Resolved (`realpath`): one directory reached through a symbolic link or another spelling is one
+            // open database, not a second opener that finds it locked.
+            return (readOnly ? "file-read-only:" : "file:") + (fileURL.map { FileSystemPaths.resolved($0.standardizedFileURL.path) } ?? "")
         }
     }
 
     public typealias MigrationBlock = @Sendable (_ migration: Migration, _ oldSchemaVersion: UInt64) -> Void
 }
-
-enum FileManagerPath {
-    static var current: String { FileManager.default.currentDirectoryPath }
-}
-
 
 /// The closure that migrates a file to the configuration's schema version (RealmSwift's global name).
 public typealias MigrationBlock = Realm.MigrationBlock

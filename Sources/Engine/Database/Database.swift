@@ -63,7 +63,7 @@ package final class Database: @unchecked Sendable {
     /// The identity written into every file (`Manifest.databaseID`).
     let databaseID: UInt64
     let fileSystem: any FileSystem
-    let options: Options
+    package let options: Options
     /// The cipher of an encrypted database (`Options.encryptionKey`); nil for a plain one.
     let cipher: Cipher?
     private let fileLock: any FileLock

@@ -42,4 +42,28 @@ enum Tuning {
     /// set: at 64 MiB, random lookups over a million small compressed records (about 60 MB decompressed)
     /// missed often enough to run at 0.24M/s instead of 0.77M/s. Memory is taken only as blocks are read.
     static let blockCacheBytes = 256 * 1024 * 1024
+    /// The block cache and memtable of a Realm on iOS, tvOS, watchOS and visionOS, where heap counts against
+    /// a per-process limit (jetsam): an app extension may have as little as 24-30 MB in all. Mapped segment
+    /// pages are not counted (they are clean and file-backed); what these hold is.
+    static let mobileBlockCacheBytes = 32 * 1024 * 1024
+    static let mobileMemtableFlushBytes = 16 * 1024 * 1024
+}
+
+/// The engine's default memory sizes on the platform it was built for.
+package enum MemoryDefaults {
+    package static var blockCacheBytes: Int {
+        #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+        return Tuning.mobileBlockCacheBytes
+        #else
+        return Tuning.blockCacheBytes
+        #endif
+    }
+
+    package static var memtableFlushBytes: Int {
+        #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+        return Tuning.mobileMemtableFlushBytes
+        #else
+        return Tuning.memtableFlushBytes
+        #endif
+    }
 }

@@ -42,6 +42,13 @@ extension WritableFile {
     }
 }
 
+/// Paths as the system resolves them.
+package enum FileSystemPaths {
+    /// `path` with symbolic links, `.` and `..` resolved as far as it exists (`realpath`), the rest as written:
+    /// the identity of a database directory, whichever spelling reached it.
+    package static func resolved(_ path: String) -> String { Syscalls.resolvedPath(path) }
+}
+
 // MARK: - The real file system
 
 /// POSIX files: the file system of every real database.

@@ -77,13 +77,46 @@ public enum StoredValue: Sendable, Hashable {
         }
     }
 
+    /// A Foundation number for a property of `type`: a boolean stays a Bool whatever the property (the
+    /// property's check then reports a mismatch), other numbers take the property's numeric type, or keep
+    /// their own (integer or floating point) when the type is unknown.
+    init(number n: NSNumber, for type: PropertyType?) {
+        if Self.isBoolean(n) {
+            self = .bool(n.boolValue)
+            return
+        }
+        let integral = "cCsSiIlLqQ".contains(Character(UnicodeScalar(UInt8(bitPattern: n.objCType.pointee))))
+        switch type {
+        case .bool?: self = .bool(n.boolValue)
+        case .int?: self = .int(n.int64Value)
+        case .float?: self = .float(n.floatValue)
+        case .double?: self = .double(n.doubleValue)
+        default: self = integral ? .int(n.int64Value) : .double(n.doubleValue)
+        }
+    }
+
+    /// Whether `n` is one of Foundation's two boolean numbers (`kCFBooleanTrue`/`False` on Darwin, what
+    /// JSONSerialization and property lists return for `true` and `false`).
+    static func isBoolean(_ n: NSNumber) -> Bool {
+        #if canImport(Darwin)
+        return CFGetTypeID(n) == CFBooleanGetTypeID()
+        #else
+        // swift-corelibs-foundation's booleans are NSNumbers of Bool, whose type encoding is "c"; JSON and
+        // property lists produce no other "c" numbers.
+        return UInt8(bitPattern: n.objCType.pointee) == UInt8(ascii: "c")
+        #endif
+    }
+
     /// Converts a Swift value given to the dynamic API (`create(value:)`, `setValue(_:forKey:)`, query
     /// arguments) for a property of `type`; nil when it does not fit.
     static func from(any value: Any?, as type: PropertyType? = nil) -> StoredValue? {
         guard let value else { return .null }
         let v: StoredValue
-        // The common concrete types first: casting to an existential protocol is far slower.
-        if let x = value as? String {
+        // Foundation's numbers (JSONSerialization, property lists, NSDictionary) before Swift's: on Darwin an
+        // NSNumber holding `true` also casts to Int (1), and `{"done": true}` must stay a Bool.
+        if Swift.type(of: value) is NSNumber.Type, let n = value as? NSNumber {
+            v = StoredValue(number: n, for: type)
+        } else if let x = value as? String {
             v = .string(x)
         } else if let x = value as? Int {
             v = .int(Int64(x))
@@ -98,12 +131,7 @@ public enum StoredValue: Sendable, Hashable {
         } else if value is NSNull {
             v = .null
         } else if let n = value as? NSNumber {
-            switch type {
-            case .bool?: v = .bool(n.boolValue)
-            case .int?: v = .int(n.int64Value)
-            case .float?: v = .float(n.floatValue)
-            default: v = .double(n.doubleValue)
-            }
+            v = StoredValue(number: n, for: type)
         } else {
             return nil
         }
@@ -114,6 +142,8 @@ public enum StoredValue: Sendable, Hashable {
         case (.float, .int(let x)): return .float(Float(x))
         case (.float, .double(let x)): return .float(Float(x))
         case (.int, .double(let x)) where x == x.rounded() && abs(x) < 9.0e18: return .int(Int64(x))
+        // 0 and 1 for a Bool, as RealmSwift takes them (numbers from C APIs and older JSON).
+        case (.bool, .int(let x)) where x == 0 || x == 1: return .bool(x == 1)
         case (.decimal128, .int(let x)): return .decimal(Decimal(x))
         case (.decimal128, .double(let x)): return Decimal(string: "\(x)", locale: Locale(identifier: "en_US_POSIX")).map { .decimal($0) }
         // try?: a string that is not a number is not a Decimal128 (no storage read).

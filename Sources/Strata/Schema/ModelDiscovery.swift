@@ -1,19 +1,21 @@
+import Engine
 import Foundation
 
-// Audited pointer code (STYLE.md, "Unsafe code"): this file reads the Swift runtime's type metadata records
-// of the loaded images to find every model class, as RealmSwift's Objective-C runtime lookup does on Apple
-// platforms. It reads only what the runtime hands out (section ranges of registered images, their 32-bit
-// relative type records, context descriptor headers) and calls only metadata access functions of non-generic
-// classes. Nothing here writes through a pointer.
+// Audited pointer code (STYLE.md, "Unsafe code"): this file reads the Swift type metadata records of the
+// loaded images to find every model class, as RealmSwift's Objective-C runtime lookup does on Apple
+// platforms. Where the records are is the system layer's business (`MetadataSections`: the runtime's section
+// list on ELF, dyld on Mach-O); what they say is read here, the same way on every platform: 32-bit relative
+// type records, context descriptor headers, and calls of the metadata access functions of non-generic
+// classes only. Nothing here writes through a pointer.
 
 /// Every non-generic subclass of `Object` (and `EmbeddedObject`) in the program, found once per process:
 /// the schema of a Realm opened with no `objectTypes`.
-enum ModelDiscovery {
+package enum ModelDiscovery {
     /// The model classes, in a stable order (by class name, then module-qualified description).
-    static let modelClasses: [Object.Type] = {
+    package static let modelClasses: [Object.Type] = {
         var found: [Object.Type] = []
-        for range in metadataTypeSections() {
-            forEachClass(inTypeRecords: range) { type in
+        for section in MetadataSections.typeRecordSections() {
+            forEachClass(inTypeRecords: section) { type in
                 guard let model = type as? Object.Type, !builtInClasses.contains(ObjectIdentifier(model)) else { return }
                 found.append(model)
             }
@@ -25,7 +27,7 @@ enum ModelDiscovery {
     /// own and in `SchemaValidation`), whose class name no other model class shares, and whose links and linking
     /// objects reach only such classes.
     /// (A class left out still joins the schema when it is first used, and reports its problem then.)
-    static let schemaClasses: [Object.Type] = {
+    package static let schemaClasses: [Object.Type] = {
         var infos: [ObjectIdentifier: TypeInfo] = [:]
         for cls in modelClasses {
             // try?: a class whose model is wrong reports it when first used (no storage read).
@@ -58,45 +60,18 @@ enum ModelDiscovery {
         ObjectIdentifier(Object.self), ObjectIdentifier(EmbeddedObject.self), ObjectIdentifier(DynamicObject.self),
     ]
 
-    /// `swift_enumerateAllMetadataSections(body, context)` of the Swift runtime.
-    private typealias EnumerateSections = @convention(c) (
-        @convention(c) (UnsafeRawPointer?, UnsafeMutableRawPointer?) -> Bool, UnsafeMutableRawPointer?
-    ) -> Void
-
     /// A metadata access function of a non-generic type: takes a request (0: complete metadata) and returns
     /// the metadata first (in the first return register, as a C function would).
     private typealias MetadataAccessor = @convention(c) (Int) -> UnsafeRawPointer?
 
-    /// Byte offset of `swift5_type_metadata` in the runtime's `MetadataSections` (four words, then the
-    /// protocol and conformance ranges of two words each): stable across the runtime's section versions.
-    private static let typeMetadataRangeOffset = 8 * MemoryLayout<UInt>.size
-
-    /// The sections collected by the enumeration callback (a C function cannot capture).
-    nonisolated(unsafe) private static var collected: [(start: UInt, length: Int)] = []
-    private static let lock = NSLock()
-
-    /// The `swift5_type_metadata` section of every image registered with the Swift runtime.
-    private static func metadataTypeSections() -> [(start: UInt, length: Int)] {
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "swift_enumerateAllMetadataSections") else { return [] }
-        let enumerate = unsafeBitCast(symbol, to: EnumerateSections.self)
-        lock.lock()
-        defer { lock.unlock() }
-        collected = []
-        enumerate({ sections, _ in
-            guard let sections else { return true }
-            let start = sections.loadUnaligned(fromByteOffset: ModelDiscovery.typeMetadataRangeOffset, as: UInt.self)
-            let length = sections.loadUnaligned(fromByteOffset: ModelDiscovery.typeMetadataRangeOffset + MemoryLayout<UInt>.size, as: Int.self)
-            if start != 0 && length > 0 { ModelDiscovery.collected.append((start, length)) }
-            return true
-        }, nil)
-        return collected
-    }
-
     /// Calls `body` with the metatype of every non-generic class in a section of type metadata records.
-    private static func forEachClass(inTypeRecords range: (start: UInt, length: Int), _ body: (Any.Type) -> Void) {
-        for i in 0..<(range.length / 4) {
-            let recordAddress = range.start + UInt(4 * i)
-            guard let record = UnsafeRawPointer(bitPattern: recordAddress) else { continue }
+    /// Records of other kinds of type, of generic classes, of classes with no superclass (so never a model:
+    /// `@Observable` classes, plain root classes) and Objective-C references are skipped without a call.
+    static func forEachClass(inTypeRecords section: UnsafeRawBufferPointer, _ body: (Any.Type) -> Void) {
+        guard let base = section.baseAddress else { return }
+        for i in 0..<(section.count / 4) {
+            let record = base + 4 * i
+            let recordAddress = UInt(bitPattern: record)
             let relative = record.loadUnaligned(as: Int32.self)
             let kind = relative & 3
             let target = UInt(bitPattern: Int(bitPattern: recordAddress) + Int(relative & ~3))

@@ -97,7 +97,17 @@ enum RealmCache {
     /// A Realm of the calling thread, or of `actor`: the cached one, or a new one that is then cached. Code
     /// running in a Swift task (and not on an actor) gets the task's Realm, not the thread's: tasks take turns
     /// on the cooperative threads, and one task's Realm (its open write) must not become another's.
+    ///
+    /// The main thread is the exception: code there (tasks on the main actor included) shares the thread's
+    /// Realm, which other instances' commits refresh on the main queue, as RealmSwift's main-thread Realm is
+    /// refreshed by the main run loop.
     static func core(for configuration: Realm.Configuration, actor: (any Actor)?) throws -> RealmCore {
+        if actor == nil, Thread.isMainThread {
+            if let core = threadCore(for: configuration) { return core }
+            let core = try RealmCore(configuration: configuration, mainThread: true)
+            storeThreadCore(core, for: configuration)
+            return core
+        }
         if let actor {
             if let core = actorCore(for: configuration, actor: actor) { return core }
             let core = try RealmCore(configuration: configuration, actor: actor)

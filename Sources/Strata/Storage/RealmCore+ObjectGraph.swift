@@ -4,9 +4,42 @@ import Foundation
 /// The object graph of a write: adding objects with what they link to (links, lists, embedded objects),
 /// deleting them with what they own, and writing single properties.
 extension RealmCore {
+    /// How deep adds may nest (an add resolving a link adds the linked object, and so on) before the rest of
+    /// a chain is added from a list of pending work instead: 64 levels of add, resolve and link frames stay far
+    /// inside a 512 KiB stack (Darwin's secondary threads), whatever the length of the chain.
+    static let maxAddDepth = 64
+
     /// Adds an unmanaged object (and the unmanaged objects it links to). `asChild`: an embedded object being
     /// given to a parent (the only way one is added).
+    ///
+    /// An object gets its key before its links are resolved, so a parent needs only that key of a child it
+    /// links to. Below `maxAddDepth` nested adds, a child's own links are resolved at once; deeper, that work
+    /// is queued (`deferredAdds`) and the outermost add runs the queue before it returns, so the stack stays
+    /// bounded and the write holds the same records when the call returns.
     func add(_ object: Object, update: Realm.UpdatePolicy, asChild: Bool = false) {
+        let outermost = addDepth == 0
+        addDepth += 1
+        addOne(object, update: update, asChild: asChild)
+        addDepth -= 1
+        guard outermost else { return }
+        while !deferredAdds.isEmpty {
+            let pending = deferredAdds
+            deferredAdds = []
+            for work in pending {
+                addDepth = 1
+                work()
+                addDepth = 0
+            }
+        }
+    }
+
+    /// Runs `work` (resolving an added object's links, then finishing its record) now, or queues it when the
+    /// adds have nested `maxAddDepth` deep.
+    private func resolveAdded(_ work: @escaping () -> Void) {
+        if addDepth >= Self.maxAddDepth { deferredAdds.append(work) } else { work() }
+    }
+
+    private func addOne(_ object: Object, update: Realm.UpdatePolicy, asChild: Bool) {
         let w = requireWrite("add objects")
         if let accessor = object._accessor {
             require(!accessor.isDead, "Adding a deleted or invalidated object to a Realm is not permitted.")
@@ -50,7 +83,7 @@ extension RealmCore {
                 }
                 // An object stored before this write stays valid if the write is cancelled.
                 attach(object, binding: binding, key: key, added: !storedAtBase(binding, key))
-                resolve(links, lists, into: record, update: update, w)
+                resolveAdded { self.resolve(links, lists, into: record, update: update, w) }
                 return
             }
             if binding.intPrimaryKey, case .int(let v) = pkValue {
@@ -86,13 +119,15 @@ extension RealmCore {
         w.objectsToInvalidate.append(object)
         // A new record's embedded properties own nothing yet, whatever the unmanaged values said.
         for i in info.embeddedTargets.keys { record.values[i] = info.listTargets[i] != nil ? .list([]) : .null }
-        resolve(links, lists, into: record, update: update, w)
-        // Its links and lists resolved, the record is final: encoded into the batch now, so that the write holds
-        // no record per object (a later change decodes it back). Not for embedded objects, whose parents may
-        // still change within this add.
-        if !info.schema.isEmbedded {
-            let version = w.encodedVersion ?? (shared.storedSchema.withLock { $0?.schemaVersion } ?? configuration.schemaVersion)
-            if version == binding.schemaVersion, w.encodeRecord(pk, version: version) { w.encodedVersion = version }
+        resolveAdded {
+            self.resolve(links, lists, into: record, update: update, w)
+            // Its links and lists resolved, the record is final: encoded into the batch now, so that the write
+            // holds no record per object (a later change decodes it back). Not for embedded objects, whose
+            // parents may still change within this add.
+            if !info.schema.isEmbedded {
+                let version = w.encodedVersion ?? (self.shared.storedSchema.withLock { $0?.schemaVersion } ?? self.configuration.schemaVersion)
+                if version == binding.schemaVersion, w.encodeRecord(pk, version: version) { w.encodedVersion = version }
+            }
         }
     }
 

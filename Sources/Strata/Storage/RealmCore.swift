@@ -43,6 +43,10 @@ final class RealmCore: @unchecked Sendable {
     let queue: DispatchQueue?
     /// For a Realm that belongs to an actor: runs notifications and autorefresh there, in order.
     let pump: ActorPump?
+    /// The main thread's Realm (opened there without a queue): other instances' commits refresh it on the
+    /// main queue, as RealmSwift's autorefresh does on the main run loop. Its own notifications stay as a
+    /// thread's are (delivered where it commits).
+    let isMainThreadRealm: Bool
 
     /// A frozen Realm: pinned to one version; it never refreshes, writes or notifies.
     let isFrozen: Bool
@@ -60,6 +64,7 @@ final class RealmCore: @unchecked Sendable {
         configuration = core.configuration
         queue = nil
         pump = nil
+        isMainThreadRealm = false
         shared = core.shared
         observerList = ObserverList(fileObservers: core.shared.observers)
         snapshot = try core.snapshot.duplicate()
@@ -82,8 +87,9 @@ final class RealmCore: @unchecked Sendable {
         }
     }
 
-    init(configuration: Realm.Configuration, queue: DispatchQueue? = nil, actor: (any Actor)? = nil) throws {
+    init(configuration: Realm.Configuration, queue: DispatchQueue? = nil, actor: (any Actor)? = nil, mainThread: Bool = false) throws {
         isFrozen = false
+        isMainThreadRealm = mainThread && queue == nil && actor == nil
         Self.validate(configuration)
         self.configuration = configuration
         self.queue = queue
@@ -94,9 +100,10 @@ final class RealmCore: @unchecked Sendable {
         self.snapshot = try shared.database.snapshot()
         versionToken = Self.newVersionToken()
         try bindDeclaredTypes()
-        // Only a Realm with a queue acts on other instances' commits (autorefresh there); the others are not
-        // listed, so that they are never referred to weakly (see `observerList`).
-        if queue != nil || pump != nil { shared.attach(self) }
+        // Only a Realm with a queue, an actor or the main thread acts on other instances' commits
+        // (autorefresh there); the others are not listed, so that they are never referred to weakly (see
+        // `observerList`).
+        if queue != nil || pump != nil || isMainThreadRealm { shared.attach(self) }
     }
 
     var database: Database { shared.database }
@@ -128,6 +135,10 @@ final class RealmCore: @unchecked Sendable {
     var writeChanges = 0
     /// How deep `resolve` is: the links and lists of objects being added (managed embedded objects met there are copied).
     @exclusivity(unchecked) var resolvingAdd = 0
+    /// How many adds are nested now, and the link resolutions queued below `maxAddDepth`
+    /// (`RealmCore+ObjectGraph`).
+    @exclusivity(unchecked) var addDepth = 0
+    var deferredAdds: [() -> Void] = []
     var changeToken: ChangeToken { ChangeToken(sequence: snapshot.sequence, writeChanges: writeChanges) }
 
     var schema: Schema {
@@ -187,7 +198,8 @@ final class RealmCore: @unchecked Sendable {
         }
     }
 
-    /// Another instance of this file committed: a Realm with a queue and autorefresh moves forward there.
+    /// Another instance of this file committed: a Realm with a queue (the main queue, for the main thread's)
+    /// and autorefresh moves forward there.
     func otherInstanceCommitted() {
         let step = { [weak self] in
             guard let self, self.write == nil, !self.currentObservers.isEmpty else { return }
@@ -203,7 +215,7 @@ final class RealmCore: @unchecked Sendable {
                 }
             }
         }
-        if let queue {
+        if let queue = queue ?? (isMainThreadRealm ? DispatchQueue.main : nil) {
             nonisolated(unsafe) let step = step
             queue.async { step() }
         } else if let pump {

@@ -142,6 +142,8 @@ final class SharedFile: @unchecked Sendable {
         options.createIfMissing = !config.readOnly
         options.readOnly = config.readOnly
         options.encryptionKey = key
+        options.blockCacheBytes = config.memoryBudget.blockCacheBytes
+        options.memtableFlushBytes = config.memoryBudget.memtableBytes
         // `maximumNumberOfActiveVersions` is enforced when a write begins (`RealmCore.beginWrite`), not by the
         // engine: a Realm that could not take the snapshot of its own commit would silently stay behind it.
         let database: Database

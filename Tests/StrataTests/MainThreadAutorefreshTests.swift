@@ -1,0 +1,18 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// A Realm opened on the main thread without a queue, as UI code opens it, hears of other threads' commits
+/// on the main queue while the main run loop runs (RealmSwift's main-thread autorefresh). Run in a child
+/// process (`MainQueueChild`), whose main thread is free to run its run loop, unlike the test runner's.
+@Suite struct MainThreadAutorefreshTests {
+    @Test func aMainThreadRealmIsRefreshedAndNotifiedOnTheMainQueue() throws {
+        let dir = try TemporaryDirectory()
+        let (status, output) = try runChild("MainQueueChild", [dir.child("main.realm")])
+        let lines = output.split(separator: "\n").map(String.init)
+        #expect(status == 0, "output: \(lines)")
+        #expect(lines.first == "initial 0")
+        // Each update was seen on the main thread (the child exits otherwise), the last one with all three.
+        #expect(lines.filter { $0.hasPrefix("update ") }.last == "update 3", "output: \(lines)")
+    }
+}
