@@ -1,3 +1,4 @@
+import Engine
 import Foundation
 import TestSupport
 
@@ -27,6 +28,11 @@ public final class Runner {
     /// for the workloads in `encryptedWorkloads`.
     public static let strataEncrypted = "Strata encrypted"
     static let encryptedWorkloads: Set<String> = ["insert", "enumerate-int", "lookup"]
+    /// Strata's object API with the engine's Swift LZ4 and XXH3 (`Codecs.portable`: what Apple platforms
+    /// run) where this build links liblz4 and libxxhash: rows marked "[portable codecs]", beside the system
+    /// codecs' rows of the same run.
+    public static let strataPortable = "Strata portable codecs"
+    static let portableWorkloads: Set<String> = ["insert", "enumerate-int", "lookup"]
 
     let config: Configuration
     public init(_ config: Configuration) { self.config = config }
@@ -34,6 +40,9 @@ public final class Runner {
     func makeEngines() -> [any BenchEngine] {
         var engines: [any BenchEngine] = [StrataObjectPeer(), StrataEnginePeer()]
         if !config.workloads.isDisjoint(with: Self.encryptedWorkloads) { engines.append(StrataObjectPeer(encrypted: true)) }
+        if Codecs.systemCodecsLinked && !config.workloads.isDisjoint(with: Self.portableWorkloads) {
+            engines.append(StrataObjectPeer(name: Self.strataPortable))
+        }
         if config.peers.contains("sqlite") { engines.append(SQLitePeer()) }
         if config.peers.contains("lmdb") { engines.append(LMDBPeer()) }
         if config.peers.contains("grdb") { engines.append(GRDBPeer()) }
@@ -56,6 +65,8 @@ public final class Runner {
                 samples[workload + " [engine]", default: [:]][Self.strata, default: []].append(value)
             } else if engine == Self.strataEncrypted {
                 samples[workload + " [encrypted]", default: [:]][Self.strata, default: []].append(value)
+            } else if engine == Self.strataPortable {
+                samples[workload + " [portable codecs]", default: [:]][Self.strata, default: []].append(value)
             } else {
                 samples[workload, default: [:]][engine, default: []].append(value)
             }
@@ -69,7 +80,11 @@ public final class Runner {
                 try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
                 defer { try? FileManager.default.removeItem(atPath: dir) }
                 let tag = "[run \(run + 1)/\(config.runs)] \(engine.name)"
-                let want = engine.name == Self.strataEncrypted ? wanted.intersection(Self.encryptedWorkloads) : wanted
+                let want = engine.name == Self.strataEncrypted ? wanted.intersection(Self.encryptedWorkloads)
+                    : engine.name == Self.strataPortable ? wanted.intersection(Self.portableWorkloads) : wanted
+                // The engine reads this switch without synchronization: it changes only here, with no database open.
+                Codecs.portable = engine.name == Self.strataPortable
+                defer { Codecs.portable = false }
 
                 progress("\(tag): insert \(config.n)")
                 try engine.create(in: dir)
@@ -304,6 +319,7 @@ public final class Runner {
             order.append((name, unit, note))
             order.append((name + " [engine]", unit, note + "; Strata's engine driven directly, packed records"))
             order.append((name + " [encrypted]", unit, note + "; Strata on a file encrypted with a 64-byte encryptionKey (AES-256-GCM per block and log record)"))
+            order.append((name + " [portable codecs]", unit, note + "; Strata with its Swift LZ4 and XXH3 (what Apple platforms run) instead of liblz4 and libxxhash"))
         }
         var rows: [Row] = []
         for (name, unit, note) in order {

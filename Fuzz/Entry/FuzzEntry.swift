@@ -1,6 +1,8 @@
 // The fuzzing executable. Built with `-DFUZZING --sanitize=fuzzer` (see Fuzz/run.sh) it is a libFuzzer
 // target whose function is chosen by the FUZZ_TARGET environment variable. Built normally it replays files:
 // `Fuzz TARGET FILE...`, or writes the seed corpus: `Fuzz --write-seeds DIRECTORY`.
+// With FUZZ_PORTABLE=1 the engine uses its Swift LZ4 and XXH3 even where liblz4 and libxxhash are linked, so
+// that every target (encryptedDamage, segmentDecode, ...) fuzzes the Swift decoder.
 
 import Engine
 import Foundation
@@ -17,6 +19,7 @@ nonisolated(unsafe) private var selected: (@Sendable ([UInt8]) -> String?)? = ni
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     if selected == nil {
+        if SystemProcess.environment("FUZZ_PORTABLE") == "1" { Codecs.portable = true }
         guard let name = SystemProcess.environment("FUZZ_TARGET"), let f = FuzzTargets.all[name] else {
             printError("set FUZZ_TARGET to one of: \(FuzzTargets.all.keys.sorted().joined(separator: ", "))")
             SystemProcess.exit(2)
@@ -34,6 +37,7 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 @main
 struct FuzzReplay {
     static func main() throws {
+        if SystemProcess.environment("FUZZ_PORTABLE") == "1" { Codecs.portable = true }
         let args = Array(CommandLine.arguments.dropFirst())
         if args.first == "--write-seeds", args.count == 2 {
             for (target, inputs) in try FuzzTargets.seeds() {

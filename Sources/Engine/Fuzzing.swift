@@ -90,15 +90,27 @@ package enum EngineFuzzing {
         let block = Array(bytes[4...])
         let out = GrowableBuffer()
         _ = try? block.withUnsafeBytes { try LZ4.decompress($0, originalCount: declared, into: out) }
-        let compressed = GrowableBuffer()
-        if let n = block.withUnsafeBytes({ LZ4.compress($0, into: compressed) }), n > 0 {
-            let back = GrowableBuffer()
-            do {
-                try compressed.withUnsafeBytes { try LZ4.decompress($0, originalCount: block.count, into: back) }
-            } catch {
-                return "LZ4 could not decompress its own output: \(error)"
+        // The Swift decoder on hostile input: never a trap, and (where liblz4 is linked) the same verdict and
+        // bytes as LZ4_decompress_safe, for the declared size and for sizes around it.
+        for capacity in Set([declared, max(0, declared - 1), declared + 1, block.count * 4]) where capacity <= 1 << 20 {
+            let portable = LZ4.decode(block, capacity: capacity, with: .portable)
+            if Codecs.systemCodecsLinked {
+                let system = LZ4.decode(block, capacity: capacity, with: .system)
+                if portable != system {
+                    return "Swift LZ4 decoder gave \(portable.map { "\($0.count) bytes" } ?? "nil"), liblz4 "
+                        + "\(system.map { "\($0.count) bytes" } ?? "nil") (capacity \(capacity))"
+                }
             }
-            if [UInt8](back.unsafeBytes) != block { return "LZ4 round trip changed the bytes" }
+        }
+        // Compressed by either implementation, decoded by both.
+        let implementations: [LZ4.Implementation] = Codecs.systemCodecsLinked ? [.portable, .system] : [.portable]
+        for encoder in implementations where !block.isEmpty {
+            guard let compressed = LZ4.encode(block, with: encoder) else {
+                return "\(encoder) LZ4 could not compress \(block.count) bytes into its bound"
+            }
+            for decoder in implementations where LZ4.decode(compressed, capacity: block.count, with: decoder) != block {
+                return "\(decoder) LZ4 did not decode \(encoder)'s block of \(block.count) bytes back"
+            }
         }
         return nil
     }

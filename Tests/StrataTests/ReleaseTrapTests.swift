@@ -14,7 +14,11 @@ import TestSupport
     }
 
     @Test func programmerErrorsPrintRealmsMessageInAReleaseBuild() throws {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("strata-release-trap-build").path
+        // One scratch directory per codec mode (STRATA_PORTABLE changes the package), so that CI's two runs
+        // each reuse their own build.
+        let portable = ProcessInfo.processInfo.environment["STRATA_PORTABLE"] == "1"
+        let scratch = FileManager.default.temporaryDirectory
+            .appendingPathComponent(portable ? "strata-release-trap-build-portable" : "strata-release-trap-build").path
         let build = try Self.run("/usr/bin/env", [
             "swift", "build", "-c", "release", "--product", "StrataTrapChild", "--package-path", Self.packageRoot.path,
             "--scratch-path", scratch,

@@ -26,6 +26,12 @@ public final class StrataObjectPeer: BenchEngine {
         encryptionKey = encrypted ? Data((0..<64).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }) : nil
     }
 
+    /// A variant of the plain peer under another name (the runner sets what differs, such as the codecs).
+    public init(name: String) {
+        self.name = name
+        encryptionKey = nil
+    }
+
     public func create(in directory: String) throws { try open(in: directory) }
 
     public func open(in directory: String) throws {

@@ -59,6 +59,55 @@ package enum LZ4 {
         return PortableLZ4.decompress(block, into: space) ?? -1
     }
 
+    /// One of the two implementations, chosen by name (tests, fuzzing and the Bench compare them).
+    package enum Implementation: Sendable, CustomStringConvertible {
+        /// `PortableLZ4`.
+        case portable
+        /// liblz4; only where it is linked (`Codecs.systemCodecsLinked`).
+        case system
+
+        package var description: String { self == .portable ? "Swift" : "liblz4" }
+    }
+
+    /// `bytes` compressed by `implementation`, or nil when it could not compress them.
+    package static func encode(_ bytes: [UInt8], with implementation: Implementation) -> [UInt8]? {
+        var output = [UInt8](repeating: 0, count: PortableLZ4.compressBound(bytes.count))
+        let n: Int? = bytes.withUnsafeBytes { input in
+            output.withUnsafeMutableBytes { space in
+                switch implementation {
+                case .portable: return PortableLZ4.compress(input, into: space)
+                case .system:
+                    #if STRATA_SYSTEM_CODECS
+                    return System.compress(input, into: space)
+                    #else
+                    fatalError("LZ4.Implementation.system: liblz4 is not linked in this build (STRATA_PORTABLE=1 or an Apple platform)")
+                    #endif
+                }
+            }
+        }
+        return n.map { Array(output[0..<$0]) }
+    }
+
+    /// `block` decoded by `implementation` into at most `capacity` bytes, or nil when it is not a valid block
+    /// that fits.
+    package static func decode(_ block: [UInt8], capacity: Int, with implementation: Implementation) -> [UInt8]? {
+        var output = [UInt8](repeating: 0, count: capacity)
+        let n: Int? = block.withUnsafeBytes { input in
+            output.withUnsafeMutableBytes { space in
+                switch implementation {
+                case .portable: return PortableLZ4.decompress(input, into: space)
+                case .system:
+                    #if STRATA_SYSTEM_CODECS
+                    return System.decompress(input, into: space)
+                    #else
+                    fatalError("LZ4.Implementation.system: liblz4 is not linked in this build (STRATA_PORTABLE=1 or an Apple platform)")
+                    #endif
+                }
+            }
+        }
+        return n.map { Array(output[0..<$0]) }
+    }
+
     #if STRATA_SYSTEM_CODECS
     /// liblz4's block functions, with `PortableLZ4`'s signatures (the compatibility tests call both).
     package enum System {
