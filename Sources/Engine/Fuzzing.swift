@@ -96,7 +96,8 @@ package enum EngineFuzzing {
             let portable = LZ4.decode(block, capacity: capacity, with: .portable)
             if Codecs.systemCodecsLinked {
                 let system = LZ4.decode(block, capacity: capacity, with: .system)
-                if portable != system {
+                // liblz4 decodes an offset of 0 as zeros, which the format (and the Swift decoder) calls corrupt.
+                if portable != system && !(portable == nil && PortableLZ4.hasZeroOffsetMatch(block)) {
                     return "Swift LZ4 decoder gave \(portable.map { "\($0.count) bytes" } ?? "nil"), liblz4 "
                         + "\(system.map { "\($0.count) bytes" } ?? "nil") (capacity \(capacity))"
                 }

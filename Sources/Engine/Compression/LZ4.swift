@@ -117,6 +117,9 @@ package enum LZ4 {
             return n > 0 ? n : nil
         }
 
+        /// `LZ4_compressBound`.
+        package static func compressBound(_ count: Int) -> Int { Int(clz4_compress_bound(CInt(truncatingIfNeeded: count))) }
+
         /// `LZ4_decompress_safe`: the decoded size, or nil when `input` is malformed or does not fit.
         package static func decompress(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) -> Int? {
             let n = Int(clz4_decompress(input.baseAddress, output.baseAddress, CInt(input.count), CInt(output.count)))
