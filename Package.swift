@@ -34,7 +34,7 @@ let codecSettings: [SwiftSetting] = portableCodecs ? [] : [
 let package = Package(
     name: "Strata",
     // iOS 17 and macOS 14: the Observation framework's floor (nothing here needs iOS 18's Synchronization).
-    platforms: [.macOS(.v14), .iOS(.v17)],
+    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
     products: [
         .library(name: "Strata", targets: ["Strata"]),
         .library(name: "Engine", targets: ["Engine"]),

@@ -30,7 +30,7 @@ import TestSupport
 
     /// A manifest switch: sync points 7-10.
     static func manifest(_ number: String) -> [String] {
-        ["MANIFEST-\(number): ordered", "directory: ordered", "CURRENT.tmp: ordered", "directory: durable"]
+        ["MANIFEST-\(number): ordered", "directory: ordered", "CURRENT.tmp: durable", "directory: durable"]
     }
 
     /// The whole workload's syncs, by the numbers of `Recovery.md`'s table.
@@ -56,5 +56,26 @@ import TestSupport
     func everySyncPointHasTheKindRecoveryMdGivesIt(durability: Database.Durability) throws {
         let log = try Self.workload(durability: durability).map(\.description)
         #expect(log == Self.expected(durability))
+    }
+
+    /// Open cuts a torn commit off the last log and syncs the cut (13) before the log it creates (11, 12).
+    @Test func aCutTornTailIsSyncedBeforeTheNewLog() throws {
+        let memory = MemoryFileSystem()
+        var options = Database.Options()
+        options.backgroundMaintenance = false
+        var db = try Database.open(at: "/db", options: options, fileSystem: memory)
+        try db.write { try $0.put([1], [1, 2, 3], in: 0) }
+        db.simulateProcessDeath()
+        let lastLog = try #require(try memory.listDirectory(atPath: "/db").filter { $0.hasSuffix(".log") }.sorted().last)
+        let torn = try memory.openForAppending(atPath: "/db/" + lastLog)
+        try torn.append([UInt8](repeating: 0xAB, count: 40))
+        torn.close()
+        let fs = FaultyFileSystem(base: memory)
+        db = try Database.open(at: "/db", options: options, fileSystem: fs)
+        let log = fs.syncLog.map(\.description)
+        let cut = try #require(log.firstIndex(of: "\(lastLog): ordered"), "\(log)")
+        let newLog = try #require(log.firstIndex { $0.hasSuffix(".log: ordered") && $0 != "\(lastLog): ordered" }, "\(log)")
+        #expect(cut < newLog, "\(log)")
+        #expect(try db.snapshot().get([1], in: 0) == [1, 2, 3])
     }
 }

@@ -20,7 +20,10 @@ import Testing
             // Reads the Swift runtime's type metadata records to find the model classes (no write through a pointer).
             "Strata/Schema/ModelDiscovery.swift",
         ]),
-        ("baseAddress!", ["Engine/System/Syscalls.swift", "Engine/System/MappedRegion.swift", "Engine/System/SystemProcess.swift"]),
+        ("baseAddress!", [
+            "Engine/System/Syscalls.swift", "Engine/System/MappedRegion.swift", "Engine/System/SystemProcess.swift",
+            "Engine/Compression/PortableLZ4.swift", "Engine/Checksum/PortableXXH3.swift",
+        ]),
     ] + Self.cModules.map { ("import \($0)", Self.systemFiles) } + [
         ("import CLZ4", ["Engine/Compression/LZ4.swift"]),
         ("import CXXHash", ["Engine/Checksum/Checksum.swift"]),

@@ -121,6 +121,12 @@ final class JSONTask: Object {
         #expect(StoredValue.from(any: rows[0]["count"]) == .int(3))
         #expect(StoredValue.from(any: rows[0]["ratio"]) == .double(0.5))
         #expect(StoredValue.from(any: NSNumber(value: true), as: .int) == .bool(true))
+        // Nothing is rounded or guessed: 3.5 for an Int and 2 for a Bool stay what they are (and the property
+        // check reports the mismatch); 4.0 for an Int is 4.
+        #expect(StoredValue.from(any: NSNumber(value: 3.5), as: .int) == .double(3.5))
+        #expect(StoredValue.from(any: NSNumber(value: 4.0), as: .int) == .int(4))
+        #expect(StoredValue.from(any: NSNumber(value: 2), as: .bool) == .int(2))
+        #expect(StoredValue.from(any: NSNumber(value: 1), as: .bool) == .bool(true))
     }
 
     @Test func theMemoryBudgetReachesTheEngine() throws {

@@ -207,7 +207,14 @@ extension Database {
                 // A torn tail of the last log: a commit that never returned. Cut it off.
                 recovery.droppedTailBytes = region.count - scan.validBytes
                 recovery.droppedTailReason = "\(damage.located(file: name))"
-                if !options.readOnly { try fs.truncateFile(atPath: path(.log(number)), toSize: scan.validBytes) }
+                if !options.readOnly {
+                    try fs.truncateFile(atPath: path(.log(number)), toSize: scan.validBytes)
+                    // Sync point 13 (Recovery.md): the cut reaches the disk before the new log (12) does, or
+                    // a later open would find this torn log no longer last, and call it damage.
+                    let cut = try fs.openForAppending(atPath: path(.log(number)))
+                    defer { cut.close() }
+                    try cut.sync(.ordered)
+                }
             }
         }
         report?.report = recovery

@@ -37,14 +37,15 @@ extension Database {
         func path(_ n: FileName) -> String { directory + "/" + n.name }
         let file = try fileSystem.createFile(atPath: path(.manifest(number)))
         try file.append(manifest.encoded(cipher: cipher))
-        // Sync points 7-10 (Recovery.md, "Sync points"): the manifest and CURRENT.tmp only need to reach the
-        // disk before the rename does; the rename must be durable before anything it replaced is deleted.
+        // Sync points 7-10 (Recovery.md, "Sync points"): the manifest only needs to reach the disk before the
+        // rename does; CURRENT.tmp's durable sync makes sure of it (and of the manifest, on drives that ignore
+        // barriers); the rename must be durable before anything it replaced is deleted.
         try file.sync(.ordered)
         file.close()
         try fileSystem.syncDirectory(atPath: directory, .ordered)
         let tmp = try fileSystem.createFile(atPath: path(.currentTemporary))
         try tmp.append(Array((FileName.manifest(number).name + "\n").utf8))
-        try tmp.sync(.ordered)
+        try tmp.sync(.durable)
         tmp.close()
         try fileSystem.rename(from: path(.currentTemporary), to: path(.current))
         try fileSystem.syncDirectory(atPath: directory, .durable)

@@ -46,7 +46,21 @@ extension WritableFile {
 package enum FileSystemPaths {
     /// `path` with symbolic links, `.` and `..` resolved as far as it exists (`realpath`), the rest as written:
     /// the identity of a database directory, whichever spelling reached it.
-    package static func resolved(_ path: String) -> String { Syscalls.resolvedPath(path) }
+    /// Every `Realm()` asks (its configuration's identity), so paths that exist whole are remembered: a few
+    /// system calls per component each time would cost more than the rest of finding the cached Realm.
+    package static func resolved(_ path: String) -> String {
+        if let known = cache.withLock({ $0[path] }) { return known }
+        let (resolved, complete) = Syscalls.resolvedPath(path)
+        if complete {
+            cache.withLock { cache in
+                if cache.count >= 256 { cache.removeAll() }
+                cache[path] = resolved
+            }
+        }
+        return resolved
+    }
+
+    private static let cache = Locked<[String: String]>([:])
 }
 
 // MARK: - The real file system

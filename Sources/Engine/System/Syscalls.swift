@@ -182,23 +182,24 @@ enum Syscalls {
     }
 
     /// `path` with every symbolic link, `.` and `..` resolved (`realpath`), as far as it exists: the missing
-    /// rest is appended as written. One file reached under two spellings gets one answer.
-    static func resolvedPath(_ path: String) -> String {
+    /// rest is appended as written. One file reached under two spellings gets one answer. `complete`: the whole
+    /// path existed.
+    static func resolvedPath(_ path: String) -> (path: String, complete: Bool) {
         var existing = path
         var missing: [Substring] = []
         while !existing.isEmpty {
             if let resolved = existing.withCString({ realpath($0, nil) }) {
                 defer { free(resolved) }
                 let base = String(cString: resolved)
-                if missing.isEmpty { return base }
-                return (base == "/" ? "" : base) + "/" + missing.reversed().joined(separator: "/")
+                if missing.isEmpty { return (base, true) }
+                return ((base == "/" ? "" : base) + "/" + missing.reversed().joined(separator: "/"), false)
             }
             guard let slash = existing.lastIndex(of: "/") else { break }
             let component = existing[existing.index(after: slash)...]
             if !component.isEmpty { missing.append(component) }
             existing = slash == existing.startIndex ? "/" : String(existing[..<slash])
         }
-        return path
+        return (path, false)
     }
 
     /// Takes an exclusive, non-blocking `flock` on `fd`; returns false when someone else holds it.

@@ -64,10 +64,9 @@ package enum SystemProcess {
     /// Creates a new, empty directory `base/label-XXXXXX` (`mkdtemp`) and returns its path.
     package static func makeTemporaryDirectory(in base: String, label: String) throws -> String {
         var template = Array("\(base)/\(label)-XXXXXX".utf8CString)
-        guard let p = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw Syscalls.fail("mkdtemp", base)
-        }
-        return String(cString: p)
+        let path = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!).map { String(cString: $0) } }
+        guard let path else { throw Syscalls.fail("mkdtemp", base) }
+        return path
     }
 
     /// Removes `path` and, if it is a directory, everything in it; what cannot be removed is left.

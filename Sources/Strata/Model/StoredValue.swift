@@ -78,8 +78,9 @@ public enum StoredValue: Sendable, Hashable {
     }
 
     /// A Foundation number for a property of `type`: a boolean stays a Bool whatever the property (the
-    /// property's check then reports a mismatch), other numbers take the property's numeric type, or keep
-    /// their own (integer or floating point) when the type is unknown.
+    /// property's check then reports a mismatch); a Float or Double property takes any number; otherwise the
+    /// number keeps its own kind, integer or floating point, and `from(any:as:)`'s exact conversions decide
+    /// (2.0 for an Int, 0 or 1 for a Bool), so that 3.5 is never cut to 3 nor 2 taken for `true`.
     init(number n: NSNumber, for type: PropertyType?) {
         if Self.isBoolean(n) {
             self = .bool(n.boolValue)
@@ -87,8 +88,6 @@ public enum StoredValue: Sendable, Hashable {
         }
         let integral = "cCsSiIlLqQ".contains(Character(UnicodeScalar(UInt8(bitPattern: n.objCType.pointee))))
         switch type {
-        case .bool?: self = .bool(n.boolValue)
-        case .int?: self = .int(n.int64Value)
         case .float?: self = .float(n.floatValue)
         case .double?: self = .double(n.doubleValue)
         default: self = integral ? .int(n.int64Value) : .double(n.doubleValue)

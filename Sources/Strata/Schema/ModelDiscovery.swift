@@ -64,9 +64,12 @@ package enum ModelDiscovery {
     /// the metadata first (in the first return register, as a C function would).
     private typealias MetadataAccessor = @convention(c) (Int) -> UnsafeRawPointer?
 
-    /// Calls `body` with the metatype of every non-generic class in a section of type metadata records.
-    /// Records of other kinds of type, of generic classes, of classes with no superclass (so never a model:
-    /// `@Observable` classes, plain root classes) and Objective-C references are skipped without a call.
+    /// Calls `body` with the metatype of every model class (a non-generic class whose superclass chain reaches
+    /// Strata's `Object`) in a section of type metadata records. Whether a class is one is read from the
+    /// context descriptors alone: no other class's metadata accessor is called, so discovery never runs an
+    /// Objective-C class's `+initialize` or touches a class whose superclass is missing at run time (weak
+    /// linking), and records of other kinds of type, generic classes, root classes (`@Observable` ones among
+    /// them) and Objective-C references cost a few loads each.
     static func forEachClass(inTypeRecords section: UnsafeRawBufferPointer, _ body: (Any.Type) -> Void) {
         guard let base = section.baseAddress else { return }
         for i in 0..<(section.count / 4) {
@@ -85,8 +88,7 @@ package enum ModelDiscovery {
             let flags = descriptor.loadUnaligned(as: UInt32.self)
             // Kind 16 is a class; bit 7 marks a generic one (its metadata needs arguments).
             guard flags & 0x1F == 16, flags & 0x80 == 0 else { continue }
-            // Superclass mangled name (offset 20): a class with none cannot be a model.
-            guard descriptor.loadUnaligned(fromByteOffset: 20, as: Int32.self) != 0 else { continue }
+            guard reachesModelBase(descriptor) else { continue }
             let accessorOffset = descriptor.loadUnaligned(fromByteOffset: 12, as: Int32.self)
             guard accessorOffset != 0,
                 let accessorAddress = UnsafeRawPointer(bitPattern: Int(bitPattern: descriptor) + 12 + Int(accessorOffset))
@@ -95,5 +97,68 @@ package enum ModelDiscovery {
             guard let metadata = accessor(0) else { continue }
             body(unsafeBitCast(metadata, to: Any.Type.self))
         }
+    }
+
+    // MARK: Reading context descriptors (the Swift ABI's TypeContextDescriptor and ClassDescriptor)
+
+    /// Whether the superclass chain of the class described by `descriptor` reaches `Strata.Object` (or
+    /// `EmbeddedObject`, its subclass): followed through symbolic references to the superclasses' descriptors,
+    /// at most 32 classes up. A superclass named by text rather than a reference (Objective-C classes) ends
+    /// the walk: no model has one.
+    static func reachesModelBase(_ descriptor: UnsafeRawPointer) -> Bool {
+        var current = descriptor
+        for _ in 0..<32 {
+            guard let superclass = superclassDescriptor(of: current) else { return false }
+            if isModelBase(superclass) { return true }
+            current = superclass
+        }
+        return false
+    }
+
+    /// The context descriptor of a class descriptor's superclass, when its mangled name (offset 20) is a
+    /// symbolic reference to one: 0x01 and a relative offset to it, or 0x02 and a relative offset to a
+    /// pointer to it.
+    private static func superclassDescriptor(of descriptor: UnsafeRawPointer) -> UnsafeRawPointer? {
+        let nameOffset = descriptor.loadUnaligned(fromByteOffset: 20, as: Int32.self)
+        guard nameOffset != 0 else { return nil }
+        let name = descriptor + 20 + Int(nameOffset)
+        let kind = name.load(as: UInt8.self)
+        guard kind == 1 || kind == 2 else { return nil }
+        let reference = name + 1
+        let target = reference + Int(reference.loadUnaligned(as: Int32.self))
+        let superclass = kind == 1 ? target : target.loadUnaligned(as: UnsafeRawPointer?.self)
+        guard let superclass, superclass.loadUnaligned(as: UInt32.self) & 0x1F == 16 else { return nil }
+        return superclass
+    }
+
+    /// Whether `descriptor` is that of `Strata.Object` or `Strata.EmbeddedObject`: its name (offset 8) and
+    /// its parent's (offset 4, a relative pointer that is indirect when its low bit is set), a module.
+    private static func isModelBase(_ descriptor: UnsafeRawPointer) -> Bool {
+        let name = cString(at: descriptor + 8)
+        guard name == "Object" || name == "EmbeddedObject" else { return false }
+        let parentOffset = Int(descriptor.loadUnaligned(fromByteOffset: 4, as: Int32.self))
+        guard parentOffset != 0 else { return false }
+        let parentField = descriptor + 4 + (parentOffset & ~1)
+        let parent = parentOffset & 1 == 0 ? parentField : parentField.loadUnaligned(as: UnsafeRawPointer?.self)
+        // Kind 0: a module.
+        guard let parent, parent.loadUnaligned(as: UInt32.self) & 0x1F == 0 else { return false }
+        return cString(at: parent + 8) == moduleName
+    }
+
+    /// This module's name, as its descriptors spell it.
+    private static let moduleName = String(reflecting: Object.self).split(separator: ".").first.map(String.init) ?? "Strata"
+
+    /// The string a relative direct pointer at `field` points to.
+    private static func cString(at field: UnsafeRawPointer) -> String {
+        var p = field + Int(field.loadUnaligned(as: Int32.self))
+        var bytes: [UInt8] = []
+        // Names of types and modules are short; 256 bytes bounds the read whatever the record says.
+        while bytes.count < 256 {
+            let byte = p.load(as: UInt8.self)
+            if byte == 0 { break }
+            bytes.append(byte)
+            p += 1
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

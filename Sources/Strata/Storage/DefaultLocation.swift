@@ -45,7 +45,7 @@ enum DefaultLocation {
                 currentDirectory: fm.currentDirectoryPath)
         }
 
-        private static var currentPlatform: Platform {
+        static var currentPlatform: Platform {
             #if os(tvOS)
             return .tvOS
             #elseif os(macOS) || targetEnvironment(macCatalyst)
@@ -75,8 +75,18 @@ enum DefaultLocation {
         }
     }
 
+    /// The default file's URL on this platform: on Apple platforms decided once per process (it asks
+    /// FileManager, the bundle and the environment, and may create a folder), elsewhere the working directory
+    /// of the moment.
+    static func defaultFileURL() -> URL {
+        guard Inputs.currentPlatform == .other else { return appDefaultFileURL }
+        return URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("default.realm")
+    }
+
+    private static let appDefaultFileURL = defaultFileURL(.current)
+
     /// The default file's URL for `inputs`, creating its directory where RealmSwift does.
-    static func defaultFileURL(_ inputs: Inputs = .current) -> URL {
+    static func defaultFileURL(_ inputs: Inputs) -> URL {
         let (directory, create) = directory(for: inputs)
         // try?: as RealmSwift, a directory that cannot be made is left for the open to report, naming the path.
         if create { try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }

@@ -5,9 +5,9 @@ import Foundation
 /// deleting them with what they own, and writing single properties.
 extension RealmCore {
     /// How deep adds may nest (an add resolving a link adds the linked object, and so on) before the rest of
-    /// a chain is added from a list of pending work instead: 64 levels of add, resolve and link frames stay far
-    /// inside a 512 KiB stack (Darwin's secondary threads), whatever the length of the chain.
-    static let maxAddDepth = 64
+    /// a chain is added from a list of pending work instead: 32 levels of add, resolve and link frames stay far
+    /// inside a 512 KiB stack (Darwin's secondary threads) even in a debug build, whatever the chain's length.
+    static let maxAddDepth = 32
 
     /// Adds an unmanaged object (and the unmanaged objects it links to). `asChild`: an embedded object being
     /// given to a parent (the only way one is added).
@@ -16,27 +16,31 @@ extension RealmCore {
     /// links to. Below `maxAddDepth` nested adds, a child's own links are resolved at once; deeper, that work
     /// is queued (`deferredAdds`) and the outermost add runs the queue before it returns, so the stack stays
     /// bounded and the write holds the same records when the call returns.
+    ///
+    /// Once anything is queued, every later resolution of this add is queued too, and the queue runs first in,
+    /// first out: resolutions then happen in the order their objects' values were set, so that two instances
+    /// of one primary key give the record the values and the links of the same (the later) one.
     func add(_ object: Object, update: Realm.UpdatePolicy, asChild: Bool = false) {
         let outermost = addDepth == 0
         addDepth += 1
         addOne(object, update: update, asChild: asChild)
         addDepth -= 1
-        guard outermost else { return }
-        while !deferredAdds.isEmpty {
-            let pending = deferredAdds
-            deferredAdds = []
-            for work in pending {
-                addDepth = 1
-                work()
-                addDepth = 0
-            }
+        guard outermost, !deferredAdds.isEmpty else { return }
+        var next = 0
+        while next < deferredAdds.count {
+            let work = deferredAdds[next]
+            next += 1
+            addDepth = 1
+            work()
+            addDepth = 0
         }
+        deferredAdds = []
     }
 
     /// Runs `work` (resolving an added object's links, then finishing its record) now, or queues it when the
-    /// adds have nested `maxAddDepth` deep.
+    /// adds have nested `maxAddDepth` deep or something is queued already.
     private func resolveAdded(_ work: @escaping () -> Void) {
-        if addDepth >= Self.maxAddDepth { deferredAdds.append(work) } else { work() }
+        if addDepth >= Self.maxAddDepth || !deferredAdds.isEmpty { deferredAdds.append(work) } else { work() }
     }
 
     private func addOne(_ object: Object, update: Realm.UpdatePolicy, asChild: Bool) {

@@ -47,6 +47,10 @@ final class RealmCore: @unchecked Sendable {
     /// main queue, as RealmSwift's autorefresh does on the main run loop. Its own notifications stay as a
     /// thread's are (delivered where it commits).
     let isMainThreadRealm: Bool
+    /// Whether a refresh for other instances' commits is queued on `queue` (or the main queue) and has not
+    /// started: commits that come meanwhile are seen by it, so a burst of them (or a main queue that does not
+    /// run) queues one block, not one per commit.
+    private let refreshQueued = ManagedAtomic<Bool>(false)
 
     /// A frozen Realm: pinned to one version; it never refreshes, writes or notifies.
     let isFrozen: Bool
@@ -216,8 +220,13 @@ final class RealmCore: @unchecked Sendable {
             }
         }
         if let queue = queue ?? (isMainThreadRealm ? DispatchQueue.main : nil) {
+            guard refreshQueued.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
             nonisolated(unsafe) let step = step
-            queue.async { step() }
+            let queued = refreshQueued
+            queue.async {
+                queued.store(false, ordering: .releasing)
+                step()
+            }
         } else if let pump {
             pump.send(step)
         }
