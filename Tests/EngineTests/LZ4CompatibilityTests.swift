@@ -2,7 +2,66 @@
 import Testing
 import TestSupport
 
+/// What a build without liblz4 (Apple platforms, `STRATA_PORTABLE=1`) can check on its own: Swift round
+/// trips, and blocks that liblz4 1.9.4 wrote (known by their size and XXH3) written the same by the Swift
+/// compressor and decoded back.
+@Suite struct LZ4KnownBlockTests {
+    /// (shape, seed, compressed size, XXH3 of the compressed block) of 32 KiB inputs, from liblz4 1.9.4.
+    static let known: [(shape: DataShape, seed: UInt64, size: Int, hash: UInt64)] = [
+        (.random, 1000, 32898, 0x80DA1987BF3635E3),
+        (.runs, 1001, 2236, 0xC2F549863FD1E2AB),
+        (.shortPeriods, 1002, 1765, 0xEE4B6E38DC99F25E),
+        (.text, 1003, 19110, 0xF63EFD5A4733AD60),
+        (.records, 1004, 16632, 0x425011B8660044E3),
+        (.adversarial, 1005, 16578, 0xD42F334FA285B7B6),
+    ]
+
+    @Test func blocksLikeLiblz4sCompressAndDecodeTheSame() throws {
+        for k in Self.known {
+            var rng = SplitMix64(seed: k.seed)
+            let data = makeData(k.shape, count: 32_768, rng: &rng)
+            let block = try #require(portableCompress(data))
+            #expect(block.count == k.size, "\(k.shape)")
+            #expect(Checksum.xxh3(block) == k.hash, "\(k.shape)")
+            let (n, back) = portableDecompress(block, capacity: data.count)
+            #expect(n == data.count && back == data, "\(k.shape)")
+        }
+    }
+
+    @Test(arguments: DataShape.allCases)
+    func swiftRoundTripsAtEveryLengthTo2KiB(shape: DataShape) {
+        for length in 0...2048 {
+            var rng = SplitMix64(seed: UInt64(length))
+            let data = makeData(shape, count: length, rng: &rng)
+            guard let block = portableCompress(data) else {
+                Issue.record("\(shape) \(length): no block")
+                continue
+            }
+            let (n, back) = portableDecompress(block, capacity: length)
+            if n != length || back != data { Issue.record("\(shape) \(length): did not round-trip") }
+        }
+    }
+}
+
 #if STRATA_SYSTEM_CODECS
+/// Prints the known blocks' figures from liblz4 (run with `--filter printKnownBlocks` to regenerate them).
+@Suite struct LZ4KnownBlockSource {
+    @Test func printKnownBlocks() throws {
+        var lines: [String] = []
+        for (i, shape) in DataShape.allCases.enumerated() {
+            let seed = UInt64(1000 + i)
+            var rng = SplitMix64(seed: seed)
+            let data = makeData(shape, count: 32_768, rng: &rng)
+            let block = try #require(lz4Compress(data))
+            let line = "(.\(shape), \(seed), \(block.count), 0x\(String(Checksum.xxh3(block), radix: 16, uppercase: true)))"
+            lines.append(line)
+            // The table above must be liblz4's.
+            #expect(LZ4KnownBlockTests.known.contains { $0.seed == seed && $0.size == block.count && $0.hash == Checksum.xxh3(block) }, "\(line)")
+        }
+        if lines.count != LZ4KnownBlockTests.known.count { print("KNOWN_BLOCKS [\n" + lines.joined(separator: ",\n") + "\n]") }
+    }
+}
+
 /// Compresses `data` with both codecs and decodes each block with both decoders.
 /// Returns whether PortableLZ4's block was byte-identical to liblz4's.
 @discardableResult

@@ -140,6 +140,7 @@ func appendRecords(_ out: inout [UInt8], count: Int, rng: inout SplitMix64) {
 
 // MARK: - The two implementations
 
+#if STRATA_SYSTEM_CODECS
 /// liblz4's LZ4_compress_default into `capacity` bytes (its bound when nil).
 func lz4Compress(_ input: [UInt8], capacity: Int? = nil) -> [UInt8]? {
     var out = [UInt8](repeating: 0, count: max(capacity ?? LZ4.System.compressBound(input.count), 1))
@@ -155,6 +156,8 @@ func lz4Decompress(_ block: [UInt8], capacity: Int, fill: UInt8 = 0xA5) -> (Int,
     let n = block.withUnsafeBytes { src in out.withUnsafeMutableBytes { LZ4.System.decompress(src, into: $0) } }
     return (n ?? -1, out)
 }
+
+#endif
 
 func portableCompress(_ input: [UInt8], capacity: Int? = nil) -> [UInt8]? {
     let cap = capacity ?? PortableLZ4.compressBound(input.count)
@@ -232,6 +235,7 @@ func hexPrefix(_ bytes: [UInt8], _ n: Int = 48) -> String {
         + (bytes.count > n ? "…(\(bytes.count))" : "")
 }
 
+#if STRATA_SYSTEM_CODECS
 /// Decodes `block` with both decoders into `capacity` bytes; records any disagreement.
 /// Agreement: both reject; or both accept with the same count and bytes; or liblz4 accepts a block with an
 /// offset-0 match that PortableLZ4 rejects.
@@ -256,3 +260,4 @@ func checkSameDecode(_ block: [UInt8], capacity: Int, _ failures: inout Failures
         failures.record("\(what()): liblz4 \(ref) bytes, Portable \(mine) (or content differs); cap \(capacity) block \(hexPrefix(block))")
     }
 }
+#endif
