@@ -32,6 +32,8 @@ public final class Runner {
     /// run) where this build links liblz4 and libxxhash: rows marked "[portable codecs]", beside the system
     /// codecs' rows of the same run.
     public static let strataPortable = "Strata portable codecs"
+    /// The engine driven directly with the Swift codecs, where they weigh more: rows "[engine, portable codecs]".
+    public static let strataEnginePortable = "Strata engine portable codecs"
     static let portableWorkloads: Set<String> = ["insert", "enumerate-int", "lookup"]
 
     let config: Configuration
@@ -42,6 +44,7 @@ public final class Runner {
         if !config.workloads.isDisjoint(with: Self.encryptedWorkloads) { engines.append(StrataObjectPeer(encrypted: true)) }
         if Codecs.systemCodecsLinked && !config.workloads.isDisjoint(with: Self.portableWorkloads) {
             engines.append(StrataObjectPeer(name: Self.strataPortable))
+            engines.append(StrataEnginePeer(name: Self.strataEnginePortable))
         }
         if config.peers.contains("sqlite") { engines.append(SQLitePeer()) }
         if config.peers.contains("lmdb") { engines.append(LMDBPeer()) }
@@ -67,6 +70,8 @@ public final class Runner {
                 samples[workload + " [encrypted]", default: [:]][Self.strata, default: []].append(value)
             } else if engine == Self.strataPortable {
                 samples[workload + " [portable codecs]", default: [:]][Self.strata, default: []].append(value)
+            } else if engine == Self.strataEnginePortable {
+                samples[workload + " [engine, portable codecs]", default: [:]][Self.strata, default: []].append(value)
             } else {
                 samples[workload, default: [:]][engine, default: []].append(value)
             }
@@ -81,9 +86,9 @@ public final class Runner {
                 defer { try? FileManager.default.removeItem(atPath: dir) }
                 let tag = "[run \(run + 1)/\(config.runs)] \(engine.name)"
                 let want = engine.name == Self.strataEncrypted ? wanted.intersection(Self.encryptedWorkloads)
-                    : engine.name == Self.strataPortable ? wanted.intersection(Self.portableWorkloads) : wanted
+                    : [Self.strataPortable, Self.strataEnginePortable].contains(engine.name) ? wanted.intersection(Self.portableWorkloads) : wanted
                 // The engine reads this switch without synchronization: it changes only here, with no database open.
-                Codecs.portable = engine.name == Self.strataPortable
+                Codecs.portable = [Self.strataPortable, Self.strataEnginePortable].contains(engine.name)
                 defer { Codecs.portable = false }
 
                 progress("\(tag): insert \(config.n)")
@@ -320,6 +325,7 @@ public final class Runner {
             order.append((name + " [engine]", unit, note + "; Strata's engine driven directly, packed records"))
             order.append((name + " [encrypted]", unit, note + "; Strata on a file encrypted with a 64-byte encryptionKey (AES-256-GCM per block and log record)"))
             order.append((name + " [portable codecs]", unit, note + "; Strata with its Swift LZ4 and XXH3 (what Apple platforms run) instead of liblz4 and libxxhash"))
+            order.append((name + " [engine, portable codecs]", unit, note + "; Strata's engine driven directly with its Swift LZ4 and XXH3"))
         }
         var rows: [Row] = []
         for (name, unit, note) in order {

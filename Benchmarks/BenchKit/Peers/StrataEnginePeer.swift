@@ -3,11 +3,12 @@ import Engine
 /// Strata's storage engine driven directly (key = id as 8 bytes big-endian, value = the packed record):
 /// the raw rows of the Bench, until the object layer exists.
 public final class StrataEnginePeer: BenchEngine {
-    public let name = "Strata engine"
+    public let name: String
     var db: Database?
     static let partition: UInt32 = 1
 
-    public init() {}
+    /// `name`: a variant's (the runner sets what differs, such as the codecs).
+    public init(name: String = Runner.strataEngine) { self.name = name }
 
     public func create(in directory: String) throws { db = try Database.open(at: directory + "/strata") }
     public func open(in directory: String) throws { db = try Database.open(at: directory + "/strata") }
