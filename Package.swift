@@ -9,7 +9,14 @@ let strictSettings: [SwiftSetting] = [
 // LZ4 and XXH3: on Linux the engine links the system liblz4 and libxxhash; on Apple platforms, which have
 // neither, and on Linux with STRATA_PORTABLE=1, it uses its own Swift implementations (byte-compatible: the
 // same files either way). In portable mode the system-library targets are not part of the package at all.
-let portableCodecs = ProcessInfo.processInfo.environment["STRATA_PORTABLE"] == "1"
+// On a Mac (building for macOS, iOS or any Apple platform) the system-library targets are left out altogether,
+// so that SwiftPM never looks for liblz4 or libxxhash with pkg-config there.
+#if os(Linux)
+let linuxHost = true
+#else
+let linuxHost = false
+#endif
+let portableCodecs = ProcessInfo.processInfo.environment["STRATA_PORTABLE"] == "1" || !linuxHost
 let systemCodecPlatforms: [Platform] = [.linux, .android]
 let codecTargets: [Target] = portableCodecs ? [] : [
     .systemLibrary(
@@ -194,7 +201,7 @@ let package = Package(
             name: "BenchKit",
             dependencies: ["Strata", "Engine", "TestSupport", "CSQLite", "CLMDB", "CRocksDB", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Benchmarks/BenchKit",
-            swiftSettings: strictSettings
+            swiftSettings: strictSettings + codecSettings
         ),
         .executableTarget(
             name: "Bench",

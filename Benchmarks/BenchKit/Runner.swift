@@ -18,7 +18,7 @@ public final class Runner {
     public static let allWorkloads = [
         "insert", "enumerate-int", "enumerate-all", "lookup", "query-pk", "query", "query-indexed", "snapshot-read", "notify", "open", "size",
         "update-all", "delete-half",
-        "migrate-combine", "migrate-rename", "migrate-retype", "sustained",
+        "migrate-combine", "migrate-rename", "migrate-retype", "sustained", "codecs",
     ]
     /// Strata through its object API: the column every ratio is computed from.
     public static let strata = "Strata"
@@ -260,6 +260,21 @@ public final class Runner {
                 }
             }
         }
+        #if STRATA_SYSTEM_CODECS
+        if wanted.contains("codecs") {
+            progress("codecs")
+            let blocks = CodecBench.blocks(data, count: 256)
+            for _ in 0..<config.runs {
+                for portable in [false, true] {
+                    let f = CodecBench.measure(blocks, portable: portable, rounds: 8)
+                    let engine = portable ? Self.strataEnginePortable : Self.strataEngine
+                    record("LZ4 decode, 32 KiB blocks", engine, f.decode)
+                    record("LZ4 encode, 32 KiB blocks", engine, f.encode)
+                    record("XXH3, 32 KiB blocks", engine, f.hash)
+                }
+            }
+        }
+        #endif
         if wanted.contains("sustained") {
             // Once (it writes 10 x N objects per engine): Strata's object API, SQLite, LMDB and RocksDB.
             let sustainers: [any SustainedBenchEngine] =
@@ -313,6 +328,9 @@ public final class Runner {
             ("migrate-rename", .milliseconds, "age renamed yearsSinceBirth"),
             ("migrate-retype", .perSecond, "yearsSinceBirth Int -> String, objects per second"),
             ("size after migrate-retype", .megabytes, "bytes on disk after the three migrations, database closed (no compaction)"),
+            ("LZ4 decode, 32 KiB blocks", .perSecond, "bytes per second of 256 blocks of packed Bench records, 8 rounds: [engine] liblz4, [engine, portable codecs] the Swift LZ4"),
+            ("LZ4 encode, 32 KiB blocks", .perSecond, "the same blocks compressed"),
+            ("XXH3, 32 KiB blocks", .perSecond, "the same blocks hashed: [engine] libxxhash, [engine, portable codecs] the Swift XXH3"),
             ("sustained-insert", .perSecond, "10 x N objects of about 250 bytes (a 150-250 character string, three integers) in durable transactions of 10,000, closed and opened again every 100 transactions"),
             ("sustained insert, last 10% / first 10%", .keptFactor, "the insert rate of the last tenth of those transactions over the first tenth's"),
             ("sustained write amplification", .factor, "bytes the process wrote to storage (/proc/self/io write_bytes) per byte of values during that insert"),
