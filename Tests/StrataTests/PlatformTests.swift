@@ -140,4 +140,23 @@ final class JSONTask: Object {
         #expect(realm.core.database.options.blockCacheBytes == 1 << 20)
         #expect(realm.core.database.options.memtableFlushBytes == 2 << 20)
     }
+
+    /// A mapping refused for lack of address space (what iOS answers a large file) is RealmSwift's
+    /// `addressSpaceExhausted`, with what to do next, not a generic file error.
+    @Test func noAddressSpaceAtOpenIsAddressSpaceExhausted() throws {
+        let dir = try TemporaryDirectory()
+        let url = URL(fileURLWithPath: dir.child("big.realm"))
+        do {
+            let realm = try Realm(configuration: .init(fileURL: url, objectTypes: [JSONTask.self]))
+            try realm.write { realm.add(JSONTask(value: ["title": "mapped"])) }
+        }
+        var config = Realm.Configuration(fileURL: url, objectTypes: [JSONTask.self])
+        config.fileSystem = FaultyFileSystem(base: PosixFileSystem(), faults: [.failMap(errno: ENOMEM)])
+        #expect {
+            _ = try Realm(configuration: config)
+        } throws: { error in
+            guard let e = error as? Realm.Error else { return false }
+            return e.code == .addressSpaceExhausted && "\(e)".contains("mmap() failed")
+        }
+    }
 }

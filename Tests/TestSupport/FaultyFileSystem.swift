@@ -12,6 +12,8 @@ package final class FaultyFileSystem: FileSystem {
         case failSync(at: Int, errno: Int32)
         /// The nth sync does not happen: the "machine" stops there.
         case crash(atSync: Int)
+        /// Every mapping of a file fails with `errno` (ENOMEM: no address space left).
+        case failMap(errno: Int32)
     }
 
     struct State {
@@ -104,7 +106,20 @@ package final class FaultyFileSystem: FileSystem {
         try checkAlive()
         return FaultyWritableFile(fs: self, file: try base.openForAppending(atPath: path), path: path)
     }
-    package func map(atPath path: String) throws -> MappedRegion { try checkAlive(); return try base.map(atPath: path) }
+    package func map(atPath path: String) throws -> MappedRegion {
+        try checkAlive()
+        let refusal: Int32? = state.withLock { s in
+            for case .failMap(let e) in s.faults {
+                s.faultsFired += 1
+                return e
+            }
+            return nil
+        }
+        if let refusal {
+            throw StorageError(.io, "mmap failed: \(SystemErrno(refusal))", file: path, underlying: SystemErrno(refusal))
+        }
+        return try base.map(atPath: path)
+    }
     package func rename(from: String, to: String) throws { try checkAlive(); try base.rename(from: from, to: to) }
     package func removeFile(atPath path: String) throws { try checkAlive(); try base.removeFile(atPath: path) }
     package func truncateFile(atPath path: String, toSize size: Int) throws { try checkAlive(); try base.truncateFile(atPath: path, toSize: size) }

@@ -159,6 +159,16 @@ final class SharedFile: @unchecked Sendable {
                     fileURL: config.fileURL, underlying: e,
                     suggestion: "\(e.file.map { "The file refused was \($0). " } ?? "")Give this process access to \(name), or open a copy it can read.")
             }
+            if e.code == .io, let errno = e.underlying as? SystemErrno, errno.code == ENOMEM {
+                // A mapping refused for lack of address space (iOS gives apps little): RealmSwift's code 9.
+                throw Realm.Error(
+                    .addressSpaceExhausted,
+                    "Failed to open Realm file at path '\(path)': mmap() failed: \(SystemProcess.errorDescription(errno.code)) (\(e))",
+                    fileURL: config.fileURL, underlying: e,
+                    suggestion: "Close other Realms and release frozen objects and long-lived snapshots, which keep old "
+                        + "segments mapped; compacting the file (shouldCompactOnLaunch) makes it smaller to map. On iOS the "
+                        + "com.apple.developer.kernel.extended-virtual-addressing entitlement gives an app more address space.")
+            }
             if e.code == .decryptionFailed {
                 // RealmSwift's code (fileAccess) and words for a file its key does not open.
                 throw Realm.Error(
