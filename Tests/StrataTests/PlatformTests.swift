@@ -10,6 +10,14 @@ final class ChainNode: Object {
     @Persisted var next: ChainNode?
 }
 
+/// A node of a chain with a primary key, for adds that meet one key twice.
+final class KeyedChainNode: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var label = ""
+    @Persisted var next: KeyedChainNode?
+    @Persisted var others: List<KeyedChainNode>
+}
+
 /// Values as JSONSerialization and property lists hand them over.
 final class JSONTask: Object {
     @Persisted var title = ""
@@ -127,6 +135,10 @@ final class JSONTask: Object {
         #expect(StoredValue.from(any: NSNumber(value: 4.0), as: .int) == .int(4))
         #expect(StoredValue.from(any: NSNumber(value: 2), as: .bool) == .int(2))
         #expect(StoredValue.from(any: NSNumber(value: 1), as: .bool) == .bool(true))
+        // An NSDecimalNumber keeps its digits for a Decimal128; a Float number stays a Float without a type.
+        #expect(StoredValue.from(any: NSDecimalNumber(string: "0.1000000000000000000000000000001"), as: .decimal128)
+            == .decimal(Decimal(string: "0.1000000000000000000000000000001")!))
+        #expect(StoredValue.from(any: NSNumber(value: Float(1.5))) == .float(1.5))
     }
 
     @Test func theMemoryBudgetReachesTheEngine() throws {
@@ -158,5 +170,27 @@ final class JSONTask: Object {
             guard let e = error as? Realm.Error else { return false }
             return e.code == .addressSpaceExhausted && "\(e)".contains("mmap() failed")
         }
+    }
+
+    /// A chain deeper than the adds that nest (its tail's link resolutions are queued) meets one primary key
+    /// twice, deep in a chain of lists and in a shallow node's link: with `.modified` the record gets the
+    /// values and the links of one instance, never the values of one and the links of the other. (Queued
+    /// resolutions look their record up when they run: one could otherwise write into a copy that an earlier
+    /// one had encoded. This arrangement does not reach that interleaving; the property checked holds for it.)
+    @Test func aDeepChainMeetingOneKeyTwiceKeepsOneInstanceWhole() throws {
+        let realm = try Realm(configuration: .init(inMemoryIdentifier: "deep-keyed-chain", objectTypes: [KeyedChainNode.self]))
+        let nodes = (0..<41).map { position in
+            KeyedChainNode(value: ["id": position == 35 ? 100 : position, "label": "position \(position)"])
+        }
+        for (node, next) in zip(nodes, nodes.dropFirst()) { node.others.append(next) }
+        let other = KeyedChainNode(value: ["id": 100, "label": "linked"])
+        other.next = KeyedChainNode(value: ["id": 500, "label": "after it"])
+        nodes[2].next = other
+        try realm.write { realm.add(nodes[0], update: .modified) }
+        let twice = try #require(realm.object(ofType: KeyedChainNode.self, forPrimaryKey: 100))
+        let whole = (twice.label == "position 35" && twice.next == nil && twice.others.first?.id == 36)
+            || (twice.label == "linked" && twice.next?.id == 500 && twice.others.isEmpty)
+        #expect(whole, "label \(twice.label), next \(twice.next?.id ?? -1), others \(twice.others.map(\.id))")
+        #expect(realm.objects(KeyedChainNode.self).count == 42)  // 40 positions, key 100, key 500
     }
 }

@@ -80,7 +80,7 @@ package enum PortableLZ4 {
                 ip &+= 1
                 literalCount = token &>> 4
                 if literalCount == 15 {
-                    let more = literalLengthTail(src, &ip, iend)
+                    let more = lengthTail(src, &ip, iend, reserved: 15)
                     if more < 0 { return nil }
                     literalCount &+= more
                     if op &+ literalCount > oend &- 32 || ip &+ literalCount > iend &- 32 {
@@ -103,7 +103,7 @@ package enum PortableLZ4 {
                 ip &+= 2
                 matchCount = token & 15
                 if matchCount == 15 {
-                    let more = matchLengthTail(src, &ip, iend)
+                    let more = lengthTail(src, &ip, iend, reserved: 4)
                     if more < 0 { return nil }
                     matchCount &+= more &+ minMatch
                     if op &+ matchCount >= oend &- fastLoopMargin {
@@ -161,7 +161,7 @@ package enum PortableLZ4 {
                     resume = .matchLength
                 } else {
                     if literalCount == 15 {
-                        let more = literalLengthTail(src, &ip, iend)
+                        let more = lengthTail(src, &ip, iend, reserved: 15)
                         if more < 0 { return nil }
                         literalCount += more
                     }
@@ -187,7 +187,7 @@ package enum PortableLZ4 {
             }
             if resume == .matchLength {
                 if matchCount == 15 {
-                    let more = matchLengthTail(src, &ip, iend)
+                    let more = lengthTail(src, &ip, iend, reserved: 4)
                     if more < 0 { return nil }
                     matchCount += more
                 }
@@ -203,27 +203,13 @@ package enum PortableLZ4 {
         }
     }
 
-    /// Extra literal-length bytes after a nibble of 15; -1 when they run into the last 15 input bytes
-    /// (liblz4 gives up there: such a block cannot be well formed).
+    /// Extra length bytes after a nibble of 15, or -1 when they run into the last `reserved` input bytes:
+    /// 15 for a literal length, 4 for a match length (liblz4 gives up there: such a block cannot be well
+    /// formed). Callers guarantee ip < iend on entry.
     @inline(__always)
-    private static func literalLengthTail(_ src: UnsafeRawPointer, _ ip: inout Int, _ iend: Int) -> Int {
-        let limit = iend &- 15
+    private static func lengthTail(_ src: UnsafeRawPointer, _ ip: inout Int, _ iend: Int, reserved: Int) -> Int {
+        let limit = iend &- reserved
         if ip >= limit { return -1 }
-        var total = 0
-        while true {
-            let b = byte(src, ip)
-            ip &+= 1
-            total &+= b
-            if ip > limit { return -1 }
-            if b != 255 { return total }
-        }
-    }
-
-    /// Extra match-length bytes after a nibble of 15; -1 when they run into the last 4 input bytes.
-    /// Callers guarantee ip < iend on entry.
-    @inline(__always)
-    private static func matchLengthTail(_ src: UnsafeRawPointer, _ ip: inout Int, _ iend: Int) -> Int {
-        let limit = iend &- 4
         var total = 0
         while true {
             let b = byte(src, ip)

@@ -86,11 +86,18 @@ public enum StoredValue: Sendable, Hashable {
             self = .bool(n.boolValue)
             return
         }
-        let integral = "cCsSiIlLqQ".contains(Character(UnicodeScalar(UInt8(bitPattern: n.objCType.pointee))))
+        let encoding = Character(UnicodeScalar(UInt8(bitPattern: n.objCType.pointee)))
         switch type {
         case .float?: self = .float(n.floatValue)
         case .double?: self = .double(n.doubleValue)
-        default: self = integral ? .int(n.int64Value) : .double(n.doubleValue)
+        // NSDecimalNumber's digits, not a Double's approximation of them.
+        case .decimal128?: self = .decimal(n.decimalValue)
+        default:
+            if "cCsSiIlLqQ".contains(encoding) {
+                self = .int(n.int64Value)
+            } else {
+                self = encoding == "f" ? .float(n.floatValue) : .double(n.doubleValue)
+            }
         }
     }
 

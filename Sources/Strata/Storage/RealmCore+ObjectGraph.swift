@@ -87,7 +87,10 @@ extension RealmCore {
                 }
                 // An object stored before this write stays valid if the write is cancelled.
                 attach(object, binding: binding, key: key, added: !storedAtBase(binding, key))
-                resolveAdded { self.resolve(links, lists, into: record, update: update, w) }
+                // The record as it is when the resolution runs: a queued one may find it encoded meanwhile (by
+                // another instance of this key resolved before it), and must not write into a stale copy.
+                let pk = PendingKey(partition: binding.partition, key: existing)
+                resolveAdded { self.resolve(links, lists, into: w.record(pk) ?? record, update: update, w) }
                 return
             }
             if binding.intPrimaryKey, case .int(let v) = pkValue {
@@ -124,7 +127,7 @@ extension RealmCore {
         // A new record's embedded properties own nothing yet, whatever the unmanaged values said.
         for i in info.embeddedTargets.keys { record.values[i] = info.listTargets[i] != nil ? .list([]) : .null }
         resolveAdded {
-            self.resolve(links, lists, into: record, update: update, w)
+            self.resolve(links, lists, into: w.record(pk) ?? record, update: update, w)
             // Its links and lists resolved, the record is final: encoded into the batch now, so that the write
             // holds no record per object (a later change decodes it back). Not for embedded objects, whose
             // parents may still change within this add.
