@@ -33,6 +33,24 @@ extension Database {
         }
     }
 
+    /// At close, after the last flush: runs the merges the size-tiered policy asks for whose inputs total at
+    /// most `Tuning.closeCompactionBudgetBytes`, to the end (the close has begun, so they do not stop at it).
+    /// Short sessions (open, write a little, close) close before a background merge of their small segments
+    /// finishes, and a stopped merge leaves nothing: without this, every session's flush added a segment for
+    /// good. Larger merges stay in the background, as before.
+    func compactSmallWindowsAtClose() throws {
+        guard let trigger = options.compactionSegmentTrigger else { return }
+        for id in currentVersion.partitions.keys.sorted() {
+            while let ps = currentVersion.partitions[id],
+                let window = Self.compactionWindow(
+                    sizes: ps.segments.map(\.fileBytes), entries: ps.segments.map(\.entryCount), minimumSegments: trigger),
+                ps.segments[window].reduce(0, { $0 + $1.fileBytes }) <= Tuning.closeCompactionBudgetBytes
+            {
+                guard try compactPartition(id, window: window, stopWhenClosed: false) else { break }
+            }
+        }
+    }
+
     /// Which consecutive segments (newest first, as a partition lists them) to merge, or nil: size-tiered, as
     /// RocksDB's universal compaction. From the newest, segments join while each is at most
     /// `compactionSizeRatio` times the total of those before it; at least `minimumSegments` must join. When the

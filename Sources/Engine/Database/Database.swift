@@ -302,6 +302,7 @@ package final class Database: @unchecked Sendable {
                     try freezeLocked()
                     try runFlush()
                 }
+                if options.backgroundMaintenance { try compactSmallWindowsAtClose() }
             } catch {
                 failure = error
             }

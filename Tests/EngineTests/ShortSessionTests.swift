@@ -1,0 +1,43 @@
+import Engine
+import Foundation
+import Testing
+import TestSupport
+
+/// Apps live in short sessions (issue 37): open, write one transaction, close, again and again with no pause.
+/// Every close flushes a segment and a background merge never gets to finish before the next close, so
+/// closes merge small segments themselves (`compactSmallWindowsAtClose`): the segments stay few and every
+/// commit stays.
+@Suite struct ShortSessionTests {
+    static func key(_ i: Int) -> [UInt8] { withUnsafeBytes(of: UInt64(i).bigEndian) { Array($0) } }
+
+    @Test func fourHundredSessionsWithoutPauseKeepAHandfulOfSegments() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.child("db")
+        var rng = SplitMix64(seed: 37)
+        let sessions = 400
+        var mostSegments = 0
+        for session in 0..<sessions {
+            let db = try Database.open(at: path)
+            try db.write { tx in
+                for i in 0..<100 { try tx.put(Self.key(session * 100 + i), rng.bytes(40), in: 1) }
+            }
+            mostSegments = max(mostSegments, db.statistics().segmentCount)
+            try db.close()
+        }
+        let db = try Database.open(at: path)
+        defer { try? db.close() }
+        let segments = db.statistics().segmentCount
+        #expect(segments <= 12, "\(segments) segments after \(sessions) sessions")
+        #expect(mostSegments <= 12, "at most \(mostSegments) segments seen at an open")
+        // Every commit is there.
+        let snapshot = try db.snapshot()
+        var count = 0
+        for session in stride(from: 0, to: sessions, by: 37) {
+            for i in [0, 99] where try snapshot.get(Self.key(session * 100 + i), in: 1) != nil { count += 1 }
+        }
+        #expect(count == 2 * ((sessions + 36) / 37))
+        // And the directory holds few files: CURRENT, LOCK, one manifest, one log, the segments.
+        let files = try FileManager.default.contentsOfDirectory(atPath: path)
+        #expect(files.count <= segments + 6, "\(files.sorted())")
+    }
+}
