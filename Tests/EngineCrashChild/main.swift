@@ -2,7 +2,9 @@
 // `commit()` has returned. The parent kills it at a random moment and checks that every reported commit is
 // in the database after reopening.
 //
-// Usage: EngineCrashChild PATH [maintenance [encrypted]]
+// Usage: EngineCrashChild PATH [maintenance [encrypted]] | EngineCrashChild PATH session N
+// With `session N` (ShortSessionTests), the child opens the database, commits keys N*100 ..< N*100+100 in one
+// transaction and exits at once, without closing: a widget or extension's short life.
 // With `encrypted`, the database is encrypted with `crashChildKey`.
 // With `maintenance`, the child also flushes every 10 commits and compacts every 25, so that kills land
 // inside flushes and compactions too; it prints "flushing N" and "compacting N" as each starts.
@@ -24,6 +26,20 @@ guard arguments.count >= 2 else {
 enum FileHandleWriter {
     static func out(_ s: String) { SystemProcess.writeStandardOutput(s) }
     static func error(_ s: String) { SystemProcess.writeStandardError(s) }
+}
+
+if arguments.count == 4, arguments[2] == "session", let n = Int(arguments[3]) {
+    do {
+        let db = try Database.open(at: arguments[1])
+        try db.write { tx in
+            for i in 0..<100 { try tx.put(key(UInt64(n * 100 + i)), crashChildValue(UInt64(n * 100 + i)), in: 1) }
+        }
+        FileHandleWriter.out("committed \(n)\n")
+        SystemProcess.exit(0)
+    } catch {
+        FileHandleWriter.error("EngineCrashChild: \(error)\n")
+        SystemProcess.exit(1)
+    }
 }
 
 do {

@@ -5,8 +5,8 @@ import TestSupport
 
 /// Apps live in short sessions (issue 37): open, write one transaction, close, again and again with no pause.
 /// Every close flushes a segment and a background merge never gets to finish before the next close, so
-/// closes merge small segments themselves (`compactSmallWindowsAtClose`): the segments stay few and every
-/// commit stays.
+/// closes merge small segments themselves (`mergeSmallSegmentsNow`), and so does an open after a session that
+/// ended without a close: the segments stay few and every commit stays.
 @Suite struct ShortSessionTests {
     static func key(_ i: Int) -> [UInt8] { withUnsafeBytes(of: UInt64(i).bigEndian) { Array($0) } }
 
@@ -39,5 +39,32 @@ import TestSupport
         // And the directory holds few files: CURRENT, LOCK, one manifest, one log, the segments.
         let files = try FileManager.default.contentsOfDirectory(atPath: path)
         #expect(files.count <= segments + 6, "\(files.sorted())")
+    }
+
+    /// The same pattern in child processes that exit right after their commit, without a close (a widget or
+    /// an extension): each next open flushes the commit it replays and merges as the close would have.
+    @Test func sessionsOfChildProcessesThatExitWithoutClosingKeepAHandfulOfSegments() throws {
+        let child = try #require(BuildProducts.executable("EngineCrashChild"), "EngineCrashChild was not built beside the tests")
+        let dir = try TemporaryDirectory()
+        let path = dir.child("db")
+        let sessions = 120
+        for session in 0..<sessions {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: child)
+            process.arguments = [path, "session", "\(session)"]
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            try #require(process.terminationStatus == 0, "session \(session) failed")
+        }
+        let db = try Database.open(at: path)
+        defer { try? db.close() }
+        let most = db.partitionStatistics().values.map(\.segments).max() ?? 0
+        #expect(most <= 12, "\(most) segments in a partition after \(sessions) sessions")
+        let snapshot = try db.snapshot()
+        for session in 0..<sessions {
+            let k = UInt64(session * 100 + 99)
+            #expect(try snapshot.get(withUnsafeBytes(of: k.bigEndian) { Array($0) }, in: 1) == crashChildValue(k))
+        }
     }
 }

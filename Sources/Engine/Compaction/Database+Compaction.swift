@@ -33,12 +33,13 @@ extension Database {
         }
     }
 
-    /// At close, after the last flush: runs the merges the size-tiered policy asks for whose inputs total at
-    /// most `Tuning.closeCompactionBudgetBytes`, to the end (the close has begun, so they do not stop at it).
-    /// Short sessions (open, write a little, close) close before a background merge of their small segments
-    /// finishes, and a stopped merge leaves nothing: without this, every session's flush added a segment for
-    /// good. Larger merges stay in the background, as before.
-    func compactSmallWindowsAtClose() throws {
+    /// Runs the merges the size-tiered policy asks for whose inputs total at most
+    /// `Tuning.closeCompactionBudgetBytes`, to the end (they do not stop at a close). Called by a close after
+    /// its last flush, and by an open that flushed the commits of a session that never closed (a process that
+    /// exited or was killed after writing): short sessions end before a background merge of their small
+    /// segments finishes, and a stopped merge leaves nothing, so without this every session's flush added a
+    /// segment for good. Larger merges stay in the background.
+    func mergeSmallSegmentsNow() throws {
         guard let trigger = options.compactionSegmentTrigger else { return }
         for id in currentVersion.partitions.keys.sorted() {
             while let ps = currentVersion.partitions[id],

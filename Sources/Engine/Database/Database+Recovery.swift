@@ -259,6 +259,9 @@ extension Database {
                 p.flushTarget = (sequence, logNumber)
             }
             try db.runFlush()
+            // The session that wrote them ended without a close (its process exited or was killed): do the
+            // small merges its close would have done, or sessions that end that way pile up segments.
+            if options.backgroundMaintenance { try db.mergeSmallSegmentsNow() }
         } else if manifest.logNumber < logNumber {
             // Nothing to replay: point the manifest at the new log so the old ones can go.
             try db.manifestState.withLock { ms in

@@ -302,7 +302,7 @@ package final class Database: @unchecked Sendable {
                     try freezeLocked()
                     try runFlush()
                 }
-                if options.backgroundMaintenance { try compactSmallWindowsAtClose() }
+                if options.backgroundMaintenance { try mergeSmallSegmentsNow() }
             } catch {
                 failure = error
             }

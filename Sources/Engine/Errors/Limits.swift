@@ -42,7 +42,8 @@ enum Tuning {
     /// set: at 64 MiB, random lookups over a million small compressed records (about 60 MB decompressed)
     /// missed often enough to run at 0.24M/s instead of 0.77M/s. Memory is taken only as blocks are read.
     static let blockCacheBytes = 256 * 1024 * 1024
-    /// Bytes of segments a close may merge before it returns (`compactSmallWindowsAtClose`): small merges
+    /// Bytes of segments a close (or an open after a session that did not close) may merge before it returns
+    /// (`mergeSmallSegmentsNow`): small merges
     /// cost a close a few milliseconds (merging runs at well over 100 MB/s), and keep short sessions from
     /// leaving one segment each; larger ones are left to background maintenance.
     static let closeCompactionBudgetBytes = 4 * 1024 * 1024

@@ -1,0 +1,25 @@
+import Engine
+import Foundation
+@testable import Strata
+import Testing
+import TestSupport
+
+/// Issue 37's pattern through the public API: a program that opens a Realm, commits one transaction of 100
+/// objects and lets the Realm go, 400 times with no pause, keeps a handful of segments in every partition.
+@Suite struct RealmShortSessionTests {
+    @Test func fourHundredRealmSessionsKeepAtMostTwelveSegmentsPerPartition() throws {
+        let dir = try TemporaryDirectory()
+        let config = Realm.Configuration(fileURL: URL(fileURLWithPath: dir.child("sessions.realm")), objectTypes: [Person.self])
+        let sessions = 400
+        for session in 0..<sessions {
+            let realm = try Realm(configuration: config)
+            try realm.write {
+                for i in 0..<100 { realm.add(Person(value: ["id": session * 100 + i, "firstName": "p\(session)-\(i)"])) }
+            }
+        }
+        let realm = try Realm(configuration: config)
+        #expect(realm.objects(Person.self).count == sessions * 100)
+        let perPartition = realm.core.database.partitionStatistics().mapValues(\.segments)
+        #expect(perPartition.values.allSatisfy { $0 <= 12 }, "segments per partition: \(perPartition)")
+    }
+}
