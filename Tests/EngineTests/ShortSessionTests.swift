@@ -16,14 +16,19 @@ import TestSupport
         var rng = SplitMix64(seed: 37)
         let sessions = 400
         var mostSegments = 0
+        var slowestClose: UInt64 = 0
         for session in 0..<sessions {
             let db = try Database.open(at: path)
             try db.write { tx in
                 for i in 0..<100 { try tx.put(Self.key(session * 100 + i), rng.bytes(40), in: 1) }
             }
             mostSegments = max(mostSegments, db.statistics().segmentCount)
+            let start = DispatchTime.now().uptimeNanoseconds
             try db.close()
+            slowestClose = max(slowestClose, DispatchTime.now().uptimeNanoseconds - start)
         }
+        // A figure, not a check (no wall-clock thresholds in tests): what the merges cost a close at most.
+        print("ShortSessionTests: the slowest of \(sessions) closes took \(slowestClose / 1_000_000) ms")
         let db = try Database.open(at: path)
         defer { try? db.close() }
         let segments = db.statistics().segmentCount
