@@ -73,6 +73,7 @@ extension RealmCore {
     func addObserver(_ observer: any ChangeObserver) -> NotificationToken {
         require(!isFrozen, "Frozen Realms do not change and do not have change notifications")
         observerList.add(observer)
+        attachToFileForMainQueueRefresh()
         let id = ObjectIdentifier(observer)
         return NotificationToken(id: id) { [weak observerList] in observerList?.remove(id) }
     }

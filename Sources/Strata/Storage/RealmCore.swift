@@ -51,6 +51,16 @@ final class RealmCore: @unchecked Sendable {
     /// started: commits that come meanwhile are seen by it, so a burst of them (or a main queue that does not
     /// run) queues one block, not one per commit.
     private let refreshQueued = ManagedAtomic<Bool>(false)
+    /// Whether the main thread's Realm is listed with its file (from its first observer on: a refresh with no
+    /// observer to tell would change nothing anyone waits for).
+    private var attachedForMainQueue = false
+
+    /// Lists the main thread's Realm with its file, so that other instances' commits reach it on the main queue.
+    func attachToFileForMainQueueRefresh() {
+        guard isMainThreadRealm, !attachedForMainQueue else { return }
+        attachedForMainQueue = true
+        shared.attach(self)
+    }
 
     /// A frozen Realm: pinned to one version; it never refreshes, writes or notifies.
     let isFrozen: Bool
@@ -104,10 +114,11 @@ final class RealmCore: @unchecked Sendable {
         self.snapshot = try shared.database.snapshot()
         versionToken = Self.newVersionToken()
         try bindDeclaredTypes()
-        // Only a Realm with a queue, an actor or the main thread acts on other instances' commits
-        // (autorefresh there); the others are not listed, so that they are never referred to weakly (see
-        // `observerList`).
-        if queue != nil || pump != nil || isMainThreadRealm { shared.attach(self) }
+        // Only a Realm with a queue or an actor, and the main thread's once it has an observer, acts on other
+        // instances' commits (autorefresh there); the others are not listed, so that they are never referred
+        // to weakly (see `observerList`): a weak reference makes every retain of the core slower, and the
+        // main thread's Realm is the one most code uses.
+        if queue != nil || pump != nil { shared.attach(self) }
     }
 
     var database: Database { shared.database }
