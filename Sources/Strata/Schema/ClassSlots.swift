@@ -13,13 +13,14 @@ final class ClassSlots: Sendable {
             self.info = info
         }
     }
-    /// Each slot owns (+1) the entry it holds, released with the table. `ManagedAtomic`'s operations are
-    /// inlined into this file, so no generic code of another module runs on a getter's path.
+    /// Each slot owns (+1) the entry it holds, released with the table. An `UnsafeAtomic` (a pointer to its
+    /// word) takes no retain to read, and its operations are inlined into this file, so no generic code of
+    /// another module runs on a getter's path.
     private static let slotCount = 64
-    private let slots: [ManagedAtomic<Unmanaged<Entry>?>] = (0..<ClassSlots.slotCount).map { _ in ManagedAtomic(nil) }
+    private let slots: [UnsafeAtomic<Unmanaged<Entry>?>] = (0..<ClassSlots.slotCount).map { _ in UnsafeAtomic.create(nil) }
 
     deinit {
-        for slot in slots { slot.load(ordering: .acquiring)?.release() }
+        for slot in slots { slot.destroy()?.release() }
     }
 
     @inline(__always)

@@ -14,8 +14,13 @@ final class KeyPathSlots: Sendable {
     private static let slotCount = 32
     /// Linear probing distance; an entry further away is not cached (the locked table still answers).
     private static let probeLength = 4
-    /// `ManagedAtomic` is a class holding its word inline: one indirection per slot, as a class of our own would be.
-    private let slots: [ManagedAtomic<UInt64>] = (0..<KeyPathSlots.slotCount).map { _ in ManagedAtomic(0) }
+    /// Each slot is an `UnsafeAtomic` (a pointer to its word, freed in deinit): reading one takes no retain, as
+    /// an array of class-based atomics would (a retain and a release per property read, measured).
+    private let slots: [UnsafeAtomic<UInt64>] = (0..<KeyPathSlots.slotCount).map { _ in UnsafeAtomic.create(0) }
+
+    deinit {
+        for slot in slots { _ = slot.destroy() }
+    }
 
     /// The packed entry for `id` and `index`, or nil when the address does not fit in 48 bits or the index
     /// in 16 (the lock answers those).
