@@ -56,19 +56,15 @@ enum Tuning {
 
 /// The engine's default memory sizes on the platform it was built for.
 package enum MemoryDefaults {
-    package static var blockCacheBytes: Int {
+    /// iOS, tvOS, watchOS and visionOS, where heap counts against a per-process limit.
+    private static let isMobile: Bool = {
         #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
-        return Tuning.mobileBlockCacheBytes
+        return true
         #else
-        return Tuning.blockCacheBytes
+        return false
         #endif
-    }
+    }()
 
-    package static var memtableFlushBytes: Int {
-        #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
-        return Tuning.mobileMemtableFlushBytes
-        #else
-        return Tuning.memtableFlushBytes
-        #endif
-    }
+    package static var blockCacheBytes: Int { isMobile ? Tuning.mobileBlockCacheBytes : Tuning.blockCacheBytes }
+    package static var memtableFlushBytes: Int { isMobile ? Tuning.mobileMemtableFlushBytes : Tuning.memtableFlushBytes }
 }
