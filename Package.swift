@@ -76,6 +76,22 @@ let package = Package(
             resources: [.copy("PrivacyInfo.xcprivacy")],
             swiftSettings: strictSettings + codecSettings
         ),
+        // A reader of RealmSwift's `.realm` files (formats 10, 11, 20-24, encrypted too): knows nothing of Strata's
+        // object layer, which uses it to convert a Realm file at first open.
+        .target(
+            name: "RealmFile",
+            dependencies: [
+                "Engine",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "RealmFileTests",
+            dependencies: ["RealmFile", "TestSupport"],
+            swiftSettings: strictSettings
+        ),
         .target(
             name: "Strata",
             dependencies: ["Engine", .product(name: "Logging", package: "swift-log"), .product(name: "Atomics", package: "swift-atomics")],
