@@ -94,7 +94,7 @@ let package = Package(
         ),
         .target(
             name: "Strata",
-            dependencies: ["Engine", .product(name: "Logging", package: "swift-log"), .product(name: "Atomics", package: "swift-atomics")],
+            dependencies: ["Engine", "RealmFile", .product(name: "Logging", package: "swift-log"), .product(name: "Atomics", package: "swift-atomics")],
             swiftSettings: strictSettings
         ),
         .target(

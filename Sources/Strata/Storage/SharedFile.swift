@@ -1,4 +1,5 @@
 import Engine
+import RealmFile
 import Foundation
 import Atomics
 
@@ -119,12 +120,28 @@ final class SharedFile: @unchecked Sendable {
         guard let url = config.fileURL else {
             throw Realm.Error(.fail, "Realm.Configuration has neither fileURL nor inMemoryIdentifier; set one of them")
         }
+        if config.fileSystem == nil, let converted = convertedLocation(config) {
+            return (converted, PosixFileSystem(), nil, url.lastPathComponent)
+        }
         return (url.path, config.fileSystem ?? PosixFileSystem(), nil, url.lastPathComponent)
+    }
+
+    /// The Strata database a RealmSwift file named by `config` converts into (`RealmFileImport`), when the
+    /// configuration names one: a converted database beside the path, or a Realm file at it.
+    private static func convertedLocation(_ config: Realm.Configuration) -> String? {
+        guard let url = config.fileURL else { return nil }
+        let converted = RealmFileImport.convertedPath(for: url.path)
+        if FileManager.default.fileExists(atPath: converted + "/CURRENT") { return converted }
+        return RealmFileImport.isRealmFile(atPath: url.path, encrypted: config.encryptionKey != nil) ? converted : nil
     }
 
     private static func openFile(_ config: Realm.Configuration) throws -> SharedFile {
         let (path, fs, memory, name) = try location(config)
         let key = Self.checkedKey(config.encryptionKey)
+        if memory == nil, let url = config.fileURL, path == RealmFileImport.convertedPath(for: url.path) {
+            // A RealmSwift file: converted once, at its first open here (a no-op once it has been).
+            try RealmFileImport.convertIfNeeded(source: url.path, encryptionKey: key)
+        }
         if let seed = config.seedFilePath, memory == nil, !fs.fileExists(atPath: path) {
             // A new file starts as a copy of the seed Realm, as in Realm.
             do {
@@ -233,6 +250,8 @@ final class SharedFile: @unchecked Sendable {
     static func fileExists(for config: Realm.Configuration) -> Bool {
         // try?: a configuration without a usable location has no file (no storage read).
         guard let (path, fs, _, _) = try? location(config) else { return false }
+        // A RealmSwift file not converted yet is a file too.
+        if let url = config.fileURL, path == RealmFileImport.convertedPath(for: url.path), !fs.fileExists(atPath: path + "/CURRENT") { return true }
         return fs.fileExists(atPath: path + "/CURRENT")
     }
 
@@ -268,13 +287,24 @@ final class SharedFile: @unchecked Sendable {
             if let s = f.storedSchema.withLock({ $0 }) { return s.schemaVersion }
             throw notInitialized
         }
+        let converted = RealmFileImport.convertedPath(for: url.path)
+        let isConverted = FileManager.default.fileExists(atPath: converted + "/CURRENT")
+        if !isConverted, RealmFileImport.isRealmFile(atPath: url.path, encrypted: encryptionKey != nil) {
+            // A RealmSwift file not converted yet: its version is in its own metadata table.
+            do {
+                guard let version = try RealmFile(path: url.path, encryptionKey: checkedKey(encryptionKey)).schemaVersion else { throw notInitialized }
+                return version
+            } catch let e as RealmFileError {
+                throw RealmFileImport.realmError(e, url)
+            }
+        }
         // A Strata database is a directory: a plain file (or a device) there cannot be one.
         var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+        if !isConverted, FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue {
             throw Realm.Error(
                 .fileAccess, "Unable to open a Realm at path '\(url.path)': it is a file, not a Strata database directory.", fileURL: url)
         }
-        guard FileManager.default.fileExists(atPath: url.path + "/CURRENT") else { throw notInitialized }
+        guard isConverted || FileManager.default.fileExists(atPath: url.path + "/CURRENT") else { throw notInitialized }
         config.readOnly = true
         let file = try shared(for: config)
         if let s = file.storedSchema.withLock({ $0 }) { return s.schemaVersion }

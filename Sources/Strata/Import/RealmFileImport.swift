@@ -1,0 +1,150 @@
+import Engine
+import Foundation
+import RealmFile
+
+/// Converts a RealmSwift `.realm` file into a Strata database, the first time a `Realm.Configuration` names one.
+///
+/// Where things are: a Realm file `X` (`default.realm`) is converted into the Strata database directory `X.strata`
+/// beside it; every later open of a configuration naming `X` uses `X.strata`. The Realm file is only read, never
+/// written or removed (``Realm/deleteConvertedRealmFile(configuration:)`` and `strata import --delete-source` remove it
+/// once the app no longer needs it).
+///
+/// How: the Realm file's classes become the Strata database's stored schema, at the Realm file's schema version
+/// (from its `metadata` table), and every object is copied under its Realm object key (or, for an `Int` primary
+/// key, under the key value, which is what Strata's keys are for such types), so links copy as they are. The
+/// configuration's own schema version and migration block then apply at the open that follows, as they would to
+/// a Strata file of that version. Secondary indexes are not copied: the first open that declares them builds them.
+///
+/// Crash safety: the database is built in `X.strata.converting` and renamed to `X.strata` only when complete (and
+/// synced). A kill at any instant leaves either no `X.strata` (the next open starts again, removing the partial
+/// directory) or a complete one.
+///
+/// Concurrency: a RealmSwift process (an app extension still on RealmSwift) that has the file open holds a shared
+/// lock on `X.lock`; conversion takes that lock exclusively, without waiting, and refuses with
+/// ``Realm/Error/Code/alreadyOpen`` when it cannot, rather than read a file that is being written.
+enum RealmFileImport {
+    /// Objects copied per engine batch before the batch spills to disk: bounds memory on large files.
+    static let spillBytes = 8 << 20
+
+    /// The Strata database a Realm file `path` converts into.
+    static func convertedPath(for path: String) -> String { path + ".strata" }
+    static func stagingPath(for path: String) -> String { path + ".strata.converting" }
+
+    /// Whether `path` is a Realm file: a regular file that starts with a Realm header, or (given a key) a file
+    /// of whole 4 KiB pages, which is what an encrypted Realm file is.
+    static func isRealmFile(atPath path: String, encrypted: Bool) -> Bool {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
+              let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }  // try?: closing a file opened for reading loses nothing.
+        // try?: an unreadable file is not taken for a Realm file; opening it reports why.
+        guard let header = try? handle.read(upToCount: 24), header.count == 24 else { return false }
+        if Array(header[16..<20]) == Array("T-DB".utf8) { return true }
+        guard encrypted, let size = try? handle.seekToEnd() else { return false }
+        return size >= 8192 && size % 4096 == 0
+    }
+
+    /// What a conversion copied.
+    struct Report: Sendable {
+        var source: String
+        var destination: String
+        var formatVersion: Int
+        var schemaVersion: UInt64
+        /// Objects copied per class.
+        var objects: [(className: String, count: Int)]
+        /// Values Strata cannot hold exactly yet, each with the object and property, converted to the nearest
+        /// value it can (Decimal128 NaN, infinities, negative zero or exponents beyond Foundation's Decimal).
+        var narrowed: [String]
+    }
+
+    /// Converts the Realm file `source` into a new Strata database at `convertedPath(for: source)`, unless it is
+    /// there already. Returns nil when nothing had to be done.
+    @discardableResult
+    static func convertIfNeeded(source: String, encryptionKey: [UInt8]?, progress: ((Int, Int) -> Void)? = nil) throws -> Report? {
+        let destination = convertedPath(for: source)
+        if FileManager.default.fileExists(atPath: destination + "/CURRENT") { return nil }
+        let lock = try lockRealmFile(source)
+        defer { lock?.unlock() }
+        return try convert(source: source, destination: destination, encryptionKey: encryptionKey, progress: progress)
+    }
+
+    /// Realm's lock file is held (shared) by every RealmSwift process that has the file open.
+    private static func lockRealmFile(_ source: String) throws -> (any FileLock)? {
+        let lockPath = source + ".lock"
+        guard FileManager.default.fileExists(atPath: lockPath) else { return nil }
+        do {
+            return try PosixFileSystem().lock(atPath: lockPath)
+        } catch let e as StorageError where e.code == .locked {
+            throw Realm.Error(
+                .alreadyOpen,
+                "Cannot convert the Realm file at path '\(source)': another process (a RealmSwift app or extension) has it open.",
+                fileURL: URL(fileURLWithPath: source), underlying: e,
+                suggestion: "Close it there first (update the extension to Strata), then open it again; the file is left as it is.")
+        } catch {
+            throw Realm.Error(.fileAccess, "Cannot lock \(lockPath) to convert the Realm file: \(error)", fileURL: URL(fileURLWithPath: source))
+        }
+    }
+
+    /// Builds the Strata database of `source` in a staging directory and renames it to `destination`.
+    static func convert(source: String, destination: String, encryptionKey: [UInt8]?, progress: ((Int, Int) -> Void)? = nil) throws -> Report {
+        let url = URL(fileURLWithPath: source)
+        let file: RealmFile
+        do {
+            file = try RealmFile(path: source, encryptionKey: encryptionKey)
+        } catch let e as RealmFileError {
+            throw realmError(e, url)
+        }
+        let staging = stagingPath(for: source)
+        if FileManager.default.fileExists(atPath: staging) {
+            // A conversion that was stopped: its directory was never renamed into place.
+            do { try FileManager.default.removeItem(atPath: staging) } catch {
+                throw Realm.Error(.fileAccess, "cannot remove \(staging), left by a conversion that was stopped: \(error)", fileURL: url)
+            }
+        }
+        var converter = Converter(file: file, source: source)
+        do {
+            let schema = try converter.schema()
+            var options = Database.Options()
+            options.backgroundMaintenance = false
+            options.encryptionKey = encryptionKey
+            let db = try Database.open(at: staging, options: options)
+            do {
+                try converter.copy(into: db, schema: schema, progress: progress)
+                try db.close()
+            } catch {
+                // try?: the conversion already failed; the staging directory is removed by the next attempt.
+                try? db.close()
+                throw error
+            }
+            let fs = PosixFileSystem()
+            try fs.rename(from: staging, to: destination)
+            try fs.syncDirectory(atPath: url.deletingLastPathComponent().path, .durable)
+        } catch let e as RealmFileError {
+            throw realmError(e, url)
+        } catch let e as Realm.Error {
+            throw e
+        } catch {
+            throw Realm.Error(.fileAccess, "converting the Realm file at path '\(source)' failed: \(error)", fileURL: url, underlying: error)
+        }
+        return Report(
+            source: source, destination: destination, formatVersion: file.formatVersion, schemaVersion: file.schemaVersion ?? 0,
+            objects: converter.copied, narrowed: converter.narrowed)
+    }
+
+    static func realmError(_ e: RealmFileError, _ url: URL) -> Realm.Error {
+        switch e.code {
+        case .encryptionKey:
+            return Realm.Error(
+                .fileAccess, "Unable to open a realm at path '\(url.path)': Realm file decryption failed (\(e))", fileURL: url, underlying: e,
+                suggestion: "Give Realm.Configuration.encryptionKey the 64-byte key RealmSwift wrote this file with.")
+        case .unsupportedFormat:
+            return Realm.Error(.unsupportedFileFormatVersion, "The Realm file at path '\(url.path)' cannot be converted: \(e.message)", fileURL: url, underlying: e)
+        case .io:
+            return Realm.Error(.fileAccess, "Unable to read the Realm file at path '\(url.path)': \(e.message)", fileURL: url, underlying: e)
+        default:
+            return Realm.Error(
+                .invalidDatabase, "The Realm file at path '\(url.path)' is damaged and cannot be converted: \(e)", fileURL: url, underlying: e,
+                suggestion: "The file was not changed. Open it with RealmSwift to check it, or restore it from a backup.")
+        }
+    }
+}
