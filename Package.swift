@@ -162,7 +162,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataTests",
-            dependencies: ["Strata", "TestSupport", "StrataCrashChild", "StrataToolHost", "strata", "TodoList", "MigrationWalkthrough", "MainQueueChild", "DiscoveryCostChild", .product(name: "Atomics", package: "swift-atomics")],
+            dependencies: ["Strata", "RealmFile", "TestSupport", "StrataCrashChild", "StrataToolHost", "strata", "TodoList", "MigrationWalkthrough", "MainQueueChild", "DiscoveryCostChild", .product(name: "Atomics", package: "swift-atomics")],
             swiftSettings: strictSettings
         ),
         .executableTarget(

@@ -48,8 +48,9 @@ final class DecryptedRealmImage: RealmImage {
     static let pageBytes = 4096
     static let pagesPerBlock = 64
     static let keyBytes = 64
-    /// Decrypted pages kept for reuse (1 MiB): nodes are read in file order, mostly near each other.
-    static let cachedPages = 256
+    /// Decrypted pages kept for reuse (4 MiB): a cluster leaf's columns and collections are spread over the
+    /// file, and each page costs an HMAC and a decryption.
+    static let cachedPages = 1024
 
     private let file: any RealmImage
     private let path: String

@@ -1,34 +1,6 @@
 import Foundation
 import RealmFile
-
-/// A JSON value of the fixtures' dumps (`format-24/README-format-24.md`), integers kept exact.
-enum JSON: Decodable, Equatable {
-    case null, bool(Bool), int(Int64), double(Double), string(String), array([JSON]), object([String: JSON])
-
-    init(from decoder: any Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        if c.decodeNil() { self = .null }
-        else if let v = try? c.decode(Bool.self) { self = .bool(v) }
-        else if let v = try? c.decode(Int64.self) { self = .int(v) }
-        else if let v = try? c.decode(Double.self) { self = .double(v) }
-        else if let v = try? c.decode(String.self) { self = .string(v) }
-        else if let v = try? c.decode([JSON].self) { self = .array(v) }
-        else { self = .object(try c.decode([String: JSON].self)) }
-    }
-
-    subscript(key: String) -> JSON? {
-        if case .object(let o) = self { return o[key] }
-        return nil
-    }
-    var string: String? { if case .string(let s) = self { return s }; return nil }
-    var int: Int64? { if case .int(let v) = self { return v }; return nil }
-    var bool: Bool? { if case .bool(let v) = self { return v }; return nil }
-    var array: [JSON] { if case .array(let a) = self { return a }; return [] }
-
-    static func load(_ path: String) throws -> JSON {
-        try JSONDecoder().decode(JSON.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
-    }
-}
+import TestSupport
 
 /// Turns a dump's encoding of a value back into the value the reader should give.
 struct DumpDecoder {
