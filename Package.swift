@@ -99,7 +99,7 @@ let package = Package(
         ),
         .target(
             name: "StrataTool",
-            dependencies: ["Strata", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["Strata", "RealmFile", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strictSettings
         ),
         .executableTarget(
@@ -178,7 +178,7 @@ let package = Package(
         ),
         .target(
             name: "FuzzTargets",
-            dependencies: ["Engine", "Strata"],
+            dependencies: ["Engine", "Strata", "RealmFile"],
             path: "Fuzz/Targets",
             swiftSettings: strictSettings
         ),

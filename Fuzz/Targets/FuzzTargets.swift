@@ -1,4 +1,5 @@
 import Engine
+import RealmFile
 import Strata
 
 /// Every fuzz target: a plain function over bytes that never traps. A returned string describes a wrong
@@ -16,6 +17,8 @@ public enum FuzzTargets {
         "schemaDecode": StrataFuzzing.storedSchema,
         "queryParse": StrataFuzzing.query,
         "schemaChanges": SchemaChangeFuzzing.run,
+        "realmFileDecode": RealmFileFuzzing.decode,
+        "realmFileDecrypt": RealmFileFuzzing.decrypt,
     ]
 
     /// Valid inputs of every kind, written by the code, for the corpus.
@@ -23,6 +26,8 @@ public enum FuzzTargets {
         var out = try EngineFuzzing.seedFiles()
         for (k, v) in StrataFuzzing.seedFiles() { out[k, default: []] += v }
         out["schemaChanges", default: []] += SchemaChangeFuzzing.seeds
+        out["realmFileDecode", default: []] += RealmFileFuzzing.seedFiles()
+        out["realmFileDecrypt", default: []] += try RealmFileFuzzing.encryptedSeedFiles()
         return out
     }
 }

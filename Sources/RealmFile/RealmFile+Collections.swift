@@ -112,7 +112,7 @@ extension RealmFile {
             if node.count == 0 || (node.hasRefs && node.int(0) == 0) { return [] }
             throw reader.corrupted("\(what): a mixed leaf without its values", at: node.ref)
         }
-        let composite = try reader.node(at: compositeRef, "\(what): mixed values").ints
+        let composite = try reader.ints(reader.node(at: compositeRef, "\(what): mixed values"), "\(what): mixed values")
         var payloads: [Int: [Int64]] = [:]
         var strings: [[UInt8]?]?
         func payload(_ slot: Int) throws -> [Int64] {
@@ -120,7 +120,7 @@ extension RealmFile {
             guard slot < node.count, let ref = try reader.ref(node, slot, "\(what): mixed payload \(slot)") else {
                 throw reader.corrupted("\(what): a mixed value refers to payload \(slot), which the leaf lacks", at: node.ref)
             }
-            let values = try reader.node(at: ref, "\(what): mixed payload \(slot)").ints
+            let values = try reader.ints(reader.node(at: ref, "\(what): mixed payload \(slot)"), "\(what): mixed payload")
             payloads[slot] = values
             return values
         }

@@ -93,7 +93,7 @@ extension RealmFile {
         }
         if let keysRef = try reader.ref(node, 0, "\(what): key offsets") {
             let keys = try reader.node(at: keysRef, "\(what): key offsets")
-            guard keys.count == refs.count else {
+            guard keys.holdsIntegers, keys.count == refs.count else {
                 throw reader.corrupted("\(what): \(refs.count) children but \(keys.count) key offsets", at: keysRef)
             }
             return refs.indices.map { (refs[$0], offset &+ Int64(bitPattern: keys.unsigned($0))) }
@@ -124,6 +124,7 @@ extension RealmFile {
             keys = (0..<count).map { offset &+ $0 }
         } else if let keysRef = try reader.ref(node, 0, "\(what): cluster keys") {
             let keyNode = try reader.node(at: keysRef, "\(what): cluster keys")
+            guard keyNode.holdsIntegers else { throw reader.corrupted("\(what): cluster keys of width type \(keyNode.widthType)", at: keysRef) }
             keys = (0..<keyNode.count).map { offset &+ Int64(bitPattern: keyNode.unsigned($0)) }
         } else {
             keys = []
@@ -172,7 +173,7 @@ extension RealmFile {
             }
         }
         if property.type == .object {  // ArrayKey: key + 1, 0 for none
-            return node.ints.map { link(property.targetTable, $0 - 1) }
+            return try reader.ints(node, what).map { link(property.targetTable, $0 &- 1) }
         }
         return try scalars(node, property, enumKeys: property.type == .string ? enumKeysRef(table, property) : nil, what)
     }
@@ -195,7 +196,7 @@ extension RealmFile {
         switch property.type {
         case .int:
             if nullable { return try reader.nullableIntegers(node, what).map { $0.map(RealmFileValue.int) ?? .null } }
-            return node.ints.map(RealmFileValue.int)
+            return try reader.ints(node, what).map(RealmFileValue.int)
         case .bool:
             return try reader.bools(node, what).map { $0.map(RealmFileValue.bool) ?? .null }
         case .float:
@@ -223,7 +224,7 @@ extension RealmFile {
         case .mixed:
             return try mixedValues(node, depth: 0, what)
         case .object:  // elements of lists and sets of links: keys as they are
-            return node.ints.map { link(property.targetTable, $0) }
+            return try reader.ints(node, what).map { link(property.targetTable, $0) }
         }
     }
 }

@@ -74,19 +74,19 @@ extension RealmFile {
             guard let ref = try reader.ref(spec, slot, "\(what): spec \(name)") else { return nil }
             return try reader.node(at: ref, "\(what): spec \(name)")
         }
-        let types = try leaf(0, "types")?.ints ?? []
+        let types = try leaf(0, "types").map { try reader.ints($0, "\(what): spec types") } ?? []
         let names = try leaf(1, "names").map { try reader.blobs($0, isString: true, enumKeys: nil, "\(what): column names") } ?? []
-        let attributes = try leaf(2, "attributes")?.ints ?? []
+        let attributes = try leaf(2, "attributes").map { try reader.ints($0, "\(what): spec attributes") } ?? []
         let enumKeys = try reader.ref(spec, 4, "\(what): enumeration keys")
-        let columnKeys = try leaf(5, "column keys")?.ints ?? []
+        let columnKeys = try leaf(5, "column keys").map { try reader.ints($0, "\(what): column keys") } ?? []
         guard attributes.count == types.count, columnKeys.count == types.count, names.count <= types.count else {
             throw reader.corrupted(
                 "\(what): its spec lists \(types.count) types, \(names.count) names, \(attributes.count) attributes and \(columnKeys.count) column keys",
                 at: specRef)
         }
-        let opposite = try reader.ref(topNode, 7, "\(what): opposite tables").map { try reader.node(at: $0, "\(what): opposite tables").ints } ?? []
+        let opposite = try reader.ref(topNode, 7, "\(what): opposite tables").map { try reader.ints(reader.node(at: $0, "\(what): opposite tables"), "\(what): opposite tables") } ?? []
         // A search index is a ref per leaf index (primary keys have one without the spec's Indexed attribute).
-        let searchIndexes = try reader.ref(topNode, 4, "\(what): search indexes").map { try reader.node(at: $0, "\(what): search indexes").ints } ?? []
+        let searchIndexes = try reader.ref(topNode, 4, "\(what): search indexes").map { try reader.ints(reader.node(at: $0, "\(what): search indexes"), "\(what): search indexes") } ?? []
         let primaryKey = topNode.tagged(11)
         let flags = topNode.count > 12 ? (topNode.tagged(12) ?? 0) : 0
         var properties: [RealmFileProperty] = []

@@ -8,12 +8,9 @@ extension RealmFileReader {
     static let nullFloatBits: UInt32 = 0x7fc0_00aa
     static let nullDoubleBits: UInt64 = 0x7ff8_0000_0000_00aa
 
-    /// `ArrayInteger`: the elements as they are.
-    func integers(_ node: RealmNode) -> [Int64] { node.ints }
-
     /// `ArrayIntNull`: element 0 is the sentinel that stands for null; element i + 1 is value i.
     func nullableIntegers(_ node: RealmNode, _ what: @autoclosure () -> String) throws -> [Int64?] {
-        guard node.count >= 1 else {
+        guard node.holdsIntegers, node.count >= 1 else {
             throw corrupted("\(what()): a nullable-integer leaf without its null sentinel", at: node.ref)
         }
         let sentinel = node.int(0)
@@ -25,7 +22,7 @@ extension RealmFileReader {
 
     /// `ArrayBool` and `ArrayBoolNull` (3 is null).
     func bools(_ node: RealmNode, _ what: @autoclosure () -> String) throws -> [Bool?] {
-        try (0..<node.count).map { i in
+        try (0..<ints(node, what()).count).map { i in
             switch node.int(i) {
             case 0: return false
             case 1: return true
@@ -69,7 +66,7 @@ extension RealmFileReader {
                 throw corrupted("\(what()): an enumerated-string leaf in a column without enumeration keys", at: node.ref)
             }
             let keys = try blobs(self.node(at: enumKeys, "\(what()): enumeration keys"), isString: true, enumKeys: nil, what())
-            return try node.ints.map { index in
+            return try ints(node, what()).map { index in
                 guard index >= 0, index < keys.count else {
                     throw corrupted("\(what()): enumerated string index \(index) of \(keys.count) keys", at: node.ref)
                 }
@@ -110,11 +107,11 @@ extension RealmFileReader {
         guard node.count >= 2, let offsetsRef = try ref(node, 0, what), let blobRef = try ref(node, 1, what) else {
             throw corrupted("\(what): a small-blob leaf without its offsets and bytes", at: node.ref)
         }
-        let ends = try self.node(at: offsetsRef, "\(what): blob offsets").ints
+        let ends = try ints(self.node(at: offsetsRef, "\(what): blob offsets"), "\(what): blob offsets")
         let bytes = try blob(at: blobRef, what, depth: 0)
         var nulls = [Int64](repeating: 0, count: ends.count)
         if node.count >= 3, let nullsRef = try ref(node, 2, what) {
-            nulls = try self.node(at: nullsRef, "\(what): blob nulls").ints
+            nulls = try ints(self.node(at: nullsRef, "\(what): blob nulls"), "\(what): blob nulls")
             guard nulls.count == ends.count else {
                 throw corrupted("\(what): \(ends.count) blob offsets but \(nulls.count) null flags", at: node.ref)
             }
@@ -164,7 +161,7 @@ extension RealmFileReader {
             throw corrupted("\(what()): a timestamp leaf without its seconds and nanoseconds", at: node.ref)
         }
         let seconds = try nullableIntegers(self.node(at: secondsRef, "\(what()): seconds"), what())
-        let nanos = try self.node(at: nanosRef, "\(what()): nanoseconds").ints
+        let nanos = try ints(self.node(at: nanosRef, "\(what()): nanoseconds"), "\(what()): nanoseconds")
         guard seconds.count == nanos.count else {
             throw corrupted("\(what()): \(seconds.count) seconds but \(nanos.count) nanoseconds", at: node.ref)
         }

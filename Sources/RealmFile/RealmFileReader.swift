@@ -54,8 +54,19 @@ final class RealmFileReader {
             widthType: widthType, width: width, count: count, payload: payload)
     }
 
+    /// The elements of an integer array (width type bits), checked to be one.
+    func ints(_ node: RealmNode, _ what: @autoclosure () -> String) throws -> [Int64] {
+        guard node.holdsIntegers else {
+            throw corrupted("\(what()): an integer array with width type \(node.widthType)", at: node.ref)
+        }
+        return node.ints
+    }
+
     /// The ref at `index` of a has-refs node (nil for 0 or a tagged value).
     func ref(_ node: RealmNode, _ index: Int, _ what: @autoclosure () -> String) throws -> Int? {
+        guard node.holdsIntegers else {
+            throw corrupted("\(what()): an array of refs with width type \(node.widthType)", at: node.ref)
+        }
         guard index < node.count else {
             throw corrupted("\(what()): node at ref \(node.ref) has \(node.count) elements, needed element \(index)", at: node.ref)
         }
@@ -69,7 +80,7 @@ final class RealmFileReader {
 
     /// The tagged integer at `index` of a has-refs node.
     func tagged(_ node: RealmNode, _ index: Int, _ what: @autoclosure () -> String) throws -> Int64 {
-        guard index < node.count, let value = node.tagged(index) else {
+        guard node.holdsIntegers, index < node.count, let value = node.tagged(index) else {
             throw corrupted("\(what()): element \(index) of the node at ref \(node.ref) is not a tagged integer", at: node.ref)
         }
         return value

@@ -35,9 +35,13 @@ struct RealmNode {
         }
     }
 
-    /// The element at `index` as a signed integer (bits widths unsigned, byte widths signed).
+    /// Whether the elements are packed integers (width type bits), as every structural array's are. Integer
+    /// accessors on other nodes read 0: the reader checks the width type before it trusts an integer array.
+    var holdsIntegers: Bool { widthType == .bits }
+
+    /// The element at `index` as a signed integer (bits widths unsigned, byte widths signed); 0 outside the node.
     func int(_ index: Int) -> Int64 {
-        precondition(index >= 0 && index < count, "RealmNode.int: index checked by callers")
+        guard index >= 0, index < count, widthType == .bits else { return 0 }
         switch width {
         case 0: return 0
         case 1, 2, 4:
@@ -52,6 +56,7 @@ struct RealmNode {
 
     /// The element at `index` as realm-core's `ArrayUnsigned` reads it: byte widths unsigned too.
     func unsigned(_ index: Int) -> UInt64 {
+        guard index >= 0, index < count, widthType == .bits else { return 0 }
         switch width {
         case 8: return UInt64(payload[index])
         case 16, 32: return load(index * (width / 8), width / 8)
@@ -61,6 +66,7 @@ struct RealmNode {
 
     /// `byteCount` little-endian bytes from `offset` of the payload (checked by the node's construction).
     func load(_ offset: Int, _ byteCount: Int) -> UInt64 {
+        guard offset >= 0, offset + byteCount <= payload.count else { return 0 }
         var value: UInt64 = 0
         for i in 0..<byteCount { value |= UInt64(payload[offset + i]) << UInt64(8 * i) }
         return value

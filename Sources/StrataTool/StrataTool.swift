@@ -3,7 +3,7 @@ import Engine
 import Foundation
 import Strata
 
-/// The `strata` command-line tool: `info`, `schema`, `dump`, `verify`, `salvage`, `compact` and `migrate`.
+/// The `strata` command-line tool: `info`, `schema`, `dump`, `verify`, `salvage`, `compact`, `migrate` and `import`.
 ///
 /// The `strata` executable runs it without models. An app that wants `strata migrate` to finish its online
 /// migrations builds its own small executable that passes its configurations, so that the migration block
@@ -29,8 +29,8 @@ struct StrataCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "strata",
         abstract: "Inspect, check, compact and migrate Strata databases.",
-        discussion: "PATH is a database's fileURL: a directory holding CURRENT, MANIFEST, segment and log files.",
-        subcommands: [Info.self, SchemaCommand.self, Dump.self, Verify.self, Salvage.self, Compact.self, Migrate.self])
+        discussion: "PATH is a database's fileURL: a directory holding CURRENT, MANIFEST, segment and log files. info and schema also read a RealmSwift .realm file.",
+        subcommands: [Info.self, SchemaCommand.self, Dump.self, Verify.self, Salvage.self, Compact.self, Migrate.self, Import.self])
 }
 
 /// `--key-file`: the key of an encrypted database, as RealmSwift's `encryptionKey` (64 bytes), in a file of
@@ -114,6 +114,7 @@ struct Info: ParsableCommand {
 
     func run() throws {
         try running {
+            if isRealmFile(path) { return try printRealmFile(path, key: try key.bytes(), counts: true) }
             let db = try DatabaseInspector(path: path, encryptionKey: try key.bytes())
             let s = try db.summary()
             print("database: \(path)")
@@ -146,6 +147,7 @@ struct SchemaCommand: ParsableCommand {
 
     func run() throws {
         try running {
+            if isRealmFile(path) { return try printRealmFile(path, key: try key.bytes(), counts: false) }
             let db = try DatabaseInspector(path: path, encryptionKey: try key.bytes())
             let history = try db.schemaHistory()
             try db.close()

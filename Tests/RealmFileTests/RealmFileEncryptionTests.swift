@@ -30,42 +30,8 @@ import _CryptoExtras
             == "95e9a0db962095adaebe9b2d6f0dbce2d499f112f2d2b7273fa6870e")
     }
 
-    /// Encrypts `plain` with Realm's page layout. `interrupted` pages carry their HMAC in the second slot (a write
-    /// interrupted after the IV table was updated); `unwritten` pages have iv1 = 0.
     static func encrypt(_ plain: [UInt8], key: [UInt8], interrupted: Set<Int> = [], unwritten: Set<Int> = []) throws -> [UInt8] {
-        var data = plain
-        while data.count % 4096 != 0 { data.append(0) }
-        let pages = data.count / 4096
-        var file: [UInt8] = []
-        for block in stride(from: 0, to: pages, by: 64) {
-            var table = [UInt8](repeating: 0, count: 4096)
-            var body: [UInt8] = []
-            for page in block..<min(block + 64, pages) {
-                let iv = UInt32(page * 7 + 1)
-                var ivBytes = withUnsafeBytes(of: iv.littleEndian) { Array($0) }
-                ivBytes += withUnsafeBytes(of: UInt64(page * 4096).littleEndian) { Array($0) } + [0, 0, 0, 0]
-                let cipher = try Array(AES._CBC.encrypt(data[(page * 4096)..<((page + 1) * 4096)], using: SymmetricKey(data: key[0..<32]), iv: AES._CBC.IV(ivBytes: ivBytes), noPadding: true))
-                let mac = SHA224.hmac(key: key[32..<64], message: cipher)
-                let entry = (page - block) * 64
-                if unwritten.contains(page) {
-                    body += [UInt8](repeating: 0, count: 4096)
-                    continue
-                }
-                let ivLE = withUnsafeBytes(of: iv.littleEndian) { Array($0) }
-                if interrupted.contains(page) {
-                    table.replaceSubrange(entry..<(entry + 4), with: withUnsafeBytes(of: (iv + 1).littleEndian) { Array($0) })
-                    table.replaceSubrange((entry + 4)..<(entry + 32), with: [UInt8](repeating: 0x5a, count: 28))
-                    table.replaceSubrange((entry + 32)..<(entry + 36), with: ivLE)
-                    table.replaceSubrange((entry + 36)..<(entry + 64), with: mac)
-                } else {
-                    table.replaceSubrange(entry..<(entry + 4), with: ivLE)
-                    table.replaceSubrange((entry + 4)..<(entry + 32), with: mac)
-                }
-                body += cipher
-            }
-            file += table + body
-        }
-        return file
+        try RealmFileWriter.encrypt(plain, key: key, interrupted: interrupted, unwritten: unwritten)
     }
 
     static func sampleFile(objects: Int) -> [UInt8] {

@@ -7,6 +7,8 @@
 //   after its commit returned "ack ID VALUE NEW" (ID's value set, object NEW created). Reads check that no
 //   label carries two marks.
 // - `StrataCrashChild misuse PATH` opens it with a transform that calls `create`, which must trap.
+// - `StrataCrashChild convert PATH` converts the RealmSwift file at PATH into its Strata database and prints
+//   "converted" once that returned.
 
 import Foundation
 import Strata
@@ -82,8 +84,18 @@ if arguments.count == 3, arguments[1] == "misuse" {
     say("no trap")
     exit(0)
 }
+if arguments.count == 3, arguments[1] == "convert" {
+    do {
+        try Realm.convertRealmFile(configuration: Realm.Configuration(fileURL: URL(fileURLWithPath: arguments[2])))
+        say("converted")
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("conversion failed: \(error)\n".utf8))
+        exit(1)
+    }
+}
 guard arguments.count == 3, arguments[1] == "migrate" else {
-    FileHandle.standardError.write(Data("usage: StrataCrashChild migrate PATH | online PATH COUNT SEED | misuse PATH\n".utf8))
+    FileHandle.standardError.write(Data("usage: StrataCrashChild migrate PATH | online PATH COUNT SEED | misuse PATH | convert PATH\n".utf8))
     exit(2)
 }
 do {

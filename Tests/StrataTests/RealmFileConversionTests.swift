@@ -1,3 +1,4 @@
+import Engine
 import Foundation
 import RealmFile
 import Testing
@@ -124,5 +125,90 @@ struct RealmFileConversionTests {
         let again = try Realm(configuration: config)
         #expect(again.objects(MigrationExampleV5.Person.self).count == 3)
         #expect(try Realm.schemaVersion(at: url) == 5)
+    }
+}
+
+/// The model of the files `RealmFileKillTests` converts.
+enum ConvertedKill {
+    final class Thing: Object {
+        @Persisted var n = 0
+        @Persisted var text = ""
+        @Persisted var numbers: List<Int>
+        @Persisted var next: Thing?
+        override class func className() -> String { "Thing" }
+    }
+}
+
+/// A conversion killed (SIGKILL, a real child process) at random instants: the Realm file is as it was, and the
+/// next open finishes the conversion with every object present once.
+@Suite struct RealmFileKillTests {
+    static let count = 30_000
+
+    /// A Realm file of `count` things, written by this project's writer of the Realm format.
+    static func realmFile(at path: String) throws {
+        typealias P = RealmFileWriter.Property
+        let rows: [(key: Int64, values: [RealmFileValue])] = (0..<Int64(count)).map { i in
+            (i, [.int(i), .string("thing \(i) " + String(repeating: "x", count: Int(i % 40))), .list((0..<(i % 5)).map(RealmFileValue.int)),
+                 .link(RealmFileLink(table: 1, key: (i + 1) % Int64(count)))])
+        }
+        var writer = RealmFileWriter()
+        writer.schemaVersion = 0
+        let bytes = writer.write([RealmFileWriter.Table(
+            name: "Thing", properties: [P("n", .int), P("text", .string), P("numbers", .int, collection: .list), P("next", .object, optional: true, target: 1)],
+            objects: rows)])
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+    }
+
+    func expectComplete(_ url: URL, _ label: String) throws {
+        let realm = try Realm(configuration: .init(fileURL: url, objectTypes: [ConvertedKill.Thing.self]))
+        let things = realm.objects(ConvertedKill.Thing.self)
+        #expect(things.count == Self.count, "\(label)")
+        var seen = Set<Int>()
+        for thing in things {
+            seen.insert(thing.n)
+            if thing.next?.n != (thing.n + 1) % Self.count || thing.numbers.count != thing.n % 5 {
+                Issue.record("\(label): thing \(thing.n) converted wrongly")
+                break
+            }
+        }
+        #expect(seen.count == Self.count, "\(label): every object once")
+    }
+
+    @Test(arguments: Seeds.environmentOr([35]))
+    func aKilledConversionLeavesTheRealmFileAndStartsAgain(seed: UInt64) throws {
+        let child = try #require(BuildProducts.executable("StrataCrashChild"), "StrataCrashChild was not built beside the tests")
+        let temp = try TemporaryDirectory()
+        let url = URL(fileURLWithPath: temp.child("default.realm"))
+        try Self.realmFile(at: url.path)
+        let original = try Data(contentsOf: url)
+        // Calibration: one conversion left to finish.
+        let started = Date()
+        let calibration = try runChild("StrataCrashChild", ["convert", url.path])
+        let full = Date().timeIntervalSince(started)
+        #expect(calibration.status == 0 && calibration.output.contains("converted"))
+        try expectComplete(url, "calibration")
+        var rng = SplitMix64(seed: seed)
+        var outcomes = (none: 0, complete: 0)
+        for round in 0..<(12 * Seeds.scale) {
+            try FileManager.default.removeItem(atPath: url.path + ".strata")
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: child)
+            process.arguments = ["convert", url.path]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            try process.run()
+            SystemProcess.sleep(microseconds: UInt32(Double(rng.next() % 1000) / 1000 * full * 1.1 * 1_000_000))
+            SystemProcess.killHard(process.processIdentifier)
+            process.waitUntilExit()
+            let said = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(try Data(contentsOf: url) == original, "round \(round): the Realm file changed")
+            let converted = FileManager.default.fileExists(atPath: url.path + ".strata/CURRENT")
+            if said.contains("converted") { #expect(converted, "round \(round): reported converted") }
+            if converted { outcomes.complete += 1 } else { outcomes.none += 1 }
+            // The next open finishes (or reuses) the conversion.
+            try expectComplete(url, "round \(round)")
+            #expect(!FileManager.default.fileExists(atPath: url.path + ".strata.converting"), "round \(round)")
+        }
+        print("RealmFileKillTests: \(outcomes.none) kills before the rename, \(outcomes.complete) after (conversion \(full) s)")
     }
 }

@@ -12,6 +12,8 @@ extension RealmFileImport {
         /// Per table with an `Int` primary key: Realm object key → Strata key (the key value).
         private var intKeys: [Int: [Int64: Int64]] = [:]
         private(set) var copied: [(className: String, count: Int)] = []
+        /// The record written with the data.
+        private(set) var report: RealmFileConversion?
         var narrowed: [String] = []
 
         init(file: RealmFile, source: String) {
@@ -74,7 +76,10 @@ extension RealmFileImport {
 
         /// Copies every object, then the key counters and the schema, in one transaction that spills to disk as it
         /// grows (so memory stays bounded) and commits atomically.
-        mutating func copy(into db: Database, schema: StoredSchema, progress: ((Int, Int) -> Void)?) throws {
+        mutating func copy(
+            into db: Database, schema: StoredSchema, progress: ((Int, Int) -> Void)?,
+            makeReport: ([(className: String, count: Int)], [String]) -> RealmFileConversion
+        ) throws {
             // Types keyed by an Int primary key store objects under the key value: links to them need the map.
             for table in file.classes {
                 guard let pk = table.primaryKeyIndex, table.properties[pk].type == .int else { continue }
@@ -129,6 +134,11 @@ extension RealmFileImport {
                 }
                 copied.append((type.name, count))
             }
+            let report = makeReport(copied, narrowed)
+            self.report = report
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            try tx.put(RealmFileImport.reportKey, Array(try encoder.encode(report)), in: StoredSchema.metadataPartition)
             try tx.put(StoredSchema.schemaKey, schema.encoded(), in: StoredSchema.metadataPartition)
             _ = try tx.commit()
             progress?(done, total)

@@ -44,23 +44,13 @@ enum RealmFileImport {
         return size >= 8192 && size % 4096 == 0
     }
 
-    /// What a conversion copied.
-    struct Report: Sendable {
-        var source: String
-        var destination: String
-        var formatVersion: Int
-        var schemaVersion: UInt64
-        /// Objects copied per class.
-        var objects: [(className: String, count: Int)]
-        /// Values Strata cannot hold exactly yet, each with the object and property, converted to the nearest
-        /// value it can (Decimal128 NaN, infinities, negative zero or exponents beyond Foundation's Decimal).
-        var narrowed: [String]
-    }
+    /// The metadata key of the conversion's record (`RealmFileConversion`, JSON), written with the data.
+    static let reportKey = Array("converted-from-realm".utf8)
 
     /// Converts the Realm file `source` into a new Strata database at `convertedPath(for: source)`, unless it is
     /// there already. Returns nil when nothing had to be done.
     @discardableResult
-    static func convertIfNeeded(source: String, encryptionKey: [UInt8]?, progress: ((Int, Int) -> Void)? = nil) throws -> Report? {
+    static func convertIfNeeded(source: String, encryptionKey: [UInt8]?, progress: ((Int, Int) -> Void)? = nil) throws -> RealmFileConversion? {
         let destination = convertedPath(for: source)
         if FileManager.default.fileExists(atPath: destination + "/CURRENT") { return nil }
         let lock = try lockRealmFile(source)
@@ -69,7 +59,7 @@ enum RealmFileImport {
     }
 
     /// Realm's lock file is held (shared) by every RealmSwift process that has the file open.
-    private static func lockRealmFile(_ source: String) throws -> (any FileLock)? {
+    static func lockRealmFile(_ source: String) throws -> (any FileLock)? {
         let lockPath = source + ".lock"
         guard FileManager.default.fileExists(atPath: lockPath) else { return nil }
         do {
@@ -86,7 +76,7 @@ enum RealmFileImport {
     }
 
     /// Builds the Strata database of `source` in a staging directory and renames it to `destination`.
-    static func convert(source: String, destination: String, encryptionKey: [UInt8]?, progress: ((Int, Int) -> Void)? = nil) throws -> Report {
+    static func convert(source: String, destination: String, encryptionKey: [UInt8]?, progress: ((Int, Int) -> Void)? = nil) throws -> RealmFileConversion {
         let url = URL(fileURLWithPath: source)
         let file: RealmFile
         do {
@@ -109,7 +99,11 @@ enum RealmFileImport {
             options.encryptionKey = encryptionKey
             let db = try Database.open(at: staging, options: options)
             do {
-                try converter.copy(into: db, schema: schema, progress: progress)
+                try converter.copy(into: db, schema: schema, progress: progress) { copied, narrowed in
+                RealmFileConversion(
+                    sourcePath: source, databasePath: destination, formatVersion: file.formatVersion, schemaVersion: schema.schemaVersion,
+                    objectCounts: Dictionary(copied.map { ($0.className, $0.count) }, uniquingKeysWith: +), narrowedValues: narrowed, date: Date())
+            }
                 try db.close()
             } catch {
                 // try?: the conversion already failed; the staging directory is removed by the next attempt.
@@ -126,9 +120,22 @@ enum RealmFileImport {
         } catch {
             throw Realm.Error(.fileAccess, "converting the Realm file at path '\(source)' failed: \(error)", fileURL: url, underlying: error)
         }
-        return Report(
-            source: source, destination: destination, formatVersion: file.formatVersion, schemaVersion: file.schemaVersion ?? 0,
-            objects: converter.copied, narrowed: converter.narrowed)
+        guard let report = converter.report else {
+            throw Realm.Error(.fail, "converting the Realm file at path '\(source)' finished without its record", fileURL: url)
+        }
+        return report
+    }
+
+    /// Removes a converted Realm file and RealmSwift's files beside it, under the Realm lock file.
+    static func deleteSource(_ source: String) throws {
+        let lock = try lockRealmFile(source)
+        defer { lock?.unlock() }
+        for path in [source, source + ".note", source + ".management", source + ".log", source + ".log_a", source + ".log_b", source + ".lock"]
+        where FileManager.default.fileExists(atPath: path) {
+            do { try FileManager.default.removeItem(atPath: path) } catch {
+                throw Realm.Error(.fileAccess, "cannot delete \(path): \(error)", fileURL: URL(fileURLWithPath: source))
+            }
+        }
     }
 
     static func realmError(_ e: RealmFileError, _ url: URL) -> Realm.Error {
