@@ -212,3 +212,90 @@ enum ConvertedKill {
         print("RealmFileKillTests: \(outcomes.none) kills before the rename, \(outcomes.complete) after (conversion \(full) s)")
     }
 }
+
+/// The conversion's record, the deletion of the Realm file, a Realm file another process holds, and the `strata`
+/// tool's `import`, `info` and `schema` of Realm files.
+@Suite(.serialized, .enabled(if: SharedFixtures.realmFixturesPresent, "../shared/realm-fixtures is absent: the Realm file conversion tests are skipped"))
+struct RealmFileConversionAPITests {
+    @Test func theConversionIsRecordedAndTheRealmFileCanBeDeleted() throws {
+        let (dir, url) = try RealmFileConversionTests.copy("realm-swift/migration-example-default-v5.realm")
+        _ = dir
+        try Data().write(to: URL(fileURLWithPath: url.path + ".lock"))
+        try FileManager.default.createDirectory(atPath: url.path + ".management", withIntermediateDirectories: false)
+        let config = Realm.Configuration(fileURL: url, schemaVersion: 5, objectTypes: MigrationExampleV5.types)
+        #expect(try Realm.realmFileConversion(for: config) == nil)
+        #expect(Realm.fileExists(for: config))
+        #expect(try Realm.schemaVersion(at: url) == 5)
+        let report = try #require(try Realm.convertRealmFile(configuration: config))
+        #expect(report.formatVersion == 20 && report.schemaVersion == 5)
+        #expect(report.objectCounts == ["Person": 3, "Pet": 4, "Address": 1])
+        #expect(report.narrowedValues.isEmpty)
+        #expect(report.databasePath == url.path + ".strata")
+        #expect(try Realm.convertRealmFile(configuration: config) == nil, "converted once")
+        do {
+            let realm = try Realm(configuration: config)
+            #expect(realm.objects(MigrationExampleV5.Person.self).count == 3)
+            #expect(try Realm.realmFileConversion(for: config) == report)
+        }
+        #expect(try Realm.deleteConvertedRealmFile(configuration: config))
+        for suffix in ["", ".lock", ".management"] { #expect(!FileManager.default.fileExists(atPath: url.path + suffix), "\(suffix)") }
+        // The converted database is what the configuration opens from now on.
+        let realm = try Realm(configuration: config)
+        #expect(realm.objects(MigrationExampleV5.Pet.self).count == 4)
+        #expect(try Realm.deleteConvertedRealmFile(configuration: config) == false)
+    }
+
+    /// RealmSwift holds its lock file (shared) while a process has the Realm open: conversion then refuses rather
+    /// than read a file being written, and leaves everything as it was.
+    @Test func aRealmFileOpenInRealmSwiftIsNotConverted() throws {
+        let (dir, url) = try RealmFileConversionTests.copy("realm-swift/migration-example-default-v5.realm")
+        _ = dir
+        try Data().write(to: URL(fileURLWithPath: url.path + ".lock"))
+        let held = try PosixFileSystem().lock(atPath: url.path + ".lock")
+        defer { held.unlock() }
+        let config = Realm.Configuration(fileURL: url, schemaVersion: 5, objectTypes: MigrationExampleV5.types)
+        #expect { try Realm(configuration: config) } throws: { error in
+            (error as? Realm.Error)?.code == .alreadyOpen && "\(error)".contains("another process")
+        }
+        #expect(!FileManager.default.fileExists(atPath: url.path + ".strata"))
+    }
+
+    @Test func wrongOrMissingKeysAndOldFormatsAreRefusedWithRealmSwiftsCodes() throws {
+        let (dir, url) = try RealmFileConversionTests.copy("format-24/all-types-encrypted.realm")
+        _ = dir
+        #expect { try Realm(configuration: .init(fileURL: url, encryptionKey: Data(repeating: 7, count: 64), objectTypes: AllTypesV8.types)) } throws: { error in
+            (error as? Realm.Error)?.code == .fileAccess && "\(error)".contains("decryption failed")
+        }
+        let (dir2, old) = try RealmFileConversionTests.copy("realm-core/test_shared_decrypt_4k_page.realm")
+        _ = dir2
+        let oldKey = Data("1234567890123456789012345678901123456789012345678901234567890123".utf8)
+        #expect { try Realm(configuration: .init(fileURL: old, encryptionKey: oldKey, objectTypes: AllTypesV8.types)) } throws: { error in
+            (error as? Realm.Error)?.code == .unsupportedFileFormatVersion && "\(error)".contains("format 9")
+        }
+        #expect(!FileManager.default.fileExists(atPath: url.path + ".strata") && !FileManager.default.fileExists(atPath: old.path + ".strata"))
+    }
+
+    @Test func strataToolImportsAndDescribesRealmFiles() throws {
+        let (dir, url) = try RealmFileConversionTests.copy("format-24/all-types-encrypted.realm")
+        let keyFile = dir.child("key.hex")
+        try Data((0..<64).map { String(format: "%02x", 0x10 + 3 * $0) }.joined().utf8).write(to: URL(fileURLWithPath: keyFile))
+        let info = try StrataToolTests.strata("info", url.path, "--key-file", keyFile)
+        #expect(info.status == 0, "\(info.err)")
+        #expect(info.out.contains("file format: 24, encrypted") && info.out.contains("schema version: 7"))
+        #expect(info.out.contains("AllTypes: 303 objects") && info.out.contains("EmbeddedThing (embedded): 900 objects"))
+        #expect(info.out.contains("- linkMap: Map<String, Owner?>") && info.out.contains("- _id: objectId (primary key)"))
+        let schema = try StrataToolTests.strata("schema", url.path, "--key-file", keyFile)
+        #expect(schema.status == 0 && schema.out.contains("- anyList: List<mixed?>"))
+        let destination = dir.child("converted")
+        let imported = try StrataToolTests.strata("import", url.path, destination, "--key-file", keyFile)
+        #expect(imported.status == 0, "\(imported.err)")
+        #expect(imported.out.contains("AllTypes: 303 objects") && imported.out.contains("Tag: 57 objects"))
+        #expect(imported.out.contains("values Strata cannot hold exactly were narrowed"), "the fixture's Decimal128 NaNs and infinities")
+        let converted = try StrataToolTests.strata("info", destination, "--key-file", keyFile)
+        #expect(converted.status == 0 && converted.out.contains("schema version: 7"))
+        let again = try StrataToolTests.strata("import", url.path, destination, "--key-file", keyFile)
+        #expect(again.status == 1 && again.err.contains("already exists"))
+        let noKey = try StrataToolTests.strata("info", url.path)
+        #expect(noKey.status == 1 && noKey.err.contains("encrypted"))
+    }
+}
