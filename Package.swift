@@ -215,7 +215,7 @@ let package = Package(
         ),
         .target(
             name: "BenchKit",
-            dependencies: ["Strata", "Engine", "TestSupport", "CSQLite", "CLMDB", "CRocksDB", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Strata", "RealmFile", "Engine", "TestSupport", "CSQLite", "CLMDB", "CRocksDB", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Benchmarks/BenchKit",
             swiftSettings: strictSettings + codecSettings
         ),

@@ -18,7 +18,7 @@ public final class Runner {
     public static let allWorkloads = [
         "insert", "enumerate-int", "enumerate-all", "lookup", "query-pk", "query", "query-indexed", "snapshot-read", "notify", "open", "size",
         "update-all", "delete-half",
-        "migrate-combine", "migrate-rename", "migrate-retype", "sustained", "codecs",
+        "migrate-combine", "migrate-rename", "migrate-retype", "sustained", "codecs", "import-realm",
     ]
     /// Strata through its object API: the column every ratio is computed from.
     public static let strata = "Strata"
@@ -275,6 +275,16 @@ public final class Runner {
             }
         }
         #endif
+        if wanted.contains("import-realm") {
+            progress("import-realm")
+            let file = RealmImportBench.realmFile(data.people)
+            for _ in 0..<config.runs {
+                let dir = config.directory + "/import-realm"
+                try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+                defer { try? FileManager.default.removeItem(atPath: dir) }
+                record("import-realm", Self.strata, try RealmImportBench.measure(file, count: config.n, in: dir))
+            }
+        }
         if wanted.contains("sustained") {
             // Once (it writes 10 x N objects per engine): Strata's object API, SQLite, LMDB and RocksDB.
             let sustainers: [any SustainedBenchEngine] =
@@ -335,6 +345,7 @@ public final class Runner {
             ("sustained insert, last 10% / first 10%", .keptFactor, "the insert rate of the last tenth of those transactions over the first tenth's"),
             ("sustained write amplification", .factor, "bytes the process wrote to storage (/proc/self/io write_bytes) per byte of values during that insert"),
             ("sustained lookup", .perSecond, "random primary-key lookups reading one integer, after the sustained insert (database reopened)"),
+            ("import-realm", .perSecond, "Strata: a RealmSwift file of the N people (format 24, written by the project's Realm-format writer) converted into a Strata database, objects per second; compare with Strata's insert row (the aim: at least half of it)"),
             ("size after migrate-retype, compacted", .megabytes, "the same after each engine's compaction: Strata's compact on open, SQLite's VACUUM, LMDB's mdb_env_copy2 with MDB_CP_COMPACT"),
         ]
         var order: [(String, Unit, String)] = []
