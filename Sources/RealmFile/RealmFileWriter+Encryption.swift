@@ -6,7 +6,7 @@ extension RealmFileWriter {
     /// fuzz seeds and the Bench. Pages listed in `interrupted` carry their HMAC in the entry's second slot, as
     /// after a write interrupted between the IV table and the page; pages in `unwritten` have never been written.
     package static func encrypt(_ plain: [UInt8], key: [UInt8], interrupted: Set<Int> = [], unwritten: Set<Int> = []) throws -> [UInt8] {
-        precondition(key.count == 64, "RealmFileWriter.encrypt: a Realm key has 64 bytes")
+        guard key.count == 64 else { fatalError("RealmFileWriter.encrypt: a Realm key has 64 bytes, not \(key.count)") }
         func littleEndian(_ v: UInt64, _ n: Int) -> [UInt8] { (0..<n).map { UInt8(truncatingIfNeeded: v >> UInt64(8 * $0)) } }
         var data = plain
         while data.count % 4096 != 0 { data.append(0) }

@@ -57,16 +57,8 @@ enum S1Check {
         try populate(url)
         // Killed at 20 random moments.
         for round in 0..<(20 * Seeds.scale) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: child)
-            process.arguments = ["migrate", url.path]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            try process.run()
-            SystemProcess.sleep(microseconds: UInt32(Double(rng.next() % 1000) / 1000 * full * 1.1 * 1_000_000))
-            SystemProcess.killHard(process.processIdentifier)
-            process.waitUntilExit()
-            let said = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let said = try runChildKilled(
+                child, ["migrate", url.path], afterMicroseconds: UInt32(Double(rng.next() % 1000) / 1000 * full * 1.1 * 1_000_000))
             let version = try schemaVersionAtURL(url)
             if said.contains("migrated") { #expect(version == 1, "round \(round): the child reported the migration done") }
             if version == 0 {

@@ -191,16 +191,8 @@ enum ConvertedKill {
         var outcomes = (none: 0, complete: 0)
         for round in 0..<(12 * Seeds.scale) {
             try FileManager.default.removeItem(atPath: url.path + ".strata")
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: child)
-            process.arguments = ["convert", url.path]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            try process.run()
-            SystemProcess.sleep(microseconds: UInt32(Double(rng.next() % 1000) / 1000 * full * 1.1 * 1_000_000))
-            SystemProcess.killHard(process.processIdentifier)
-            process.waitUntilExit()
-            let said = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let said = try runChildKilled(
+                child, ["convert", url.path], afterMicroseconds: UInt32(Double(rng.next() % 1000) / 1000 * full * 1.1 * 1_000_000))
             #expect(try Data(contentsOf: url) == original, "round \(round): the Realm file changed")
             let converted = FileManager.default.fileExists(atPath: url.path + ".strata/CURRENT")
             if said.contains("converted") { #expect(converted, "round \(round): reported converted") }

@@ -40,6 +40,7 @@ enum RealmFileImport {
         // try?: an unreadable file is not taken for a Realm file; opening it reports why.
         guard let header = try? handle.read(upToCount: 24), header.count == 24 else { return false }
         if Array(header[16..<20]) == Array("T-DB".utf8) { return true }
+        // try?: a file whose size cannot be read is not taken for an encrypted Realm file; opening it reports why.
         guard encrypted, let size = try? handle.seekToEnd() else { return false }
         return size >= 8192 && size % 4096 == 0
     }
