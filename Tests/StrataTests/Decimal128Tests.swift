@@ -28,3 +28,55 @@ import TestSupport
         #expect(throws: Realm.Error.self) { try Decimal128(string: "twelve") }
     }
 }
+
+/// What a decimal128 holds beyond Foundation's Decimal (issue 35: RealmSwift files hold them, and a conversion
+/// must not narrow them): NaN with its sign and kind, the infinities, negative zero, exponents to +6111 and -6176.
+@Suite struct Decimal128SpecialValueTests {
+    static let texts = ["NaN", "-NaN", "sNaN", "Inf", "-Inf", "-0", "1E+6111", "-9999999999999999999999999999999999E+6111",
+                        "1E-6176", "123456789012345678901234567890123E-20", "0.1", "-42", "1E+200"]
+
+    @Test func specialValuesParsePrintAndCompareAsDecimal128Does() throws {
+        let nan = try Decimal128(string: "NaN"), negativeZero = try Decimal128(string: "-0")
+        let signaling = try Decimal128(string: "sNaN")
+        #expect(nan.isNaN && !nan.isSignaling && signaling.isSignaling)
+        #expect(!(nan < 1) && !(1 < nan) && nan == nan, "NaN is unordered, and equal to itself for sets")
+        #expect(negativeZero == 0 && negativeZero.description == "-0" && negativeZero.isNegative)
+        #expect(Set([negativeZero, Decimal128(integerLiteral: 0)]).count == 1)
+        let ordered = try ["-Inf", "-1E+6111", "-42", "-0", "1E-6176", "0.1", "1E+200", "1E+6111", "Inf"].map(Decimal128.init(string:))
+        #expect(ordered == ordered.sorted(), "\(ordered.sorted())")
+        for (a, b) in zip(ordered, ordered.dropFirst()) { #expect(a < b || (a == b), "\(a) < \(b)") }
+        let widest = try Decimal128(string: "+1000000000000000000000000000000000E+6111")
+        #expect(widest.description == "1000000000000000000000000000000000E+6111")
+        #expect(throws: Realm.Error.self) { try Decimal128(string: "1E+7000") }
+        #expect(throws: Realm.Error.self) { try Decimal128(string: "12345678901234567890123456789012345678901E+500") }
+        for text in Self.texts {
+            let d = try Decimal128(string: text)
+            let again = try Decimal128(string: d.description)
+            #expect(again.description == d.description, "\(text)")
+            let coded = try JSONDecoder().decode(Decimal128.self, from: JSONEncoder().encode(d))
+            #expect(coded.description == d.description, "\(text) through Codable")
+        }
+    }
+
+    @Test func specialValuesAreStoredAndQueried() throws {
+        let dir = try TemporaryDirectory()
+        let config = Realm.Configuration(fileURL: URL(fileURLWithPath: dir.child("d.realm")), objectTypes: [LPrice.self])
+        do {
+            let realm = try Realm(configuration: config)
+            try realm.write {
+                for (i, text) in Self.texts.enumerated() {
+                    realm.create(LPrice.self, value: ["id": i, "amount": try Decimal128(string: text), "discount": try Decimal128(string: text)] as [String: Any])
+                }
+            }
+        }
+        let realm = try Realm(configuration: config)
+        for (i, text) in Self.texts.enumerated() {
+            let p = try #require(realm.object(ofType: LPrice.self, forPrimaryKey: i))
+            let expected = try Decimal128(string: text)
+            #expect(p.amount.description == expected.description && p.discount?.description == expected.description, "\(text)")
+        }
+        let big = try Decimal128(string: "1E+100"), small = try Decimal128(string: "-1E+100")
+        #expect(Set(realm.objects(LPrice.self).filter("amount > %@", big).map(\.id)) == [6, 12, 3])
+        #expect(realm.objects(LPrice.self).filter("amount < %@", small).map(\.id).sorted() == [4, 7])
+    }
+}

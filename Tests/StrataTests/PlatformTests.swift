@@ -137,7 +137,7 @@ final class JSONTask: Object {
         #expect(StoredValue.from(any: NSNumber(value: 1), as: .bool) == .bool(true))
         // An NSDecimalNumber keeps its digits for a Decimal128; a Float number stays a Float without a type.
         #expect(StoredValue.from(any: NSDecimalNumber(string: "0.1000000000000000000000000000001"), as: .decimal128)
-            == .decimal(Decimal(string: "0.1000000000000000000000000000001")!))
+            == .decimal(Decimal128(value: Decimal(string: "0.1000000000000000000000000000001")!)))
         #expect(StoredValue.from(any: NSNumber(value: Float(1.5))) == .float(1.5))
     }
 

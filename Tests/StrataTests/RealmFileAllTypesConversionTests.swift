@@ -97,13 +97,10 @@ struct DumpValues {
     static func double(_ j: JSON) -> Double { Double(bitPattern: UInt64(j["bits"]!.string!.dropFirst(2), radix: 16)!) }
     static func objectId(_ j: JSON) -> ObjectId { try! ObjectId(string: j.string!) }
     static func uuid(_ j: JSON) -> UUID { UUID(uuidString: j.string!)! }
-    /// The decimal when Foundation's Decimal holds it exactly; nil for what the conversion narrows.
-    static func decimal(_ j: JSON) -> Decimal? {
-        let text = j["value"]!.string!
-        guard !text.contains("NaN"), !text.contains("Inf"), let d = Decimal(string: text), !d.isNaN else { return nil }
-        if text.hasPrefix("-"), d.isZero { return nil }
-        return d
-    }
+    /// The decimal realm-core printed (`Decimal128::to_string`: "+1000…E+6111", "-0", "NaN", "-Inf").
+    static func decimal(_ j: JSON) -> Decimal128 { try! Decimal128(string: j["value"]!.string!) }
+    /// Equal and printed the same: NaN's sign and negative zero count.
+    static func same(_ a: Decimal128?, _ b: Decimal128?) -> Bool { a == b && a?.description == b?.description }
 
     /// Dates as Strata stores them (a Double of seconds since 1970): equal to the microsecond.
     static func sameDate(_ a: Date?, _ b: Date?) -> Bool {
@@ -124,8 +121,7 @@ struct DumpValues {
         case ("date", .date(let x)): return sameDate(x, date(v))
         case ("float", .float(let x)): return x.bitPattern == float(v).bitPattern
         case ("double", .double(let x)): return x.bitPattern == double(v).bitPattern
-        case ("decimal128", .decimal128(let x)): return decimal(v).map { x.value == $0 } ?? true
-        case ("decimal128", .none): return decimal(v) == nil
+        case ("decimal128", .decimal128(let x)): return same(x, decimal(v))
         case ("objectId", .objectId(let x)): return x == objectId(v)
         case ("uuid", .uuid(let x)): return x == uuid(v)
         case ("link", .object(let o)): return className(o) == v["class"]!.string && primaryKey(o) == v["primary_key"]
@@ -180,9 +176,8 @@ struct RealmFileAllTypesConversionTests {
             #expect(o.optDataCol == (j["optDataCol"]! == .null ? nil : DumpValues.data(j["optDataCol"]!)), "\(label)")
             #expect(DumpValues.sameDate(o.dateCol, DumpValues.date(j["dateCol"]!)), "\(label): \(o.dateCol)")
             #expect(DumpValues.sameDate(o.optDateCol, j["optDateCol"]! == .null ? nil : DumpValues.date(j["optDateCol"]!)), "\(label)")
-            if let d = DumpValues.decimal(j["decimalCol"]!) { #expect(o.decimalCol.value == d, "\(label)") }
-            if j["optDecimalCol"]! == .null { #expect(o.optDecimalCol == nil, "\(label)") }
-            else if let d = DumpValues.decimal(j["optDecimalCol"]!) { #expect(o.optDecimalCol?.value == d, "\(label)") }
+            #expect(DumpValues.same(o.decimalCol, DumpValues.decimal(j["decimalCol"]!)), "\(label): \(o.decimalCol)")
+            #expect(DumpValues.same(o.optDecimalCol, j["optDecimalCol"]! == .null ? nil : DumpValues.decimal(j["optDecimalCol"]!)), "\(label)")
             #expect(o.objectIdCol == DumpValues.objectId(j["objectIdCol"]!), "\(label)")
             #expect(o.optObjectIdCol == (j["optObjectIdCol"]! == .null ? nil : DumpValues.objectId(j["optObjectIdCol"]!)), "\(label)")
             #expect(o.uuidCol == DumpValues.uuid(j["uuidCol"]!), "\(label)")
@@ -229,7 +224,7 @@ struct RealmFileAllTypesConversionTests {
                 for (kid, k) in zip(mine, kids) {
                     #expect(kid.label == k["label"]!.string! && kid.flag == k["flag"]!.bool!)
                     #expect(DumpValues.same(kid.anyValue, k["anyValue"]!), "child \(k["$key"]!.int!): \(kid.anyValue)")
-                    if k["amount"]! == .null { #expect(kid.amount == nil) } else if let d = DumpValues.decimal(k["amount"]!) { #expect(kid.amount?.value == d) }
+                    #expect(DumpValues.same(kid.amount, k["amount"]! == .null ? nil : DumpValues.decimal(k["amount"]!)))
                     embeddedChecked += 1
                 }
             }

@@ -282,7 +282,7 @@ struct RealmFileConversionAPITests {
         let imported = try StrataToolTests.strata("import", url.path, destination, "--key-file", keyFile)
         #expect(imported.status == 0, "\(imported.err)")
         #expect(imported.out.contains("AllTypes: 303 objects") && imported.out.contains("Tag: 57 objects"))
-        #expect(imported.out.contains("values Strata cannot hold exactly were narrowed"), "the fixture's Decimal128 NaNs and infinities")
+        #expect(!imported.out.contains("narrowed"), "the fixture's Decimal128 NaNs, infinities and wide exponents are held exactly")
         let converted = try StrataToolTests.strata("info", destination, "--key-file", keyFile)
         #expect(converted.status == 0 && converted.out.contains("schema version: 7"))
         let again = try StrataToolTests.strata("import", url.path, destination, "--key-file", keyFile)

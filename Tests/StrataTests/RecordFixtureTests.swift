@@ -26,7 +26,7 @@ import Testing
         (12, .objectId(try! ObjectId(string: "0123456789abcdef01234567"))),
         (13, .link(42)),
         (14, .list([.int(1), .string("two"), .null, .list([.bool(true)])])),
-        (15, .decimal(Decimal(string: "-123.456", locale: Locale(identifier: "en_US_POSIX"))!)),
+        (15, .decimal(Decimal128(value: Decimal(string: "-123.456", locale: Locale(identifier: "en_US_POSIX"))!))),
         (200, .int(7)),
     ]
 

@@ -43,7 +43,7 @@ import TestSupport
         case .data: .data(Data((0..<(seed % 5)).map { UInt8($0) }))
         case .date: .date(Date(timeIntervalSince1970: 1_000_000 + Double(seed)))
         case .objectId: .objectId(try! ObjectId(string: String(format: "%024x", seed + 1)))
-        case .decimal128: .decimal(Decimal(seed) / 8)
+        case .decimal128: .decimal(Decimal128(value: Decimal(seed) / 8))
         case .UUID: .uuid(UUID(uuid: (UInt8(seed & 0xFF), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)))
         case .any: seed % 2 == 0 ? .string("any") : .int(Int64(seed))
         case .object: .link(Int64(seed))

@@ -6,9 +6,8 @@ import RealmFile
 /// - Dates: RealmSwift's own conversion of a realm-core timestamp (`RLMTimestampToNSDate`: seconds since 1970
 ///   minus the reference date, plus nanoseconds / 1e9, as a time interval since the reference date), so the app
 ///   sees the `Date` it saw under RealmSwift.
-/// - Decimal128: Foundation's `Decimal` holds every finite value of up to 38 digits with an exponent in
-///   -128...127 (after trailing zeros are moved into the exponent); NaN, the infinities, negative zero and values
-///   beyond that range are narrowed to the nearest value it holds and listed in the report.
+/// - Decimal128: every value, as `Decimal128` holds them (NaN, the infinities, negative zero, the whole exponent
+///   range); only realm-core's null marker in a required property is reported (stored as null).
 /// - Maps: keys and values alternating, keys ascending; links in AnyRealmValue: the object form (class name and
 ///   key); nested collections: a marker and their items (`NestedForm`).
 extension RealmFileImport.Converter {
@@ -96,28 +95,21 @@ extension RealmFileImport.Converter {
         }
     }
 
-    /// A BID128 decimal as Foundation's `Decimal`, narrowed (and reported) where that cannot hold it.
+    /// A BID128 decimal as Strata's `Decimal128`, which holds every value decimal128 has: NaN (its sign and
+    /// whether it signals; not its payload, which RealmSwift never shows), the infinities, negative zero and the
+    /// whole exponent range. Only realm-core's null marker in a required property has no value: it is reported.
     private mutating func decimal(_ d: RealmFileDecimal128, at location: String) -> StoredValue {
-        switch Self.foundationDecimal(d) {
-        case .exact(let v): return .decimal(v)
-        case .narrowed(let v, let why):
-            narrowed.append("\(location): \(why)")
-            return v.map(StoredValue.decimal) ?? .null
+        if d == RealmFileDecimal128(low: 0xaa, high: 0x7c00_0000_0000_0000) {
+            narrowed.append("\(location): realm-core's null decimal marker in a required property, stored as null")
+            return .null
         }
+        return .decimal(Self.decimal128(d))
     }
 
-    enum DecimalConversion {
-        case exact(Decimal)
-        case narrowed(Decimal?, String)
-    }
-
-    static func foundationDecimal(_ d: RealmFileDecimal128) -> DecimalConversion {
+    static func decimal128(_ d: RealmFileDecimal128) -> Decimal128 {
         let negative = d.high >> 63 == 1
-        if d == RealmFileDecimal128(low: 0xaa, high: 0x7c00_0000_0000_0000) { return .narrowed(nil, "realm-core's null decimal marker in a required property, stored as null") }
-        if (d.high >> 58) & 0x1f == 0x1f { return .narrowed(nil, "Decimal128 NaN, stored as null (Strata's Decimal128 has no NaN yet)") }
-        if (d.high >> 58) & 0x1f == 0x1e {
-            return .narrowed(nil, "Decimal128 \(negative ? "-" : "+")Infinity, stored as null (Strata's Decimal128 has no infinities yet)")
-        }
+        if (d.high >> 58) & 0x1f == 0x1f { return Decimal128(storage: .nan(negative: negative, signaling: (d.high >> 57) & 1 == 1)) }
+        if (d.high >> 58) & 0x1f == 0x1e { return Decimal128(storage: .infinity(negative: negative)) }
         var exponent: Int
         var high: UInt64, low: UInt64
         if (d.high >> 61) & 3 == 3 {  // the large-coefficient form: never canonical in BID128, so zero
@@ -131,25 +123,10 @@ extension RealmFileImport.Converter {
             // Coefficients above 10^34 - 1 are not canonical: zero.
             if high > 0x0001_ed09_bead_87c0 || (high == 0x0001_ed09_bead_87c0 && low > 0x378d_8e63_ffff_ffff) { high = 0; low = 0 }
         }
-        if high == 0 && low == 0 {
-            return negative ? .narrowed(0, "Decimal128 -0, stored as 0 (Foundation's Decimal has no negative zero)") : .exact(0)
-        }
-        // The coefficient in decimal digits, then trailing zeros moved into the exponent while it is too small.
         var digits = decimalDigits(high: high, low: low)
-        while exponent < -128, digits.last == 0, digits.count > 1 {
-            digits.removeLast()
-            exponent += 1
-        }
-        while exponent > 127, digits.count < 38 {
-            digits.append(0)
-            exponent -= 1
-        }
-        guard exponent >= -128, exponent <= 127, digits.count <= 38 else {
-            return .narrowed(nil, "Decimal128 with exponent \(exponent) and \(digits.count) digits, beyond Foundation's Decimal; stored as null")
-        }
-        var significand = Decimal(0)
-        for digit in digits { significand = significand * 10 + Decimal(Int(digit)) }
-        return .exact(Decimal(sign: negative ? .minus : .plus, exponent: exponent, significand: significand))
+        while digits.last == 0 { digits.removeLast(); exponent += 1 }
+        // Up to 34 digits and an exponent in decimal128's range: `fitted` always finds a form.
+        return Decimal128(storage: Decimal128.fitted(negative: negative, digits: digits, exponent: exponent) ?? .nan(negative: negative, signaling: false))
     }
 
     /// The decimal digits of a 113-bit coefficient, most significant first.

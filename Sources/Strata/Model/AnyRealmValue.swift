@@ -94,7 +94,7 @@ public enum AnyRealmValue: Hashable, CustomStringConvertible {
         case .data(let v): .data(v)
         case .date(let v): .date(v)
         case .objectId(let v): .objectId(v)
-        case .decimal128(let v): .decimal(v.value)
+        case .decimal128(let v): .decimal(v)
         case .uuid(let v): .uuid(v)
         case .object(let o): o._accessor.map { Self.objectForm(type(of: o).className(), $0.key) } ?? .null
         case .list(let l): NestedForm.wrap(l.map(\.storedForm), list: true)
@@ -153,7 +153,7 @@ extension AnyRealmValue: _Persistable {
         case .data(let x): return .data(x)
         case .date(let x): return .date(x)
         case .objectId(let x): return .objectId(x)
-        case .decimal(let x): return .decimal128(Decimal128(value: x))
+        case .decimal(let x): return .decimal128(x)
         case .uuid(let x): return .uuid(x)
         case .list:
             // Outside a Realm, a nested collection reads as an unmanaged copy (objects need their Realm, and

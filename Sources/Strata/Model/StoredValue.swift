@@ -17,7 +17,7 @@ public enum StoredValue: Sendable, Hashable {
     /// A `List` property: its elements in order (never lists themselves).
     case list([StoredValue])
     /// A `Decimal128`.
-    case decimal(Decimal)
+    case decimal(Decimal128)
 
     var isNull: Bool { if case .null = self { return true } else { return false } }
 
@@ -29,7 +29,7 @@ public enum StoredValue: Sendable, Hashable {
         case .double(let v): v
         case .date(let d): d.timeIntervalSince1970
         case .bool(let b): b ? 1 : 0
-        case .decimal(let d): NSDecimalNumber(decimal: d).doubleValue
+        case .decimal(let d): d.isNaN ? .nan : NSDecimalNumber(decimal: d.value).doubleValue
         default: nil
         }
     }
@@ -47,9 +47,9 @@ public enum StoredValue: Sendable, Hashable {
         case (.objectId(let x), .objectId(let y)): return x.hex < y.hex ? -1 : (x == y ? 0 : 1)
         case (.bool(let x), .bool(let y)): return x == y ? 0 : (!x ? -1 : 1)
         case (.link(let x), .link(let y)): return x < y ? -1 : (x > y ? 1 : 0)
-        case (.decimal(let x), .decimal(let y)): return x < y ? -1 : (x > y ? 1 : 0)
-        case (.decimal(let x), .int(let y)): return x < Decimal(y) ? -1 : (x > Decimal(y) ? 1 : 0)
-        case (.int(let x), .decimal(let y)): return Decimal(x) < y ? -1 : (Decimal(x) > y ? 1 : 0)
+        case (.decimal(let x), .decimal(let y)): return x.isNaN || y.isNaN ? nil : Decimal128.compare(x, y)
+        case (.decimal(let x), .int(let y)): return x.isNaN ? nil : Decimal128.compare(x, Decimal128(value: Decimal(y)))
+        case (.int(let x), .decimal(let y)): return y.isNaN ? nil : Decimal128.compare(Decimal128(value: Decimal(x)), y)
         // A date is not a number (an AnyRealmValue holding one does not match `value > 2`).
         case (.date, _), (_, .date): return nil
         default:
@@ -73,7 +73,7 @@ public enum StoredValue: Sendable, Hashable {
         case .objectId(let v): v
         case .link(let v): v
         case .list(let v): v.map(\.anyValue)
-        case .decimal(let v): Decimal128(value: v)
+        case .decimal(let v): v
         }
     }
 
@@ -91,7 +91,7 @@ public enum StoredValue: Sendable, Hashable {
         case .float?: self = .float(n.floatValue)
         case .double?: self = .double(n.doubleValue)
         // NSDecimalNumber's digits, not a Double's approximation of them.
-        case .decimal128?: self = .decimal(n.decimalValue)
+        case .decimal128?: self = .decimal(Decimal128(value: n.decimalValue))
         default:
             if "cCsSiIlLqQ".contains(encoding) {
                 self = .int(n.int64Value)
@@ -150,10 +150,10 @@ public enum StoredValue: Sendable, Hashable {
         case (.int, .double(let x)) where x == x.rounded() && abs(x) < 9.0e18: return .int(Int64(x))
         // 0 and 1 for a Bool, as RealmSwift takes them (numbers from C APIs and older JSON).
         case (.bool, .int(let x)) where x == 0 || x == 1: return .bool(x == 1)
-        case (.decimal128, .int(let x)): return .decimal(Decimal(x))
-        case (.decimal128, .double(let x)): return Decimal(string: "\(x)", locale: Locale(identifier: "en_US_POSIX")).map { .decimal($0) }
+        case (.decimal128, .int(let x)): return .decimal(Decimal128(value: Decimal(x)))
+        case (.decimal128, .double(let x)): return Decimal(string: "\(x)", locale: Locale(identifier: "en_US_POSIX")).map { .decimal(Decimal128(value: $0)) }
         // try?: a string that is not a number is not a Decimal128 (no storage read).
-        case (.decimal128, .string(let x)): return (try? Decimal128(string: x)).map { .decimal($0.value) }
+        case (.decimal128, .string(let x)): return (try? Decimal128(string: x)).map { .decimal($0) }
         default: return v
         }
     }

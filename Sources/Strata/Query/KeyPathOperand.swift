@@ -179,7 +179,7 @@ struct KeyPathOperand: Sendable {
                 return .int(values.reduce(Int64(0)) { acc, v in if case .int(let x) = v { return acc &+ x } else { return acc } })
             }
             if values.allSatisfy({ if case .decimal = $0 { return true } else { return false } }) {
-                return .decimal(values.reduce(Decimal(0)) { acc, v in if case .decimal(let x) = v { return acc + x } else { return acc } })
+                return .decimal(Decimal128(value: values.reduce(Decimal(0)) { acc, v in if case .decimal(let x) = v { return acc + x.value } else { return acc } }))
             }
             return .double(values.reduce(0.0) { $0 + ($1.numeric ?? 0) })
         case .avg:

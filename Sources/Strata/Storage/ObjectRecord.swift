@@ -144,8 +144,9 @@ enum ObjectRecord {
         }
     }
 
-    /// A decimal's stored text: locale-independent, exact.
-    static func text(_ d: Decimal) -> String { d.description }
+    /// A decimal's stored text: locale-independent, exact (`Decimal128.description`: Foundation's text for what
+    /// Decimal holds, `NaN`, `-Inf`, `-0` or `1234E+6100` for the rest).
+    static func text(_ d: Decimal128) -> String { d.description }
 
     @inline(__always)
     static func varintSize(_ v: UInt64) -> Int {
@@ -309,10 +310,10 @@ enum ObjectRecord {
         case .decimal:
             let n = try d.readLength("decimal length", limit: 256)
             let text = String(decoding: try d.readBytes(count: n, "decimal"), as: UTF8.self)
-            guard let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), !value.isNaN else {
+            guard let value = Decimal128.parse(text) else {
                 throw StorageError(.corrupted, "a decimal field holds '\(text.prefix(40))', which is not a decimal number")
             }
-            return .decimal(value)
+            return .decimal(Decimal128(storage: value))
         }
     }
 }
