@@ -102,14 +102,22 @@ extension RealmFileImport {
                 let pk = table.primaryKeyIndex
                 var maxKey: Int64 = -1
                 var count = 0
+                let className = type.name
+                let intKey = pk.flatMap { table.properties[$0].type == .int ? $0 : nil }
                 try file.forEachObject(in: table) { object in
-                    let key = strataKey(table.index, object.key)
+                    // An object keyed by its Int primary key: the key is the value (no lookup in the map).
+                    let key: Int64
+                    if let intKey {
+                        if case .int(let v) = object.values[intKey] { key = v } else { key = RealmCore.nilIntPrimaryKey }
+                    } else {
+                        key = object.key
+                    }
                     var values: [StoredValue] = []
                     values.reserveCapacity(object.values.count)
                     for (i, value) in object.values.enumerated() {
                         let property = table.properties[i]
                         values.append(try stored(value, property, zeroForNull: !property.isOptional && property.collection == .none,
-                                                 at: "\(table.className ?? table.name)[\(object.key)].\(property.name)"))
+                                                 at: "\(className)[\(object.key)].\(property.name)"))
                     }
                     let encodedFormat2 = plan.map {
                         layout.encode(schemaVersion: schema.schemaVersion, StoredValues(values: values), plan: $0, into: &record)

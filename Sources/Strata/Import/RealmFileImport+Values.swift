@@ -11,7 +11,7 @@ import RealmFile
 /// - Maps: keys and values alternating, keys ascending; links in AnyRealmValue: the object form (class name and
 ///   key); nested collections: a marker and their items (`NestedForm`).
 extension RealmFileImport.Converter {
-    mutating func stored(_ value: RealmFileValue, _ property: RealmFileProperty, zeroForNull: Bool, at location: String) throws -> StoredValue {
+    mutating func stored(_ value: RealmFileValue, _ property: RealmFileProperty, zeroForNull: Bool, at location: @autoclosure () -> String) throws -> StoredValue {
         switch property.collection {
         case .none:
             let v = try element(value, property, at: location)
@@ -36,7 +36,7 @@ extension RealmFileImport.Converter {
     }
 
     /// One value: a property's, a collection's element or a map's value.
-    private mutating func element(_ value: RealmFileValue, _ property: RealmFileProperty, at location: String) throws -> StoredValue {
+    private mutating func element(_ value: RealmFileValue, _ property: RealmFileProperty, at location: () -> String) throws -> StoredValue {
         switch value {
         case .link(let link):
             let key = strataKey(link.table, link.key)
@@ -98,9 +98,9 @@ extension RealmFileImport.Converter {
     /// A BID128 decimal as Strata's `Decimal128`, which holds every value decimal128 has: NaN (its sign and
     /// whether it signals; not its payload, which RealmSwift never shows), the infinities, negative zero and the
     /// whole exponent range. Only realm-core's null marker in a required property has no value: it is reported.
-    private mutating func decimal(_ d: RealmFileDecimal128, at location: String) -> StoredValue {
+    private mutating func decimal(_ d: RealmFileDecimal128, at location: () -> String) -> StoredValue {
         if d == RealmFileDecimal128(low: 0xaa, high: 0x7c00_0000_0000_0000) {
-            narrowed.append("\(location): realm-core's null decimal marker in a required property, stored as null")
+            narrowed.append("\(location()): realm-core's null decimal marker in a required property, stored as null")
             return .null
         }
         return .decimal(Self.decimal128(d))
