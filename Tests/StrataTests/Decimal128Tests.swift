@@ -80,3 +80,33 @@ import TestSupport
         #expect(realm.objects(LPrice.self).filter("amount < %@", small).map(\.id).sorted() == [4, 7])
     }
 }
+
+/// RealmSwift's spellings of Decimal128 values compile and mean what they mean there.
+@Suite struct Decimal128SpellingTests {
+    @Test func realmSwiftsInitializersLiteralsAndArithmetic() throws {
+        let literal: Decimal128 = "12.5"
+        #expect(literal == (try Decimal128(string: "12.5")))
+        #expect(Decimal128() == 0)
+        #expect(Decimal128(value: 3) == 3 && Decimal128(value: "0.25") == "0.25" && Decimal128(value: Decimal(7)) == 7)
+        #expect(Decimal128(value: [1]).isNaN, "RealmSwift: a value it cannot read is NaN")
+        #expect(("not a number" as Decimal128).isNaN)
+        #expect(Decimal128.min < -1 && Decimal128.max > 1 && Decimal128.min.description == "-9999999999999999999999999999999999E+6111")
+        #expect((literal + 1) == "13.5" && (literal - 0.5) == 12 && (literal * 2) == 25 && (literal / 5) == "2.5")
+        var total: Decimal128 = 0
+        total += literal
+        #expect(total == literal && (-literal).magnitude == literal)
+        #expect(("NaN" as Decimal128) + 1 != 1)
+    }
+
+    @Test func typeSafeQueriesCompareDecimals() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: .init(fileURL: URL(fileURLWithPath: dir.child("d.realm")), objectTypes: [LPrice.self]))
+        try realm.write {
+            for (i, text) in ["0.5", "12", "1E+200", "-Inf"].enumerated() {
+                realm.create(LPrice.self, value: ["id": i, "amount": Decimal128(stringLiteral: text)] as [String: Any])
+            }
+        }
+        #expect(realm.objects(LPrice.self).where { $0.amount > 1 }.map(\.id).sorted() == [1, 2])
+        #expect(realm.objects(LPrice.self).where { $0.amount < 0 }.map(\.id) == [3])
+    }
+}

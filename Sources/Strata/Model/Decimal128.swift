@@ -120,7 +120,7 @@ public struct Decimal128: Sendable, Hashable, Comparable, Codable, CustomStringC
         let magnitudeA = da.count + ea, magnitudeB = db.count + eb
         var order = magnitudeA < magnitudeB ? -1 : (magnitudeA > magnitudeB ? 1 : 0)
         if order == 0 {
-            let n = max(da.count, db.count)
+            let n = Swift.max(da.count, db.count)
             for i in 0..<n {
                 let x = i < da.count ? da[i] : 0, y = i < db.count ? db[i] : 0
                 if x != y { order = x < y ? -1 : 1; break }
@@ -256,3 +256,76 @@ extension Decimal128: _Persistable {
     }
     public var _storedValue: StoredValue { .decimal(self) }
 }
+
+// MARK: RealmSwift's spellings
+
+extension Decimal128: ExpressibleByStringLiteral {
+    /// Zero, as RealmSwift's `Decimal128()`.
+    public init() { self.init(integerLiteral: 0) }
+
+    /// A decimal from a literal such as `"12.34"` or `"1E+6111"`; an invalid literal is NaN, as in RealmSwift.
+    public init(stringLiteral value: String) {
+        self.init(storage: Self.parse(value) ?? .nan(negative: false, signaling: false))
+    }
+
+    /// A decimal from a number, a string, a `Decimal` or another `Decimal128`, as RealmSwift's `init(value:)`;
+    /// anything else is NaN.
+    public init(value: Any) {
+        switch value {
+        case let d as Decimal128: self = d
+        case let d as Decimal: self.init(value: d)
+        case let s as String: self.init(stringLiteral: s)
+        case let i as Int: self.init(integerLiteral: i)
+        case let i as Int64: self.init(value: Decimal(i))
+        case let d as Double: self.init(floatLiteral: d)
+        case let f as Float: self.init(value: Decimal(string: "\(f)") ?? Decimal(Double(f)))
+        case let n as NSNumber: self.init(number: n)
+        default: self.init(storage: .nan(negative: false, signaling: false))
+        }
+    }
+
+    /// The smallest value a decimal128 holds: -9999999999999999999999999999999999E+6111.
+    public static var min: Decimal128 { "-9999999999999999999999999999999999E+6111" }
+    /// The largest value a decimal128 holds: 9999999999999999999999999999999999E+6111.
+    public static var max: Decimal128 { "9999999999999999999999999999999999E+6111" }
+
+    /// The absolute value.
+    public var magnitude: Decimal128 {
+        switch storage {
+        case .decimal(let d): return Decimal128(value: d < 0 ? -d : d)
+        case .nan(_, let s): return Decimal128(storage: .nan(negative: false, signaling: s))
+        case .infinity: return Decimal128(storage: .infinity(negative: false))
+        case .negativeZero: return 0
+        case .wide(_, let digits, let exponent): return Decimal128(storage: .wide(negative: false, digits: digits, exponent: exponent))
+        }
+    }
+
+    /// The value with its sign changed (negative zero for zero, as IEEE negates).
+    public static prefix func - (a: Decimal128) -> Decimal128 {
+        switch a.storage {
+        case .decimal(let d): return d.isZero ? Decimal128(storage: .negativeZero) : Decimal128(value: -d)
+        case .nan(let n, let s): return Decimal128(storage: .nan(negative: !n, signaling: s))
+        case .infinity(let n): return Decimal128(storage: .infinity(negative: !n))
+        case .negativeZero: return 0
+        case .wide(let n, let digits, let exponent): return Decimal128(storage: .wide(negative: !n, digits: digits, exponent: exponent))
+        }
+    }
+
+    /// Arithmetic through Foundation's `Decimal` (38 digits): NaN in gives NaN; values beyond Decimal's range
+    /// saturate (``value``).
+    public static func + (a: Decimal128, b: Decimal128) -> Decimal128 { arithmetic(a, b) { $0 + $1 } }
+    public static func - (a: Decimal128, b: Decimal128) -> Decimal128 { arithmetic(a, b) { $0 - $1 } }
+    public static func * (a: Decimal128, b: Decimal128) -> Decimal128 { arithmetic(a, b) { $0 * $1 } }
+    public static func / (a: Decimal128, b: Decimal128) -> Decimal128 { arithmetic(a, b) { $0 / $1 } }
+    public static func += (a: inout Decimal128, b: Decimal128) { a = a + b }
+    public static func -= (a: inout Decimal128, b: Decimal128) { a = a - b }
+    public static func *= (a: inout Decimal128, b: Decimal128) { a = a * b }
+    public static func /= (a: inout Decimal128, b: Decimal128) { a = a / b }
+
+    private static func arithmetic(_ a: Decimal128, _ b: Decimal128, _ op: (Decimal, Decimal) -> Decimal) -> Decimal128 {
+        if a.isNaN || b.isNaN { return Decimal128(storage: .nan(negative: false, signaling: false)) }
+        return Decimal128(value: op(a.value, b.value))
+    }
+}
+
+extension Decimal128: _QueryComparable {}
