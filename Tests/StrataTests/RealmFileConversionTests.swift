@@ -237,6 +237,20 @@ struct RealmFileConversionAPITests {
         #expect(try Realm.deleteConvertedRealmFile(configuration: config) == false)
     }
 
+    /// `Realm.deleteFiles(for:)` of a configuration whose file was converted deletes the converted database too:
+    /// an app that wipes its data (a logout) must not keep it beside the Realm file.
+    @Test func deleteFilesRemovesTheConvertedDatabase() throws {
+        let (dir, url) = try RealmFileConversionTests.copy("realm-swift/migration-example-default-v5.realm")
+        _ = dir
+        let config = Realm.Configuration(fileURL: url, schemaVersion: 5, objectTypes: MigrationExampleV5.types)
+        do { _ = try Realm(configuration: config) }
+        #expect(FileManager.default.fileExists(atPath: url.path + ".strata"))
+        #expect(try Realm.deleteFiles(for: config))
+        #expect(!FileManager.default.fileExists(atPath: url.path) && !FileManager.default.fileExists(atPath: url.path + ".strata"))
+        let realm = try Realm(configuration: config)
+        #expect(realm.objects(MigrationExampleV5.Person.self).isEmpty)
+    }
+
     /// RealmSwift holds its lock file (shared) while a process has the Realm open: conversion then refuses rather
     /// than read a file being written, and leaves everything as it was.
     @Test func aRealmFileOpenInRealmSwiftIsNotConverted() throws {

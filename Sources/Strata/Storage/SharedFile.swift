@@ -268,9 +268,15 @@ final class SharedFile: @unchecked Sendable {
         if let id = config.inMemoryIdentifier {
             return memoryFileSystems.withLock { $0.removeValue(forKey: id) } != nil
         }
-        guard let url = config.fileURL, FileManager.default.fileExists(atPath: url.path) else { return false }
-        try FileManager.default.removeItem(at: url)
-        return true
+        guard let url = config.fileURL else { return false }
+        // A configuration naming a converted RealmSwift file: its data is in the Strata database beside it.
+        let paths = [url.path, RealmFileImport.convertedPath(for: url.path), RealmFileImport.stagingPath(for: url.path)]
+        var deleted = false
+        for path in paths where FileManager.default.fileExists(atPath: path) {
+            try FileManager.default.removeItem(atPath: path)
+            deleted = true
+        }
+        return deleted
     }
 
     static func storedSchemaVersion(at url: URL, encryptionKey: Data? = nil) throws -> UInt64 {
