@@ -4,12 +4,7 @@ import Foundation
 /// Runs a built executable of the package to its end and returns its exit status and standard output.
 public func runChild(_ name: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
     guard let path = BuildProducts.executable(name) else { throw ChildProcessError("\(name) was not built beside the tests") }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let output = Pipe()
-    process.standardOutput = output
-    try process.run()
+    let (process, output) = try startChild(path, arguments)
     let data = output.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     return (process.terminationStatus, String(decoding: data, as: UTF8.self))
@@ -23,14 +18,20 @@ public struct ChildProcessError: Error, CustomStringConvertible {
 /// Starts the executable at `path`, kills it (SIGKILL) after `microseconds`, and returns what it printed until
 /// then: for the tests that kill a writer at random instants.
 public func runChildKilled(_ path: String, _ arguments: [String], afterMicroseconds microseconds: UInt32) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    try process.run()
+    let (process, output) = try startChild(path, arguments)
     SystemProcess.sleep(microseconds: microseconds)
     SystemProcess.killHard(process.processIdentifier)
     process.waitUntilExit()
-    return String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    return String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+}
+
+/// The running child and the pipe of its standard output.
+private func startChild(_ path: String, _ arguments: [String]) throws -> (Process, Pipe) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    return (process, output)
 }
