@@ -17,8 +17,10 @@ package enum StrataFuzzing {
             }
             if let all {
                 let fields = all.fields.sorted { $0.id < $1.id }.map { (id: $0.id, value: $0.value) }
-                let again = ObjectRecord.encode(schemaVersion: all.schemaVersion, fields: fields, layout: raw.first == RecordLayout.format ? recordLayout : nil)
-                guard again.first == raw.first else { return "a decoded record is written in another format" }
+                let again = ObjectRecord.encode(schemaVersion: all.schemaVersion, fields: fields, layout: RecordLayout.isLayout(raw.first) ? recordLayout : nil)
+                // A format-2 record (an earlier release's) is written again in format 3.
+                let expected = raw.first == RecordLayout.legacyFormat ? RecordLayout.format : raw.first
+                guard again.first == expected else { return "a decoded record is written in another format" }
                 guard let back = try? again.withUnsafeBytes({ try ObjectRecord.decodeAll($0, layouts: layouts) }), back.fields.count == all.fields.count,
                     back.fields.allSatisfy({ e in all.fields[e.id].map { sameBits($0, e.value) } ?? false })
                 else {

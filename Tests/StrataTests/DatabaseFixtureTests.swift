@@ -106,12 +106,13 @@ final class FixtureTag: Object {
         }
     }
 
-    /// Writes `database-v2`: the same objects in this release's formats (segment format 2 with key filters,
-    /// manifest format 3 with the database's identity, record format 2, a log with the identity and one commit
-    /// to replay). Run with STRATA_WRITE_FIXTURES=1 when a format version changes on purpose.
+    /// Writes `database-v3`: the same objects in this release's formats (segment format 2 with key filters,
+    /// manifest format 3 with the database's identity, record format 3, a log with the identity and one commit
+    /// to replay). Run with STRATA_WRITE_FIXTURES=1 when a format version changes on purpose (`database-v2` is
+    /// the same written by the release before record format 3).
     @Test(.enabled(if: ProcessInfo.processInfo.environment["STRATA_WRITE_FIXTURES"] == "1"))
     func writeCurrentFixture() throws {
-        let target = Self.fixtures.appendingPathComponent("database-v2").path
+        let target = Self.fixtures.appendingPathComponent("database-v3").path
         TemporaryDirectory.remove(target)
         let dir = try TemporaryDirectory()
         let path = dir.child("db")
@@ -201,8 +202,9 @@ final class FixtureTag: Object {
 
     /// Files this release writes, kept byte for byte: they must open and read as written by every later
     /// release (a format change that breaks them fails here), and they are in the formats named.
-    @Test func theCurrentFormatFixtureOpensAndReads() throws {
-        let source = Self.fixtures.appendingPathComponent("database-v2")
+    @Test(arguments: ["database-v2", "database-v3"])
+    func aFixtureOfTheCurrentFilesOpensAndReads(_ name: String) throws {
+        let source = Self.fixtures.appendingPathComponent(name)
         let names = try FileManager.default.contentsOfDirectory(atPath: source.path)
         let segments = names.filter { $0.hasSuffix(".seg") }
         #expect(!segments.isEmpty && names.contains { $0.hasPrefix("MANIFEST-") })
@@ -215,9 +217,19 @@ final class FixtureTag: Object {
             #expect(bytes.count > 10 && bytes[8] == 2 && bytes[9] == 0, "\(name)")
         }
         let dir = try TemporaryDirectory()
-        let path = try Self.copy("database-v2", to: dir)
+        let path = try Self.copy(name, to: dir)
         let realm = try Realm(configuration: Self.configuration(path))
-        #expect(realm.migrationProgress.isEmpty)
+        if name == "database-v2" {
+            // Record format 2 (dates as seconds since 1970) is read as it is and rewritten in format 3 by the
+            // background migrator.
+            #expect(try rawFormats(realm, "FixtureItem").allSatisfy { $0 == RecordLayout.legacyFormat })
+            try checkValues(realm)
+            #expect(Set(realm.migrationProgress.map { $0.objectType }) == ["FixtureItem", "FixtureTag"])
+            try realm.finishMigrations()
+            #expect(realm.migrationProgress.allSatisfy { $0.isFinished })
+        } else {
+            #expect(realm.migrationProgress.isEmpty)
+        }
         #expect(try rawFormats(realm, "FixtureItem").allSatisfy { $0 == RecordLayout.format })
         try checkValues(realm)
     }

@@ -102,11 +102,9 @@ struct DumpValues {
     /// Equal and printed the same: NaN's sign and negative zero count.
     static func same(_ a: Decimal128?, _ b: Decimal128?) -> Bool { a == b && a?.description == b?.description }
 
-    /// Dates as Strata stores them (a Double of seconds since 1970): equal to the microsecond.
+    /// The Date RealmSwift hands out for a timestamp (`RLMTimestampToNSDate`), bit for bit.
     static func sameDate(_ a: Date?, _ b: Date?) -> Bool {
-        guard let a, let b else { return a == nil && b == nil }
-        let x = a.timeIntervalSince1970, y = b.timeIntervalSince1970
-        return x == y || abs(x - y) <= max(abs(x), abs(y)) * 1e-15 + 1e-6
+        a?.timeIntervalSinceReferenceDate.bitPattern == b?.timeIntervalSinceReferenceDate.bitPattern
     }
 
     /// Whether an AnyRealmValue holds what the dump says.

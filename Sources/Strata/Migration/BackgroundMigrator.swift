@@ -156,7 +156,7 @@ final class BackgroundMigrator: @unchecked Sendable {
         guard var ts = state.withLock({ $0.types[typeName] }), !ts.finished else { return true }
         let tx = try file.database.beginWrite()
         do {
-            // A type's online migration, its upgrade to record format 2, or both.
+            // A type's online migration, its upgrade to record format 3, or both.
             let schema = file.storedSchema.withLock { $0 }
             let t = schema?.type(named: typeName)
             let hasPending = !(schema?.pending(for: typeName).isEmpty ?? true)
@@ -194,9 +194,9 @@ final class BackgroundMigrator: @unchecked Sendable {
                 bytes += v.count
                 let version = try ObjectRecord.schemaVersion(v)
                 guard let migration, migration.generation(for: version) != nil else {
-                    // A record of an earlier release, in format 1: the same fields at the same version in format 2
+                    // A record of an earlier release, in format 1 or 2: the same fields at the same version in format 3
                     // (one whose values do not fit the layout stays as it is; readers take both).
-                    if upgrade, v.first == ObjectRecord.format, let layout = layouts.layout(version) {
+                    if upgrade, v.first != RecordLayout.format, let layout = layouts.layout(version) {
                         let record = try ObjectRecord.decodeAll(v, layouts: layouts)
                         let out = ObjectRecord.encode(schemaVersion: version, fields: record.fields.map { ($0.id, $0.value) }, layout: layout)
                         if out.first == RecordLayout.format { try out.withUnsafeBytes { try tx.putBytes(k, $0, in: t.partition) } }

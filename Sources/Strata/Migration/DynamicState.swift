@@ -57,10 +57,10 @@ final class DynamicState: CustomStringConvertible {
         }
     }
 
-    /// The object's values become `record`'s, read in place as they are asked for (format 2 records of a
+    /// The object's values become `record`'s, read in place as they are asked for (records of fixed slots of a
     /// layout `layouts` has) or decoded now (format 1); values set before are forgotten.
     func view(_ record: UnsafeRawBufferPointer, layouts: RecordLayouts) throws {
-        if record.first == RecordLayout.format, let layout = layouts.layout(try ObjectRecord.schemaVersion(record)) {
+        if RecordLayout.isLayout(record.first), let layout = layouts.layout(try ObjectRecord.schemaVersion(record)) {
             rowPlaces = try layout.checkedPlaces(record)
             rowLayout = layout
             rowBytes.removeAll(keepingCapacity: true)

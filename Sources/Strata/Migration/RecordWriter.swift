@@ -29,7 +29,7 @@ struct RecordWriter {
         plan = layout.plan(order: order)
     }
 
-    /// Encodes `state`'s record at `schemaVersion` into `bytes` (format 2 when its values fit).
+    /// Encodes `state`'s record at `schemaVersion` into `bytes` (format 3 when its values fit).
     mutating func encode(_ state: DynamicState, schemaVersion: UInt64) {
         if let plan, let old = state.rowLayout, encodeViewing(state, old, plan, schemaVersion) { return }
         values.removeAll(keepingCapacity: true)
@@ -40,7 +40,7 @@ struct RecordWriter {
         }
     }
 
-    /// The format-2 record of an object viewing a record of layout `old`; false when a value does not fit its
+    /// The format-3 record of an object viewing a record of layout `old`; false when a value does not fit its
     /// slot or the old record's places are damaged (the caller decodes every value then).
     private mutating func encodeViewing(_ state: DynamicState, _ old: RecordLayout, _ plan: RecordLayout.EncodePlan, _ schemaVersion: UInt64) -> Bool {
         if sourcesLayout != old {

@@ -78,7 +78,8 @@ enum DirectTag {
     @usableFromInline static let float: UInt8 = 4
     @usableFromInline static let double: UInt8 = 5
     @usableFromInline static let string: UInt8 = 6
-    @usableFromInline static let date: UInt8 = 8
+    /// `ObjectRecord.Tag.exactDate`: a Date slot of a current-layout record.
+    @usableFromInline static let date: UInt8 = 14
 
     /// A length written as a varint of at most three bytes at `start`, and how many bytes it takes; nil for a
     /// longer one (the general path reads it) or one outside the record.
@@ -205,7 +206,7 @@ extension Date: _Persistable {
     @inlinable
     public static func _decodeDirect(tag: UInt8, at start: Int, in record: UnsafeRawBufferPointer) -> Date? {
         guard tag == DirectTag.date, let w = DirectTag.word(record, start) else { return nil }
-        return Date(timeIntervalSince1970: Double(bitPattern: w))
+        return Date(timeIntervalSinceReferenceDate: Double(bitPattern: w))
     }
 }
 

@@ -1,7 +1,7 @@
 import Engine
 import Foundation
 
-/// The byte layout of one object's record (see Strata.docc/RecordFormat.md). Records are written in format 2
+/// The byte layout of one object's record (see Strata.docc/RecordFormat.md). Records are written in format 3
 /// (`RecordLayout`: fixed slots per type and schema version) whenever their values fit their slots; format 1,
 /// self-describing, is what files written before format 2 hold and what a record whose values do not fit is
 /// written in:
@@ -27,6 +27,10 @@ enum ObjectRecord {
         case list
         /// varint length · the decimal's text (UTF-8, POSIX format)
         case decimal
+        /// The `Date`'s own Double (seconds since 2001), which holds every Date exactly. `date` (seconds since
+        /// 1970, which rounds half of today's dates by one unit in the last place) is what earlier releases
+        /// wrote; it is still read.
+        case exactDate
     }
 
     /// A record of `fields`, written in ascending field-id order (the order every writer uses, so that records
@@ -130,7 +134,7 @@ enum ObjectRecord {
         case .data(let d):
             out.appendVarint(UInt64(d.count))
             out.append(contentsOf: d)
-        case .date(let d): out.appendUInt64LE(d.timeIntervalSince1970.bitPattern)
+        case .date(let d): out.appendUInt64LE(d.timeIntervalSinceReferenceDate.bitPattern)
         case .uuid(let u): withUnsafeBytes(of: u.uuid) { out.append(contentsOf: $0) }
         case .objectId(let o):
             // Exactly 12 bytes, as the reader takes (an ObjectId decoded from elsewhere could differ).
@@ -168,7 +172,7 @@ enum ObjectRecord {
         case .double: .double
         case .string: .string
         case .data: .data
-        case .date: .date
+        case .date: .exactDate
         case .uuid: .uuid
         case .objectId: .objectId
         case .link: .link
@@ -195,21 +199,23 @@ enum ObjectRecord {
     /// The schema version a record was written under.
     static func schemaVersion(_ bytes: UnsafeRawBufferPointer) throws -> UInt64 {
         // The usual record: a version below 128, one byte.
-        if bytes.count >= 2, bytes[1] < 0x80, bytes[0] == RecordLayout.format || bytes[0] == format { return UInt64(bytes[1]) }
+        if bytes.count >= 2, bytes[1] < 0x80, bytes[0] == RecordLayout.format || bytes[0] == format || bytes[0] == RecordLayout.legacyFormat {
+            return UInt64(bytes[1])
+        }
         var r = ByteReader(bytes)
         let f = try r.readUInt8("record format")
-        guard f == format || f == RecordLayout.format else { throw unknownFormat(f) }
+        guard f == format || RecordLayout.isLayout(f) else { throw unknownFormat(f) }
         return try r.readVarint("schema version")
     }
 
     static func unknownFormat(_ f: UInt8) -> StorageError {
-        StorageError(.corrupted, "record format \(f) is unknown (expected \(format) or \(RecordLayout.format))")
+        StorageError(.corrupted, "record format \(f) is unknown (expected \(format), \(RecordLayout.legacyFormat) or \(RecordLayout.format))")
     }
 
-    /// The value of field `id`, or nil when the record has no such field. A format-2 record is read in the
-    /// layout `layouts` gives for its schema version.
+    /// The value of field `id`, or nil when the record has no such field. A record of fixed slots (format 2 or
+    /// 3) is read in the layout `layouts` gives for its schema version.
     static func value(of id: UInt32, in bytes: UnsafeRawBufferPointer, layouts: RecordLayouts) throws -> StoredValue? {
-        if bytes.first == RecordLayout.format {
+        if RecordLayout.isLayout(bytes.first) {
             return try layouts.required(try schemaVersion(bytes)).value(of: id, in: bytes)
         }
         var r = ByteReader(bytes)
@@ -239,7 +245,7 @@ enum ObjectRecord {
 
     /// Every field of a record: its schema version and field id -> value.
     static func decodeAll(_ bytes: UnsafeRawBufferPointer, layouts: RecordLayouts) throws -> (schemaVersion: UInt64, fields: FieldValues) {
-        if bytes.first == RecordLayout.format {
+        if RecordLayout.isLayout(bytes.first) {
             let version = try schemaVersion(bytes)
             return (version, try layouts.required(version).decodeAll(bytes))
         }
@@ -290,6 +296,7 @@ enum ObjectRecord {
             let n = try d.readLength("data length", limit: Limits.maxValueBytes)
             return .data(Data(try d.readBytes(count: n, "data")))
         case .date: return .date(Date(timeIntervalSince1970: Double(bitPattern: try d.readUInt64LE("date"))))
+        case .exactDate: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try d.readUInt64LE("date"))))
         case .uuid:
             let a = [UInt8](try d.readBytes(count: 16, "uuid"))
             return .uuid(UUID(uuid: (a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15])))

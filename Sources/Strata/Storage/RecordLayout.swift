@@ -1,11 +1,11 @@
 import Engine
 import Foundation
 
-/// Record format 2: the fields of one type at one schema version at fixed places, computed once from the
+/// Record format 3: the fields of one type at one schema version at fixed places, computed once from the
 /// stored type (never from the record):
 ///
 /// ```
-/// u8 format (2) · varint schemaVersion · u16 layout check
+/// u8 format (3) · varint schemaVersion · u16 layout check
 /// null bitmap: one bit per fixed field that may be nil (set: nil), rounded up to bytes
 /// fixed area: each fixed-width field in ascending field id (Int, Date, Double and links 8 bytes, Float 4,
 ///             Bool 1, ObjectId 12, UUID 16)
@@ -18,6 +18,11 @@ import Foundation
 /// another value refuses the record as damaged. A record whose values do not fit their slots (a value of
 /// another kind, which only older writers and damaged input give) is written in format 1, which every reader
 /// still reads.
+///
+/// Format 2, written by earlier releases, is the same but for its dates: a Date slot holds seconds since 1970
+/// as a Double, which cannot hold every `Date` (a `Date` is a Double of seconds since 2001, and the sum rounds
+/// half of today's dates by one unit in the last place). Format 3 keeps the `Date`'s own Double. Readers take
+/// both (`Places.legacyDates`); the background migrator rewrites format-2 records in format 3.
 struct RecordLayout: Sendable, Equatable {
     enum Kind: UInt8, Sendable {
         case int = 1, bool, float, double, date, uuid, objectId, link, variable
@@ -40,7 +45,7 @@ struct RecordLayout: Sendable, Equatable {
             case .bool: ObjectRecord.Tag.falseValue.rawValue
             case .float: ObjectRecord.Tag.float.rawValue
             case .double: ObjectRecord.Tag.double.rawValue
-            case .date: ObjectRecord.Tag.date.rawValue
+            case .date: ObjectRecord.Tag.exactDate.rawValue
             case .uuid: ObjectRecord.Tag.uuid.rawValue
             case .objectId: ObjectRecord.Tag.objectId.rawValue
             case .link: ObjectRecord.Tag.link.rawValue
@@ -58,9 +63,15 @@ struct RecordLayout: Sendable, Equatable {
         let position: Int
     }
 
-    static let format: UInt8 = 2
+    static let format: UInt8 = 3
+    /// The format of earlier releases: this one with dates as seconds since 1970.
+    static let legacyFormat: UInt8 = 2
     /// `StoredType.recordFormat` of a type whose records no longer need the background upgrade.
-    static let storedFormat = 2
+    static let storedFormat = 3
+
+    /// Whether `format` (a record's first byte) is one of fixed slots, this release's or the earlier one.
+    @inline(__always)
+    static func isLayout(_ format: UInt8?) -> Bool { format == Self.format || format == legacyFormat }
 
     /// The fields, by ascending id.
     let fields: [Field]
@@ -121,13 +132,17 @@ struct RecordLayout: Sendable, Equatable {
         let variableStart: Int
         /// The shortest record of this layout: every variable field has at least its tag.
         let minimumLength: Int
+        /// A record of format 2, whose Date slots hold seconds since 1970.
+        var legacyDates = false
     }
 
-    func places(headerLength: Int) -> Places {
+    func places(headerLength: Int, legacyDates: Bool = false) -> Places {
         let fixedStart = headerLength + nullBytes
         let tableStart = fixedStart + fixedSize
         let variableStart = tableStart + 4 * max(0, variableCount - 1)
-        return Places(fixedStart: fixedStart, tableStart: tableStart, variableStart: variableStart, minimumLength: variableStart + variableCount)
+        return Places(
+            fixedStart: fixedStart, tableStart: tableStart, variableStart: variableStart, minimumLength: variableStart + variableCount,
+            legacyDates: legacyDates)
     }
 
     static func headerLength(schemaVersion: UInt64) -> Int { 3 + ObjectRecord.varintSize(schemaVersion) }
@@ -223,7 +238,13 @@ struct RecordLayout: Sendable, Equatable {
                     out.append(contentsOf: repeatElement(0, count: f.kind.width))
                 } else {
                     let at = row.places.fixedStart + source.position
-                    out.append(contentsOf: UnsafeRawBufferPointer(rebasing: row.record[at..<at + f.kind.width]))
+                    if f.kind == .date && row.places.legacyDates {
+                        // A format-2 date (seconds since 1970) becomes the Date's own Double.
+                        let w = UInt64(littleEndian: row.record.loadUnaligned(fromByteOffset: at, as: UInt64.self))
+                        out.appendUInt64LE(Date(timeIntervalSince1970: Double(bitPattern: w)).timeIntervalSinceReferenceDate.bitPattern)
+                    } else {
+                        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: row.record[at..<at + f.kind.width]))
+                    }
                 }
                 continue
             }
@@ -250,7 +271,7 @@ struct RecordLayout: Sendable, Equatable {
                 out.appendUInt32LE(v.bitPattern)
             case .date(let d)?:
                 guard f.kind == .date else { return false }
-                out.appendUInt64LE(d.timeIntervalSince1970.bitPattern)
+                out.appendUInt64LE(d.timeIntervalSinceReferenceDate.bitPattern)
             case .link(let k)?:
                 guard f.kind == .link else { return false }
                 out.appendUInt64LE(UInt64(bitPattern: k))
@@ -318,14 +339,14 @@ struct RecordLayout: Sendable, Equatable {
         }
         var r = ByteReader(record)
         let f = try r.readUInt8("record format")
-        guard f == Self.format else { throw StorageError(.corrupted, "record format \(f) is not \(Self.format)") }
+        guard Self.isLayout(f) else { throw StorageError(.corrupted, "record format \(f) is not \(Self.format) or \(Self.legacyFormat)") }
         _ = try r.readVarint("schema version")
         let lo = try r.readUInt8("layout check"), hi = try r.readUInt8("layout check")
         let found = UInt16(lo) | UInt16(hi) << 8
         guard found == check else {
             throw StorageError(.corrupted, "record's layout check is \(found), but its type's fields at its schema version give \(check)")
         }
-        let p = places(headerLength: r.position)
+        let p = places(headerLength: r.position, legacyDates: f == Self.legacyFormat)
         guard record.count >= p.minimumLength else {
             throw StorageError(.corrupted, "record of \(record.count) bytes is shorter than its layout's \(p.minimumLength)")
         }
@@ -356,7 +377,7 @@ struct RecordLayout: Sendable, Equatable {
             }
         }
         var d = ByteReader(record, position: at)
-        return try ObjectRecord.decodePayload(tag: f.kind.tag, &d)
+        return try ObjectRecord.decodePayload(tag: f.kind == .date && p.legacyDates ? ObjectRecord.Tag.date.rawValue : f.kind.tag, &d)
     }
 
     /// Every field of a record of this layout.

@@ -18,11 +18,11 @@ final class TypeBinding: @unchecked Sendable {
     let slots: [Int]
     /// Record position -> property index: the order `encode` writes values in.
     let recordOrder: [Int]
-    /// The layout of records of this type at this binding's schema version (format 2), and those of the
+    /// The layout of records of this type at this binding's schema version (format 3), and those of the
     /// type's other versions, for records written before a migration that did not rewrite them.
     let recordLayout: RecordLayout
     let layouts: RecordLayouts
-    /// How records are written in format 2; nil when the declared properties are not exactly the stored
+    /// How records are written in format 3; nil when the declared properties are not exactly the stored
     /// type's (records are written in format 1 then).
     private let encodePlan: RecordLayout.EncodePlan?
     // The layout again, flattened for the read path: the header (format, schema version, layout check) as one
@@ -134,7 +134,7 @@ final class TypeBinding: @unchecked Sendable {
         })
     }
 
-    /// Whether `record` is in this binding's layout (format 2, its schema version and field list), long enough
+    /// Whether `record` is in this binding's layout (format 3, its schema version and field list), long enough
     /// for every fixed field and the variable fields' start table.
     @inline(__always)
     func hasCurrentLayout(_ record: UnsafeRawBufferPointer) -> Bool {
@@ -182,7 +182,7 @@ final class TypeBinding: @unchecked Sendable {
         return out
     }
 
-    /// Encodes a record of this binding's values (by property index) into `out`: in format 2 at the binding's
+    /// Encodes a record of this binding's values (by property index) into `out`: in format 3 at the binding's
     /// own version when the values fit the layout, in format 1 otherwise.
     func encode(_ values: [StoredValue], schemaVersion: UInt64, into out: inout [UInt8]) {
         if let encodePlan, schemaVersion == self.schemaVersion,
@@ -267,7 +267,7 @@ final class TypeBinding: @unchecked Sendable {
             switch (f.tag, value) {
             case (DirectTag.int, .int(let v)): return write(UInt64(bitPattern: v), 8)
             case (DirectTag.double, .double(let v)): return write(v.bitPattern, 8)
-            case (DirectTag.date, .date(let d)): return write(d.timeIntervalSince1970.bitPattern, 8)
+            case (DirectTag.date, .date(let d)): return write(d.timeIntervalSinceReferenceDate.bitPattern, 8)
             case (DirectTag.float, .float(let v)): return write(UInt64(v.bitPattern), 4)
             case (ObjectRecord.Tag.link.rawValue, .link(let k)): return write(UInt64(bitPattern: k), 8)
             default: return nil
