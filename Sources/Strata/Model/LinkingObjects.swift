@@ -63,20 +63,24 @@ extension RealmCore {
     /// The objects of `type` whose property `property` (a link or a list) points to the object of `target`.
     func linkingObjects<T: Object>(_ type: T.Type, property: String, to target: ObjectAccessor) -> [T] {
         let binding = binding(forClass: type)
+        return linkingKeys(binding, property: property, to: target.key).compactMap { makeObject(binding: binding, key: $0, record: nil) as? T }
+    }
+
+    /// The keys of the objects of `binding`'s type whose property `property` (a link or a list) points to
+    /// object `key`, in scan order.
+    func linkingKeys(_ binding: TypeBinding, property: String, to key: Int64) -> [Int64] {
         guard let index = binding.info.propertyIndex[property] else {
             fatalError("Property '\(property)' declared as origin of linking objects property does not exist on '\(binding.info.schema.className)'")
         }
-        let key = target.key
-        var out: [T] = []
+        var out: [Int64] = []
         forEachRecord(binding) { k, ref in
-            let v = ref.value(index)
             let links: Bool
-            switch v {
+            switch ref.value(index) {
             case .link(let l): links = l == key
             case .list(let items): links = items.contains(.link(key))
             default: links = false
             }
-            if links, let o = makeObject(binding: binding, key: k, record: nil) as? T { out.append(o) }
+            if links { out.append(k) }
             return true
         }
         return out

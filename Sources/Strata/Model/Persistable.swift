@@ -254,7 +254,9 @@ extension Optional: _Persistable where Wrapped: _Persistable {
 }
 
 /// An enum stored through its raw value (`Int` or `String`), as RealmSwift's `PersistableEnum`.
-public protocol PersistableEnum: _Persistable, RawRepresentable, CaseIterable where RawValue: _Persistable {}
+/// Like RealmSwift's, it can be held in collections (`List<Status>`, `Map<String, Status?>`) and ordered by
+/// `min()` and `max()`.
+public protocol PersistableEnum: _RealmCollectionValueInsideOptional, MinMaxType, RawRepresentable, CaseIterable where RawValue: _Persistable {}
 
 extension PersistableEnum {
     public static var _propertyType: PropertyType { RawValue._propertyType }

@@ -194,17 +194,6 @@ extension MutableSet {
 // MARK: - Frozen collections and AsyncSequence forms
 
 extension List {
-    /// An immutable copy of this managed list at its Realm's current version, readable from any thread.
-    public func freeze() -> List<Element> {
-        guard let accessor else { fatalError("Unmanaged lists cannot be frozen; add their object to a Realm first") }
-        if accessor.core.isFrozen { return self }
-        let frozen = accessor.core.frozen()
-        return List(accessor: ObjectAccessor(core: frozen, binding: accessor.binding, key: accessor.key, record: nil), property: property)
-    }
-
-    /// Whether this list belongs to a frozen Realm.
-    public var isFrozen: Bool { accessor?.core.isFrozen ?? false }
-
     /// The changes of this list as an `AsyncSequence`: `.initial`, then each `.update`, each carrying a
     /// frozen copy of the list. The observation ends when the iteration does.
     public func changes(keyPaths: [String]? = nil) -> AsyncStream<RealmCollectionChange<List<Element>>> {
@@ -213,12 +202,6 @@ extension List {
 }
 
 extension MutableSet {
-    /// An immutable copy of this managed set at its Realm's current version, readable from any thread.
-    public func freeze() -> MutableSet<Element> { MutableSet(list: list.freeze()) }
-
-    /// Whether this set belongs to a frozen Realm.
-    public var isFrozen: Bool { list.isFrozen }
-
     /// The changes of this set as an `AsyncSequence` of frozen copies, as `List.changes` gives them.
     public func changes(keyPaths: [String]? = nil) -> AsyncStream<RealmCollectionChange<MutableSet<Element>>> {
         collectionChanges({ observe(keyPaths: keyPaths, $0) }, freeze: { $0.freeze() })
@@ -309,13 +292,6 @@ extension Map {
         let map = self
         RealmCore.deliver(observer.queue) { block(.initial(map)) }
         return token
-    }
-
-    /// An immutable copy of this managed map at its Realm's current version, readable from any thread.
-    public func freeze() -> Map<Key, Value> {
-        guard let accessor else { fatalError("Unmanaged maps cannot be frozen; add their object to a Realm first") }
-        if accessor.core.isFrozen { return self }
-        return Map(accessor: ObjectAccessor(core: accessor.core.frozen(), binding: accessor.binding, key: accessor.key, record: nil), property: property)
     }
 
     /// The changes of this map as an `AsyncSequence` of frozen copies.

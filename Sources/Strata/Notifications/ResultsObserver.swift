@@ -108,7 +108,7 @@ final class ResultsObserver<Element: Object>: ChangeObserver {
         var deletions: [Int] = []
         var insertions: [Int] = []
         var modifications: [Int] = []
-        if results.sort.isEmpty && results.distinct.isEmpty && !summary.everything && linked.isEmpty {
+        if results.sort.isEmpty && results.distinct.isEmpty && results.base == nil && !summary.everything && linked.isEmpty {
             // Key order: only the touched keys can enter, leave or change.
             var removed = Set<Int64>()
             var added: [Int64] = []
@@ -153,12 +153,15 @@ final class ResultsObserver<Element: Object>: ChangeObserver {
             // (checksums only, once per block), so that damage reaches this observer as its `.error`.
             for partition in [binding.partition] + linked.sorted() { try new.checkBlocks(in: partition) }
             let next = results.evaluatedKeys()
-            let newIndex = Dictionary(next.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
-            let oldSet = Set(oldKeys)
+            // An object a list holds twice is two entries: its first and its second occurrence.
+            let unique = results.base == nil
+            let oldEntries = Self.entries(oldKeys, unique: unique), newEntries = Self.entries(next, unique: unique)
+            let newIndex = Dictionary(newEntries.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+            let oldSet = Set(oldEntries)
             // Objects kept in both: those whose new positions form the longest increasing run stay; the others moved.
             var common: [(old: Int, new: Int, key: Int64)] = []
-            for (i, k) in oldKeys.enumerated() {
-                if let j = newIndex[k] { common.append((i, j, k)) } else { deletions.append(i) }
+            for (i, e) in oldEntries.enumerated() {
+                if let j = newIndex[e] { common.append((i, j, e.key)) } else { deletions.append(i) }
             }
             let stable = Self.longestIncreasing(common.map(\.new))
             for (n, c) in common.enumerated() {
@@ -169,7 +172,7 @@ final class ResultsObserver<Element: Object>: ChangeObserver {
                     if try RealmCore.differs(binding, key: c.key, old: old, new: new, indices: watched) { modifications.append(c.new) }
                 }
             }
-            for (j, k) in next.enumerated() where !oldSet.contains(k) { insertions.append(j) }
+            for (j, e) in newEntries.enumerated() where !oldSet.contains(e) { insertions.append(j) }
             deletions.sort()
             insertions.sort()
             modifications.sort()
@@ -195,6 +198,23 @@ final class ResultsObserver<Element: Object>: ChangeObserver {
         }
         if deletions.isEmpty && insertions.isEmpty && modifications.isEmpty { return nil }
         return delivery(deletions, insertions, modifications)
+    }
+
+    /// An entry of the contents: an object key and which occurrence of it this is (0 but in a list that holds
+    /// an object more than once).
+    struct Entry: Hashable {
+        let key: Int64
+        let occurrence: Int
+    }
+
+    static func entries(_ keys: [Int64], unique: Bool) -> [Entry] {
+        if unique { return keys.map { Entry(key: $0, occurrence: 0) } }
+        var seen: [Int64: Int] = [:]
+        return keys.map { k in
+            let n = seen[k, default: 0]
+            seen[k] = n + 1
+            return Entry(key: k, occurrence: n)
+        }
     }
 
     private func delivery(_ d: [Int], _ i: [Int], _ m: [Int]) -> () -> Void {

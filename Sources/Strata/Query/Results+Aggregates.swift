@@ -18,7 +18,7 @@ extension Results {
         }
         var out: [StoredValue] = []
         let context = queryContext()
-        core.forEachRecord(binding) { key, ref in
+        forEachCandidate { key, ref in
             if let predicate, !predicate.evaluate(ref, key: key, in: context) { return true }
             let v = ref.value(i)
             if !v.isNull { out.append(v) }

@@ -17,7 +17,7 @@ extension Results {
     /// `filter(_:_:)` with the arguments as an array; throws what that form traps with.
     func filter(_ predicateFormat: String, arguments: [Any?]) throws -> Results<Element> {
         let expr = try QueryParser.parse(predicateFormat, arguments: arguments).resolve(binding.info, bindings: bindingResolver)
-        return Results(core: core, binding: binding, predicate: predicate.map { .and($0, expr) } ?? expr, sort: sort, distinct: distinct)
+        return Results(core: core, binding: binding, predicate: predicate.map { .and($0, expr) } ?? expr, sort: sort, distinct: distinct, base: base)
     }
 
     /// The objects matching a type-safe query, e.g. `where { $0.age > 18 && $0.name.starts(with: "A") }`.
@@ -28,7 +28,7 @@ extension Results {
         } catch {
             fatalError("Invalid query: \(error)")
         }
-        return Results(core: core, binding: binding, predicate: predicate.map { .and($0, expr) } ?? expr, sort: sort, distinct: distinct)
+        return Results(core: core, binding: binding, predicate: predicate.map { .and($0, expr) } ?? expr, sort: sort, distinct: distinct, base: base)
     }
 
     public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
@@ -41,13 +41,13 @@ extension Results {
 
     public func sorted<S: Sequence>(by descriptors: S) -> Results<Element> where S.Element == SortDescriptor {
         let keys = descriptors.map { d -> (key: SortKey, ascending: Bool) in (sortKey(d.keyPath, "sort"), d.ascending) }
-        return Results(core: core, binding: binding, predicate: predicate, sort: keys + sort, distinct: distinct)
+        return Results(core: core, binding: binding, predicate: predicate, sort: keys + sort, distinct: distinct, base: base)
     }
 
     /// One object per distinct combination of the values of `keyPaths` (the first in sort order); key paths
     /// may go through to-one links (`owner.name`).
     public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
-        Results(core: core, binding: binding, predicate: predicate, sort: sort, distinct: distinct + keyPaths.map { sortKey($0, "distinct") })
+        Results(core: core, binding: binding, predicate: predicate, sort: sort, distinct: distinct + keyPaths.map { sortKey($0, "distinct") }, base: base)
     }
 
     /// `distinct(by:)` with key paths: `distinct(by: [\.firstName, \.owner?.name])`.

@@ -44,14 +44,20 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     /// Properties (or key paths through to-one links) whose values must be distinct: the first object in sort
     /// order of each combination stays.
     let distinct: [SortKey]
+    /// The collection whose objects these are (`person.dogs.filter(...)`); nil: every object of the type.
+    let base: ResultsBase?
     let cache = ResultsCache()
 
-    init(core: RealmCore, binding: TypeBinding, predicate: Predicate?, sort: [(key: SortKey, ascending: Bool)], distinct: [SortKey] = []) {
+    init(
+        core: RealmCore, binding: TypeBinding, predicate: Predicate?, sort: [(key: SortKey, ascending: Bool)], distinct: [SortKey] = [],
+        base: ResultsBase? = nil
+    ) {
         self.core = core
         self.binding = binding
         self.predicate = predicate
         self.sort = sort
         self.distinct = distinct
+        self.base = base
     }
 
     final class ResultsCache {
@@ -101,7 +107,10 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     /// more) the few candidates the primary key or an index finds, else every object of the type. The closure
     /// does not escape, so what it captures stays on the stack, without exclusivity checks per row.
     func forEachCandidate(_ body: (Int64, RecordRef) -> Bool) {
-        if let keys = primaryKeyCandidates() {
+        if let base {
+            // A collection's objects, in its order.
+            core.forEachRecord(binding, inOrder: base.keys(in: core, elements: binding), body)
+        } else if let keys = primaryKeyCandidates() {
             core.forEachRecord(binding, keys: keys, body)
         } else {
             core.forEachRecord(binding, body)
@@ -118,6 +127,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     /// The partitions of other types the query or the sort reads through links.
     var linkedPartitions: Set<UInt32> {
         var out = predicate?.linkedPartitions ?? []
+        if let partition = base?.partition(in: core) { out.insert(partition) }
         for key in sort.map(\.key) + distinct {
             if case .path(let path) = key {
                 for step in path.steps { if case .link(_, let t) = step { out.insert(t.partition) } }
@@ -215,7 +225,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     public var endIndex: Int { evaluated(needsRecords: false).keys.count }
 
     public var count: Int {
-        if predicate == nil && sort.isEmpty && distinct.isEmpty, !core.isInWriteTransaction, cache.token != core.changeToken {
+        if predicate == nil && sort.isEmpty && distinct.isEmpty && base == nil, !core.isInWriteTransaction, cache.token != core.changeToken {
             // Every object of the type: counted by a scan that keeps nothing.
             var n = 0
             core.forEachRecord(binding) { _, _ in n += 1; return true }

@@ -219,7 +219,6 @@ extension RealmCore {
     /// instead of scanning the type.
     func forEachRecord(_ binding: TypeBinding, keys unordered: Set<Int64>, _ body: (Int64, RecordRef) -> Bool) {
         let partition = binding.partition
-        let snapshot = readSnapshot
         var keys: [Int64] = [], late: [Int64] = []
         if write == nil {
             // Outside a write every key is in the snapshot or nowhere: the reads below skip the missing.
@@ -233,6 +232,15 @@ extension RealmCore {
         if !late.isEmpty, let added = write?.added(in: partition) {
             keys += late.sorted { (added.firstIndex(of: $0) ?? .max) < (added.firstIndex(of: $1) ?? .max) }
         }
+        forEachRecord(binding, inOrder: keys, body)
+    }
+
+    /// Calls `body` with the live object of each of `keys` in their order (a key given twice is read twice),
+    /// pending changes included; keys of no live object are skipped. The objects of a collection property
+    /// (`person.dogs.filter(...)`) are read with it.
+    func forEachRecord(_ binding: TypeBinding, inOrder keys: [Int64], _ body: (Int64, RecordRef) -> Bool) {
+        let partition = binding.partition
+        let snapshot = readSnapshot
         for key in keys {
             var stop = false
             if let w = write, w.visit(PendingKey(partition: partition, key: key), { stop = !body(key, $0) }) != .none {

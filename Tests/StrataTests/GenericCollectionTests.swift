@@ -1,0 +1,279 @@
+import Dispatch
+import Engine
+import Foundation
+import Strata
+import Testing
+import TestSupport
+
+final class GDog: Object {
+    @Persisted var name = ""
+    @Persisted var age = 0
+    @Persisted var weight = 0.0
+    @Persisted(originProperty: "dogs") var owners: LinkingObjects<GOwner>
+}
+
+final class GOwner: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var dogs: List<GDog>
+    @Persisted var favourites: MutableSet<GDog>
+    @Persisted var scores: List<Int>
+    @Persisted var maybeScores: List<Int?>
+    @Persisted var weights: MutableSet<Double>
+    @Persisted var prices: Map<String, Decimal128>
+    @Persisted var days: List<Date>
+}
+
+// Generic helpers written as an app writes them against RealmSwift.
+
+func total<T: RealmCollectionValue & AddableType>(_ list: List<T>) -> T { list.sum() }
+
+func largest<T: RealmCollectionValue & MinMaxType>(_ list: List<T>) -> T? { list.max() }
+
+func names(_ dogs: AnyRealmCollection<GDog>) -> [String] { dogs.map(\.name) }
+
+func olderThan<C: RealmCollection>(_ dogs: C, _ age: Int) -> Results<GDog> where C.Element == GDog {
+    dogs.filter("age > %@", age).sorted(byKeyPath: "name")
+}
+
+actor DogCounter {
+    func count(_ dogs: ThreadSafe<Results<GDog>>) -> Int { dogs.wrappedValue?.count ?? -1 }
+}
+
+/// RealmSwift's generic collection API: `RealmCollectionValue` and its companion protocols, `RealmCollection`
+/// and `AnyRealmCollection`, queries on lists, sets and linking objects, and thread-safe references to every
+/// kind of collection.
+@Suite struct GenericCollectionTests {
+    static func open(_ dir: TemporaryDirectory) throws -> Realm {
+        try Realm(configuration: .init(fileURL: URL(fileURLWithPath: dir.child("g.realm")), objectTypes: [GDog.self, GOwner.self]))
+    }
+
+    /// An owner with five dogs (rex twice in the list), scores, weights, prices and days.
+    static func fill(_ realm: Realm) throws -> GOwner {
+        try realm.write {
+            let dogs = [("rex", 3, 30.0), ("ada", 9, 12.5), ("bo", 1, 4.0), ("cy", 12, 20.0), ("dot", 6, 8.0)].map { name, age, weight in
+                realm.create(GDog.self, value: ["name": name, "age": age, "weight": weight])
+            }
+            realm.create(GDog.self, value: ["name": "stray", "age": 40])
+            let owner = realm.create(GOwner.self, value: ["id": 1])
+            owner.dogs.append(objectsIn: [dogs[3], dogs[0], dogs[1], dogs[2], dogs[0]])
+            owner.favourites.insert(objectsIn: [dogs[4], dogs[1]])
+            owner.scores.append(objectsIn: [4, -2, 9, 7])
+            owner.maybeScores.append(objectsIn: [4, nil, 6])
+            owner.weights.insert(objectsIn: [1.5, 2.5, 4.0])
+            owner.prices["a"] = Decimal128(stringLiteral: "1.10")
+            owner.prices["b"] = Decimal128(stringLiteral: "2.25")
+            owner.days.append(objectsIn: [Date(timeIntervalSince1970: 5), Date(timeIntervalSince1970: 2)])
+            return owner
+        }
+    }
+
+    @Test func aggregatesOverCollectionsOfValuesTakeGenericHelpers() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Self.open(dir)
+        let owner = try Self.fill(realm)
+        #expect(total(owner.scores) == 18)
+        #expect(total(owner.maybeScores) == 10)
+        #expect(largest(owner.scores) == 9)
+        #expect(largest(owner.days) == Date(timeIntervalSince1970: 5))
+        #expect(owner.scores.min() == -2)
+        let mean: Double? = owner.scores.average()
+        #expect(mean == 4.5)
+        let maybeMean: Double? = owner.maybeScores.average()
+        #expect(maybeMean == 5)
+        #expect(owner.weights.sum() == 8.0 && owner.weights.min() == 1.5 && owner.weights.max() == 4.0)
+        #expect(owner.prices.sum() == Decimal128(stringLiteral: "3.35"))
+        #expect(owner.prices.max() == Decimal128(stringLiteral: "2.25"))
+        let priceMean: Decimal128? = owner.prices.average()
+        #expect(priceMean == Decimal128(stringLiteral: "1.675"))
+        // Unmanaged lists aggregate too.
+        let loose = List<Int>()
+        loose.append(objectsIn: [3, 5])
+        #expect(total(loose) == 8 && loose.max() == 5)
+        let empty: Double? = List<Int>().average()
+        #expect(empty == nil)
+    }
+
+    @Test func aListsQueriesGiveResultsOfItsObjectsInItsOrder() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Self.open(dir)
+        let owner = try Self.fill(realm)
+        // Its objects only (not the stray), in list order, an object listed twice twice.
+        #expect(owner.dogs.filter("age > 2").map(\.name) == ["cy", "rex", "ada", "rex"])
+        #expect(owner.dogs.where { $0.weight < 13 }.map(\.name) == ["ada", "bo"])
+        #expect(owner.dogs.sorted(byKeyPath: "age", ascending: false).map(\.name) == ["cy", "ada", "rex", "rex", "bo"])
+        #expect(owner.dogs.sorted(by: \.name).map(\.name) == ["ada", "bo", "cy", "rex", "rex"])
+        #expect(owner.dogs.distinct(by: ["name"]).count == 4)
+        #expect(owner.dogs.index(matching: "name == 'ada'") == 2)
+        #expect(owner.dogs.index(matching: { $0.age > 100 }) == nil)
+        #expect(owner.dogs.objects(at: IndexSet([0, 4])).map(\.name) == ["cy", "rex"])
+        #expect(owner.dogs.max(ofProperty: "age") == 12)
+        #expect(owner.dogs.sum(ofProperty: "age") == 28)
+        #expect(owner.dogs.sum(of: \.weight) == 96.5)
+        #expect(owner.dogs.min(of: \.age) == 1)
+        let mean: Double? = owner.dogs.average(ofProperty: "age")
+        #expect(mean == 5.6)
+        #expect(olderThan(owner.dogs, 5).map(\.name) == ["ada", "cy"])
+        #expect(olderThan(owner.favourites, 5).map(\.name) == ["ada", "dot"])
+        #expect(olderThan(realm.objects(GDog.self), 5).map(\.name) == ["ada", "cy", "dot", "stray"])
+        // Live: a change to the list changes the Results.
+        let heavy = owner.dogs.filter("weight >= 12")
+        #expect(heavy.count == 4)
+        try realm.write { owner.dogs.remove(at: 0) }
+        #expect(heavy.map(\.name) == ["rex", "ada", "rex"])
+        try realm.write { realm.delete(realm.objects(GDog.self).filter("name == 'ada'")) }
+        #expect(heavy.map(\.name) == ["rex", "rex"])
+        // The backlinks of a dog, queried.
+        let rex = try #require(realm.objects(GDog.self).filter("name == 'rex'").first)
+        #expect(rex.owners.filter("id == 1").count == 1 && rex.owners.filter("id == 2").isEmpty)
+        #expect(rex.owners.first?.dogs.count == 3)
+        #expect(olderThan(rex.owners.first!.dogs, 2).map(\.name) == ["rex", "rex"])
+    }
+
+    @Test func anyRealmCollectionWrapsEveryKindOfCollection() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Self.open(dir)
+        let owner = try Self.fill(realm)
+        let rex = try #require(realm.objects(GDog.self).filter("name == 'rex'").first)
+        let collections: [AnyRealmCollection<GDog>] = [
+            AnyRealmCollection(realm.objects(GDog.self).sorted(byKeyPath: "name")), AnyRealmCollection(owner.dogs),
+            AnyRealmCollection(owner.favourites), AnyRealmCollection(realm.objects(GOwner.self).first!.dogs.filter("age < 5")),
+        ]
+        #expect(collections.map { names($0) } == [
+            ["ada", "bo", "cy", "dot", "rex", "stray"], ["cy", "rex", "ada", "bo", "rex"], ["dot", "ada"], ["rex", "bo", "rex"],
+        ])
+        #expect(AnyRealmCollection(AnyRealmCollection(owner.dogs)).count == 5)
+        #expect(collections[1].filter("age < 5").count == 3)
+        #expect(collections[1].index(of: rex) == 1)
+        #expect(collections.allSatisfy { $0.realm != nil && !$0.isFrozen && !$0.isInvalidated })
+        let frozen = collections[1].freeze()
+        try realm.write { owner.dogs.removeAll() }
+        #expect(frozen.isFrozen && frozen.count == 5 && collections[1].isEmpty)
+        #expect(frozen.thaw()?.count == 0)
+        let owners = AnyRealmCollection(rex.owners)
+        #expect(owners.count == 0)
+    }
+
+    @Test func collectionsAndTheirQueriesCrossThreadsByReference() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Self.open(dir)
+        let owner = try Self.fill(realm)
+        let rex = try #require(realm.objects(GDog.self).filter("name == 'rex'").first)
+        let listRef = ThreadSafeReference(to: owner.dogs)
+        let setRef = ThreadSafeReference(to: owner.weights)
+        let mapRef = ThreadSafeReference(to: owner.prices)
+        let backlinksRef = ThreadSafeReference(to: rex.owners)
+        let queryRef = ThreadSafeReference(to: owner.dogs.filter("age > 2"))
+        #expect(!listRef.isInvalidated)
+        let configuration = realm.configuration
+        let seen = Locked<[String]>([])
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            defer { done.signal() }
+            guard let there = try? Realm(configuration: configuration) else { return }
+            let list = there.resolve(listRef)
+            let set = there.resolve(setRef)
+            let map = there.resolve(mapRef)
+            let backlinks = there.resolve(backlinksRef)
+            let query = there.resolve(queryRef)
+            var out: [String] = []
+            out.append(list.map { $0.map(\.name).joined(separator: ",") } ?? "nil")
+            out.append(set.map { "\($0.sum())" } ?? "nil")
+            out.append(map.map { "\($0.count)" } ?? "nil")
+            out.append(backlinks.map { "\($0.count)" } ?? "nil")
+            out.append(query.map { "\($0.count)" } ?? "nil")
+            seen.withLock { $0 = out }
+        }
+        done.wait()
+        #expect(seen.withLock { $0 } == ["cy,rex,ada,bo,rex", "8.0", "2", "1", "4"])
+        #expect(listRef.isInvalidated && queryRef.isInvalidated)
+        // The collection of a deleted object resolves to nil.
+        let goneRef = ThreadSafeReference(to: owner.scores)
+        try realm.write { realm.delete(owner) }
+        #expect(realm.resolve(goneRef) == nil)
+    }
+
+    @Test func aThreadSafePropertyIsReadOnAnotherThreadAndInAnActor() async throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Self.open(dir)
+        _ = try Self.fill(realm)
+        @ThreadSafe var heavy = realm.objects(GDog.self).filter("weight > 10")
+        let wrapper = _heavy
+        let fromThread = Locked(-1)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            fromThread.withLock { $0 = wrapper.wrappedValue?.count ?? -2 }
+            // Read twice: each read resolves a fresh reference.
+            if wrapper.wrappedValue?.count != 3 { fromThread.withLock { $0 = -3 } }
+            done.signal()
+        }
+        done.wait()
+        #expect(fromThread.withLock { $0 } == 3)
+        #expect(await DogCounter().count(wrapper) == 3)
+        #expect(heavy?.count == 3)
+        heavy = nil
+        #expect(wrapper.wrappedValue == nil)
+    }
+
+    @Test func queriesOnUnmanagedListsAndResolvingTwiceTrapAsRealmSwiftDoes() async {
+        let filter = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dogs = List<GDog>()
+            print(dogs.filter("age > 1").count)
+        }
+        let filterText = String(decoding: filter?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(filterText.contains("This method may only be called on RLMArray instances retrieved from an RLMRealm"), "\(filterText.suffix(400))")
+        let twice = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dir = try TemporaryDirectory()
+            let realm = try GenericCollectionTests.open(dir)
+            let owner = try GenericCollectionTests.fill(realm)
+            let reference = ThreadSafeReference(to: owner)
+            _ = realm.resolve(reference)
+            _ = realm.resolve(reference)
+        }
+        let twiceText = String(decoding: twice?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(twiceText.contains("Can only resolve a thread safe reference once."), "\(twiceText.suffix(400))")
+    }
+
+    /// A list's query is observed as any `Results`: a change to the list or to a listed object is delivered.
+    @Test func aListsQueryAndABacklinksQueryDeliverChanges() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Self.open(dir)
+        let owner = try Self.fill(realm)
+        let seen = Deliveries<Results<GDog>>()
+        let token = owner.dogs.filter("age > 2").observe { seen.changes.append($0) }
+        defer { token.invalidate() }
+        let stray = try #require(realm.objects(GDog.self).filter("name == 'stray'").first)
+        let rex = try #require(realm.objects(GDog.self).filter("name == 'rex'").first)
+        let backlinkSeen = Deliveries<Results<GOwner>>()
+        let backlinkToken = stray.owners.filter("id > 0").observe { backlinkSeen.changes.append($0) }
+        defer { backlinkToken.invalidate() }
+        // The stray joins the list (the owner's record changes, no dog's does).
+        try realm.write { owner.dogs.append(stray) }
+        guard case .update(let r, _, let insertions, _)? = seen.changes.last else {
+            Issue.record("no update after the list changed: \(seen.changes.count) deliveries")
+            return
+        }
+        #expect(r.map(\.name) == ["cy", "rex", "ada", "rex", "stray"] && insertions == [4], "\(insertions)")
+        guard case .update(let owners, _, let ownerInsertions, _)? = backlinkSeen.changes.last else {
+            Issue.record("no update of the stray's owners")
+            return
+        }
+        #expect(owners.map(\.id) == [1] && ownerInsertions == [0])
+        // A listed dog ages out of the query.
+        let before = seen.changes.count
+        try realm.write { rex.age = 1 }
+        guard case .update(let r2, let deletions, _, _)? = seen.changes.last, seen.changes.count == before + 1 else {
+            Issue.record("no update after a listed dog changed")
+            return
+        }
+        #expect(r2.map(\.name) == ["cy", "ada", "stray"] && deletions == [1, 3])
+    }
+
+    @Test func unmanagedListsOfObjectsAggregateTheirObjectsValues() {
+        let dogs = List<GDog>()
+        dogs.append(objectsIn: [GDog(value: ["name": "a", "age": 4]), GDog(value: ["name": "b", "age": 10])])
+        #expect(dogs.sum(ofProperty: "age") == 14)
+        #expect(dogs.max(of: \.age) == 10)
+        let mean: Double? = dogs.average(ofProperty: "age")
+        #expect(mean == 7)
+    }
+}
