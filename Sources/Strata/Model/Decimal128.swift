@@ -227,8 +227,26 @@ public struct Decimal128: Sendable, Hashable, Comparable, Codable, CustomStringC
 
     private enum CodingKeys: String, CodingKey { case value, text }
 
-    /// As before values outside Decimal existed (`{"value": …}`); those carry their text instead (`{"text": "NaN"}`).
+    /// As RealmSwift reads it: a string (`"12.5"`, `"NaN"`), an integer or a floating-point number; also the
+    /// keyed forms earlier releases of Strata wrote (`{"value": …}`, `{"text": "NaN"}`).
     public init(from decoder: any Decoder) throws {
+        if let single = try? decoder.singleValueContainer() {  // try?: a keyed value is not a single one; read below
+            if let text = try? single.decode(String.self) {  // try?: not a string; a number is tried next
+                guard let parsed = Self.parse(text) else {
+                    throw DecodingError.dataCorruptedError(in: single, debugDescription: "'\(text)' is not a decimal number")
+                }
+                self.init(storage: parsed)
+                return
+            }
+            if let integer = try? single.decode(Int64.self) {  // try?: not an integer; a double is tried next
+                self.init(number: NSNumber(value: integer))
+                return
+            }
+            if let double = try? single.decode(Double.self) {  // try?: not a number; the keyed form is tried next
+                self.init(number: NSNumber(value: double))
+                return
+            }
+        }
         let container = try decoder.container(keyedBy: CodingKeys.self)
         if let text = try container.decodeIfPresent(String.self, forKey: .text) {
             guard let parsed = Self.parse(text) else {
@@ -240,9 +258,10 @@ public struct Decimal128: Sendable, Hashable, Comparable, Codable, CustomStringC
         }
     }
 
+    /// As RealmSwift writes it: its text.
     public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        if case .decimal(let d) = storage { try container.encode(d, forKey: .value) } else { try container.encode(description, forKey: .text) }
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
     }
 }
 

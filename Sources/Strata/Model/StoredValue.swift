@@ -195,6 +195,52 @@ public struct ObjectId: Sendable, Hashable, Comparable, CustomStringConvertible,
 
     public init() { self = .generate() }
 
+    /// An identifier from a 24-character hexadecimal literal (`ObjectId("0123456789abcdef01234567")`); traps
+    /// when the literal is not one, as RealmSwift's does. Use `init(string:)` for strings read at run time.
+    public init(_ literal: StaticString) {
+        let text = literal.withUTF8Buffer { String(decoding: $0, as: UTF8.self) }
+        do {
+            try self.init(string: text)
+        } catch {
+            fatalError("\(error)")
+        }
+    }
+
+    /// An identifier of `timestamp` (whole seconds), `machineId` (its low three bytes) and `processId` (its low
+    /// two), with the next value of the process's counter: realm-core's layout.
+    public init(timestamp: Date, machineId: Int, processId: Int) {
+        let seconds = UInt32(truncatingIfNeeded: Int64(timestamp.timeIntervalSince1970.rounded(.down)))
+        var b: [UInt8] = withUnsafeBytes(of: seconds.bigEndian) { Array($0) }
+        b += withUnsafeBytes(of: UInt32(truncatingIfNeeded: machineId).littleEndian) { Array($0.prefix(3)) }
+        b += withUnsafeBytes(of: UInt16(truncatingIfNeeded: processId).littleEndian) { Array($0) }
+        let c = ObjectIdCounter.next()
+        b += [UInt8(truncatingIfNeeded: c >> 16), UInt8(truncatingIfNeeded: c >> 8), UInt8(truncatingIfNeeded: c)]
+        self.init(bytes: b)
+    }
+
+    /// As RealmSwift reads it: the 24-character hexadecimal text.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        do {
+            try self.init(string: text)
+        } catch {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "\(error)")
+        }
+    }
+
+    /// As RealmSwift writes it: the 24-character hexadecimal text.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(hex)
+    }
+
+    /// The time the identifier was generated, to the second.
+    public var timestamp: Date {
+        let seconds = bytes.prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        return Date(timeIntervalSince1970: TimeInterval(seconds))
+    }
+
     static func hexValue(_ c: UInt8) -> UInt8? {
         switch c {
         case 48...57: c - 48
