@@ -14,16 +14,26 @@ import Foundation
 public struct LinkingObjects<Element: Object>: RandomAccessCollection, CustomStringConvertible {
     /// The property of `Element` that links here.
     public let propertyName: String
-    let target: ObjectAccessor?
+    private let ownTarget: ObjectAccessor?
+    /// For linking objects declared with `let` in a model (`let owners = LinkingObjects(fromType:property:)`):
+    /// the object they belong to, once bound to it.
+    private let legacy: LegacyBinding?
+    /// The object linked to; nil while unmanaged.
+    var target: ObjectAccessor? { ownTarget ?? legacy?.accessor }
 
     init(propertyName: String, target: ObjectAccessor?) {
         self.propertyName = propertyName
-        self.target = target
+        ownTarget = target
+        legacy = nil
     }
 
-    /// An empty collection, as an unmanaged object has.
+    /// The objects of `fromType` whose `property` links to the object this is declared in: empty while that
+    /// object is unmanaged. Declared with `let` in a model (RealmSwift's older spelling of
+    /// `@Persisted(originProperty:)`).
     public init(fromType: Element.Type, property: String) {
-        self.init(propertyName: property, target: nil)
+        propertyName = property
+        ownTarget = nil
+        legacy = LegacyBinding()
     }
 
     private var objects: [Element] {
@@ -85,4 +95,20 @@ extension RealmCore {
         }
         return out
     }
+}
+
+/// Linking objects declared with `let` in a model: reflection finds them, and they read through their object
+/// once bound to it.
+extension LinkingObjects: PersistedProperty, LegacyProperty {
+    var isProbe: Bool { false }
+    var isPrimaryKey: Bool { false }
+    var isIndexed: Bool { false }
+    var hasDeclaredDefault: Bool { false }
+    var storedValue: StoredValue { .null }
+    var valueType: any _Persistable.Type { LinkingObjects<Element>.self }
+    var collection: AnyObject? { nil }
+    var origin: String? { propertyName }
+    func linkingObjects(_ accessor: ObjectAccessor?) -> Any? { LinkingObjects(propertyName: propertyName, target: accessor) }
+    func bind(to owner: Object, index: Int) { legacy?.bind(to: owner, index: index) }
+    func setUnmanaged(_ value: StoredValue) -> Bool { false }
 }

@@ -14,37 +14,43 @@ import Foundation
 /// list, and changing it needs a write transaction.
 public final class List<Element: _Persistable>: RandomAccessCollection, CustomStringConvertible {
     private var elements: [Element] = []
-    let accessor: ObjectAccessor?
+    private let ownAccessor: ObjectAccessor?
+    /// For a list declared with `let` in a model (`let dogs = List<Dog>()`): the object it belongs to, once
+    /// bound to it (`TypeInfo.bindLegacyProperties`).
+    private var legacy: LegacyBinding?
+    /// The object whose property the list is a view of; nil while unmanaged.
+    var accessor: ObjectAccessor? { ownAccessor ?? legacy?.accessor }
     /// Set for a list of an object a migration handed out (its elements live in that object's values).
     let migrationOwner: MigrationCollection?
     /// Where the list lives in its object: a List property, or a list nested in an AnyRealmValue.
-    let location: NestedLocation
+    private let ownLocation: NestedLocation
+    var location: NestedLocation { ownAccessor == nil ? legacy.map { .property($0.index) } ?? ownLocation : ownLocation }
     var property: Int { location.property }
     /// Whether the list is a view of stored elements (a managed object's, or a migration object's).
     private var isView: Bool { accessor != nil || migrationOwner != nil }
 
     public init() {
-        accessor = nil
+        ownAccessor = nil
         migrationOwner = nil
-        location = .property(-1)
+        ownLocation = .property(-1)
     }
 
     init(accessor: ObjectAccessor, property: Int) {
-        self.accessor = accessor
+        ownAccessor = accessor
         migrationOwner = nil
-        self.location = .property(property)
+        ownLocation = .property(property)
     }
 
     init(accessor: ObjectAccessor, location: NestedLocation) {
-        self.accessor = accessor
+        ownAccessor = accessor
         migrationOwner = nil
-        self.location = location
+        ownLocation = location
     }
 
     init(migrationOwner: MigrationCollection) {
-        accessor = nil
+        ownAccessor = nil
         self.migrationOwner = migrationOwner
-        location = .property(-1)
+        ownLocation = .property(-1)
     }
 
     /// The Realm of the list's object, nil when unmanaged.
@@ -312,5 +318,41 @@ extension RealmCore {
 extension List: MutableCollection, RangeReplaceableCollection {
     public func replaceSubrange<C: Collection>(_ subrange: Range<Int>, with newElements: C) where C.Element == Element {
         change { $0.replaceSubrange(subrange, with: newElements) }
+    }
+}
+
+/// A list declared with `let` in a model is a property: reflection finds it, and it reads and writes through
+/// its object once bound to it.
+extension List: PersistedProperty, LegacyProperty {
+    var isProbe: Bool { false }
+    var isPrimaryKey: Bool { false }
+    var isIndexed: Bool { false }
+    var hasDeclaredDefault: Bool { false }
+    var storedValue: StoredValue { _storedValue }
+    var valueType: any _Persistable.Type { List<Element>.self }
+    var collection: AnyObject? { self }
+    var origin: String? { nil }
+    func linkingObjects(_ accessor: ObjectAccessor?) -> Any? { nil }
+
+    func bind(to owner: Object, index: Int) {
+        if legacy == nil { legacy = LegacyBinding() }
+        legacy?.bind(to: owner, index: index)
+    }
+
+    func setUnmanaged(_ value: StoredValue) -> Bool {
+        guard let list = List._fromStored(value) else { return false }
+        elements = list.elements
+        return true
+    }
+}
+
+extension List: LegacyCollection {
+    func unmanagedCopy() -> any StoredOnAdd { unmanagedList() }
+
+    /// An unmanaged list of the elements this one holds now.
+    func unmanagedList() -> List<Element> {
+        let copy = List()
+        copy.elements = isView ? current : elements
+        return copy
     }
 }

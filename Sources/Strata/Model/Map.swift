@@ -18,35 +18,40 @@ extension String: _MapKey {}
 /// and changing it needs a write transaction.
 public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStringConvertible {
     private var entries: [(key: Key, value: Value)] = []
-    let accessor: ObjectAccessor?
+    private let ownAccessor: ObjectAccessor?
+    /// For a map declared with `let` in a model: the object it belongs to, once bound to it.
+    private var legacy: LegacyBinding?
+    /// The object whose property the map is a view of; nil while unmanaged.
+    var accessor: ObjectAccessor? { ownAccessor ?? legacy?.accessor }
     /// Set for a map of an object a migration handed out (its entries live in that object's values).
     let migrationOwner: MigrationCollection?
     /// Where the map lives in its object: a Map property, or a dictionary nested in an AnyRealmValue.
-    let location: NestedLocation
+    private let ownLocation: NestedLocation
+    var location: NestedLocation { ownAccessor == nil ? legacy.map { .property($0.index) } ?? ownLocation : ownLocation }
     var property: Int { location.property }
 
     public init() {
-        accessor = nil
+        ownAccessor = nil
         migrationOwner = nil
-        location = .property(-1)
+        ownLocation = .property(-1)
     }
 
     init(accessor: ObjectAccessor, property: Int) {
-        self.accessor = accessor
+        ownAccessor = accessor
         migrationOwner = nil
-        self.location = .property(property)
+        ownLocation = .property(property)
     }
 
     init(accessor: ObjectAccessor, location: NestedLocation) {
-        self.accessor = accessor
+        ownAccessor = accessor
         migrationOwner = nil
-        self.location = location
+        ownLocation = location
     }
 
     init(migrationOwner: MigrationCollection) {
-        accessor = nil
+        ownAccessor = nil
         self.migrationOwner = migrationOwner
-        location = .property(-1)
+        ownLocation = .property(-1)
     }
 
     /// The Realm of the map's object, nil when unmanaged.
@@ -262,4 +267,36 @@ extension Map: ListStorage {
     func managedView(_ accessor: ObjectAccessor, _ index: Int) -> any ListStorage { Map(accessor: accessor, property: index) }
 
     var anyElements: [Any?] { current.flatMap { [Optional($0.key as Any), Optional($0.value as Any)] } }
+}
+
+/// A map declared with `let` in a model is a property, as a list is.
+extension Map: PersistedProperty, LegacyProperty {
+    var isProbe: Bool { false }
+    var isPrimaryKey: Bool { false }
+    var isIndexed: Bool { false }
+    var hasDeclaredDefault: Bool { false }
+    var storedValue: StoredValue { _storedValue }
+    var valueType: any _Persistable.Type { Map<Key, Value>.self }
+    var collection: AnyObject? { self }
+    var origin: String? { nil }
+    func linkingObjects(_ accessor: ObjectAccessor?) -> Any? { nil }
+
+    func bind(to owner: Object, index: Int) {
+        if legacy == nil { legacy = LegacyBinding() }
+        legacy?.bind(to: owner, index: index)
+    }
+
+    func setUnmanaged(_ value: StoredValue) -> Bool {
+        guard let map = Map._fromStored(value) else { return false }
+        entries = map.entries
+        return true
+    }
+}
+
+extension Map: LegacyCollection {
+    func unmanagedCopy() -> any StoredOnAdd {
+        let copy = Map()
+        copy.entries = current
+        return copy
+    }
 }

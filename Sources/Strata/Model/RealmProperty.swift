@@ -72,9 +72,38 @@ public final class RealmOptional<Wrapped: _Persistable> {
     }
 }
 
-/// A property declared with `let` (RealmProperty, RealmOptional): schema reflection finds it by `Mirror`, and it
-/// reads and writes through the object it belongs to once bound to it.
-protocol LegacyProperty: AnyObject {
+/// The object a property declared with `let` belongs to once it is bound: held weakly (it holds the
+/// property), with its accessor held strongly, so that `results.first!.dogs` still reads the object after the
+/// temporary object is gone.
+final class LegacyBinding: @unchecked Sendable {
+    private weak var owner: Object?
+    private var boundAccessor: ObjectAccessor?
+    private(set) var index = -1
+
+    /// The accessor to read through: the object's own while it lives (nil again after a cancelled add), else
+    /// the one it had.
+    var accessor: ObjectAccessor? {
+        if let owner { return owner._accessor }
+        return boundAccessor
+    }
+
+    func bind(to owner: Object, index: Int) {
+        self.owner = owner
+        boundAccessor = owner._accessor
+        self.index = index
+    }
+}
+
+/// A collection declared with `let` in a model, whose elements are stored when its object is added.
+protocol LegacyCollection {
+    /// An unmanaged copy holding the elements it holds now.
+    func unmanagedCopy() -> any StoredOnAdd
+}
+
+/// A property declared with `let` (RealmProperty, RealmOptional, List, MutableSet, Map, LinkingObjects):
+/// schema reflection finds it by `Mirror`, and it reads and writes through the object it belongs to once
+/// bound to it.
+protocol LegacyProperty {
     func bind(to owner: Object, index: Int)
     /// Sets the unmanaged value from a value given by name.
     func setUnmanaged(_ value: StoredValue) -> Bool

@@ -13,7 +13,7 @@ public struct ObjectSchema: Sendable, Equatable, CustomStringConvertible {
     /// The persisted properties, as RealmSwift lists them (LinkingObjects are not among them).
     public let properties: [Property]
     /// The LinkingObjects properties, computed from other types' links; `self[name]` finds them too.
-    let computedProperties: [Property]
+    public let computedProperties: [Property]
     public let isEmbedded: Bool
     /// The class the schema was read from (nil for types known only from the file).
     public let objectClass: AnyClass?

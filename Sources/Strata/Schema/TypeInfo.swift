@@ -107,11 +107,14 @@ final class TypeInfo: @unchecked Sendable {
                 if type._propertyType == .linkingObjects {
                     // Not stored: checked against the origin type when the schema is bound.
                     if let origin = type._objectType { inverse.append((name, origin, persisted.origin ?? "")) }
+                    // `let owners = LinkingObjects(fromType:property:)`: bound to its object as it is made.
+                    if persisted is any LegacyProperty { legacy[label] = -1 }
                     continue
                 }
                 let isPrimary = persisted.isPrimaryKey || legacyPrimary == name
                 if persisted is any LegacyProperty {
-                    if type._objectType != nil || type._isList {
+                    // `let dogs = List<Dog>()` is a list property; a RealmProperty holds plain values only.
+                    if persisted.collection == nil && (type._objectType != nil || type._isList) {
                         throw Realm.Error(
                             .schemaMismatch,
                             "Property '\(className).\(name)' is a RealmProperty of \(type); declare links and collections with @Persisted.")
@@ -165,7 +168,7 @@ final class TypeInfo: @unchecked Sendable {
         if let legacyPrimary, !properties.contains(where: { $0.name == legacyPrimary }) {
             throw Realm.Error(.schemaMismatch, "Primary key property '\(legacyPrimary)' does not exist on object '\(className)'")
         }
-        if properties.isEmpty {
+        if properties.isEmpty && inverse.isEmpty {
             throw Realm.Error(
                 .schemaMismatch,
                 "No properties are defined for '\(className)'. Did you remember to mark them with '@objc' or '@Persisted' in your model?")
@@ -315,6 +318,17 @@ final class TypeInfo: @unchecked Sendable {
         }
         if let accessor = object._accessor { return own?.managedView(accessor, index) }
         return own
+    }
+
+    /// The collections an unmanaged object being added holds, by property index, as they are now: a collection
+    /// declared with `let` becomes a view of the stored one when its object is attached, before the elements
+    /// are stored, so its elements are taken now.
+    func collectionsToStore(of object: Object) -> [(Int, any StoredOnAdd)] {
+        listIndices.compactMap { i in
+            guard let storage = listStorage(of: object, at: i) else { return nil }
+            if hasLegacyProperties, let legacy = storage as? any LegacyCollection { return (i, legacy.unmanagedCopy()) }
+            return (i, storage)
+        }
     }
 
     /// The object a link property of `object` names, managed or not.

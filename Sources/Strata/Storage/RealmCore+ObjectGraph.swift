@@ -65,8 +65,7 @@ extension RealmCore {
         for i in info.requiredIndices where values[i].isNull { values[i] = info.defaults[i] }
         // Linked objects are resolved once this one has its key, so that a cycle of links ends here.
         let links = object._unmanagedLinks ?? [:]
-        var lists: [(Int, any StoredOnAdd)] =
-            info.listIndices.isEmpty ? [] : info.listIndices.compactMap { i in info.listStorage(of: object, at: i).map { (i, $0) } }
+        var lists: [(Int, any StoredOnAdd)] = info.listIndices.isEmpty ? [] : info.collectionsToStore(of: object)
         // AnyRealmValue properties holding nested collections (with the objects in them).
         if let collections = object._unmanagedCollections {
             for (i, c) in collections { if let any = c as? UnmanagedAnyValue { lists.append((i, any)) } }
@@ -176,7 +175,7 @@ extension RealmCore {
             record.values[j] = values[j]
         }
         let links = object._unmanagedLinks ?? [:]
-        let lists: [(Int, any StoredOnAdd)] = info.listIndices.compactMap { j in info.listStorage(of: object, at: j).map { (j, $0) } }
+        let lists: [(Int, any StoredOnAdd)] = info.collectionsToStore(of: object)
         attach(object, binding: binding, key: key, added: false)
         resolve(links, lists, into: record, update: .modified, w)
     }
