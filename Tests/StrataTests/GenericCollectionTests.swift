@@ -268,6 +268,23 @@ actor DogCounter {
         #expect(r2.map(\.name) == ["cy", "ada", "stray"] && deletions == [1, 3])
     }
 
+    @Test func typeSafeQueriesAskWhetherACollectionHoldsAnyOfSomeValues() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Self.open(dir)
+        let owner = try Self.fill(realm)
+        try realm.write { realm.create(GOwner.self, value: ["id": 2, "scores": [100], "prices": ["z": Decimal128(integerLiteral: 9)]]) }
+        let owners = realm.objects(GOwner.self)
+        #expect(owners.where { $0.scores.containsAny(in: [9, 100]) }.map(\.id) == [1, 2])
+        #expect(owners.where { $0.scores.containsAny(in: [100, 5]) }.map(\.id) == [2])
+        #expect(owners.where { $0.scores.containsAny(in: []) }.isEmpty)
+        let rex = try #require(realm.objects(GDog.self).filter("name == 'rex'").first)
+        let stray = try #require(realm.objects(GDog.self).filter("name == 'stray'").first)
+        #expect(owners.where { $0.dogs.containsAny(in: [stray, rex]) }.map(\.id) == [1])
+        #expect(owners.where { $0.favourites.containsAny(in: [stray]) }.isEmpty)
+        #expect(owners.where { $0.prices.containsAny(in: [Decimal128(integerLiteral: 9)]) }.map(\.id) == [2])
+        #expect(owner.prices.asKeyValueSequence().map(\.key) == ["a", "b"])
+    }
+
     @Test func unmanagedListsOfObjectsAggregateTheirObjectsValues() {
         let dogs = List<GDog>()
         dogs.append(objectsIn: [GDog(value: ["name": "a", "age": 4]), GDog(value: ["name": "b", "age": 10])])

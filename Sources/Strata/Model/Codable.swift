@@ -13,6 +13,14 @@ extension Decoder {
     }
 }
 
+extension Encoder {
+    /// A collection's elements, as an array.
+    fileprivate func encodeElements<S: Sequence>(of elements: S) throws where S.Element: Encodable {
+        var container = unkeyedContainer()
+        for element in elements { try container.encode(element) }
+    }
+}
+
 extension Persisted: Decodable where Value: Decodable {
     public init(from decoder: any Decoder) throws {
         self.init(wrappedValue: try decoder.decodeValue(Value.self))
@@ -44,8 +52,7 @@ extension List: Decodable where Element: Decodable {
 
 extension List: Encodable where Element: Encodable {
     public func encode(to encoder: any Encoder) throws {
-        var container = encoder.unkeyedContainer()
-        for element in self { try container.encode(element) }
+        try encoder.encodeElements(of: self)
     }
 }
 
@@ -59,8 +66,7 @@ extension MutableSet: Decodable where Element: Decodable {
 
 extension MutableSet: Encodable where Element: Encodable {
     public func encode(to encoder: any Encoder) throws {
-        var container = encoder.unkeyedContainer()
-        for element in self { try container.encode(element) }
+        try encoder.encodeElements(of: self)
     }
 }
 
@@ -88,22 +94,19 @@ extension LinkingObjects: Decodable {
 
 extension LinkingObjects: Encodable where Element: Encodable {
     public func encode(to encoder: any Encoder) throws {
-        var container = encoder.unkeyedContainer()
-        for element in self { try container.encode(element) }
+        try encoder.encodeElements(of: self)
     }
 }
 
 extension Results: Encodable where Element: Encodable {
     public func encode(to encoder: any Encoder) throws {
-        var container = encoder.unkeyedContainer()
-        for element in self { try container.encode(element) }
+        try encoder.encodeElements(of: self)
     }
 }
 
 extension AnyRealmCollection: Encodable where Element: Encodable {
     public func encode(to encoder: any Encoder) throws {
-        var container = encoder.unkeyedContainer()
-        for element in self { try container.encode(element) }
+        try encoder.encodeElements(of: self)
     }
 }
 

@@ -323,17 +323,7 @@ extension List: MutableCollection, RangeReplaceableCollection {
 
 /// A list declared with `let` in a model is a property: reflection finds it, and it reads and writes through
 /// its object once bound to it.
-extension List: PersistedProperty, LegacyProperty {
-    var isProbe: Bool { false }
-    var isPrimaryKey: Bool { false }
-    var isIndexed: Bool { false }
-    var hasDeclaredDefault: Bool { false }
-    var storedValue: StoredValue { _storedValue }
-    var valueType: any _Persistable.Type { List<Element>.self }
-    var collection: AnyObject? { self }
-    var origin: String? { nil }
-    func linkingObjects(_ accessor: ObjectAccessor?) -> Any? { nil }
-
+extension List: LegacyCollection {
     func bind(to owner: Object, index: Int) {
         if legacy == nil { legacy = LegacyBinding() }
         legacy?.bind(to: owner, index: index)
@@ -344,9 +334,7 @@ extension List: PersistedProperty, LegacyProperty {
         elements = list.elements
         return true
     }
-}
 
-extension List: LegacyCollection {
     func unmanagedCopy() -> any StoredOnAdd { unmanagedList() }
 
     /// An unmanaged list of the elements this one holds now.

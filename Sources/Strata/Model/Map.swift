@@ -144,6 +144,10 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStrin
 
     public func makeIterator() -> IndexingIterator<[(key: Key, value: Value)]> { current.makeIterator() }
 
+    /// The map as a sequence of `(key: Key, value: Value)` pairs (RealmSwift's spelling; a `Map` here is such a
+    /// sequence already).
+    public func asKeyValueSequence() -> [(key: Key, value: Value)] { current }
+
     public var description: String { "Map<\(Key.self), \(Value.self)> (\(count) entries)" }
 
     /// Where `key` is (found) or would go (insert), by binary search over keys in order.
@@ -270,17 +274,7 @@ extension Map: ListStorage {
 }
 
 /// A map declared with `let` in a model is a property, as a list is.
-extension Map: PersistedProperty, LegacyProperty {
-    var isProbe: Bool { false }
-    var isPrimaryKey: Bool { false }
-    var isIndexed: Bool { false }
-    var hasDeclaredDefault: Bool { false }
-    var storedValue: StoredValue { _storedValue }
-    var valueType: any _Persistable.Type { Map<Key, Value>.self }
-    var collection: AnyObject? { self }
-    var origin: String? { nil }
-    func linkingObjects(_ accessor: ObjectAccessor?) -> Any? { nil }
-
+extension Map: LegacyCollection {
     func bind(to owner: Object, index: Int) {
         if legacy == nil { legacy = LegacyBinding() }
         legacy?.bind(to: owner, index: index)
@@ -291,9 +285,7 @@ extension Map: PersistedProperty, LegacyProperty {
         entries = map.entries
         return true
     }
-}
 
-extension Map: LegacyCollection {
     func unmanagedCopy() -> any StoredOnAdd {
         let copy = Map()
         copy.entries = current

@@ -107,20 +107,9 @@ extension MutableSet: ListStorage {
 }
 
 /// A set declared with `let` in a model is a property, as a list is.
-extension MutableSet: PersistedProperty, LegacyProperty {
-    var isProbe: Bool { false }
-    var isPrimaryKey: Bool { false }
-    var isIndexed: Bool { false }
-    var hasDeclaredDefault: Bool { false }
-    var storedValue: StoredValue { _storedValue }
-    var valueType: any _Persistable.Type { MutableSet<Element>.self }
-    var collection: AnyObject? { self }
-    var origin: String? { nil }
-    func linkingObjects(_ accessor: ObjectAccessor?) -> Any? { nil }
+extension MutableSet: LegacyCollection {
     func bind(to owner: Object, index: Int) { list.bind(to: owner, index: index) }
     func setUnmanaged(_ value: StoredValue) -> Bool { list.setUnmanaged(value) }
-}
 
-extension MutableSet: LegacyCollection {
     func unmanagedCopy() -> any StoredOnAdd { MutableSet(list: list.unmanagedList()) }
 }

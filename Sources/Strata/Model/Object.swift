@@ -71,6 +71,13 @@ open class Object: CustomStringConvertible {
     /// Public property name -> name stored in the file.
     open class func propertiesMapping() -> [String: String] { [:] }
 
+    /// The schema of this class as its declaration gives it; nil when the declaration is not a valid model
+    /// (opening a Realm with it reports why).
+    public class func sharedSchema() -> ObjectSchema? {
+        // try?: an invalid model has no schema here; `Realm(configuration:)` throws its problem.
+        (try? TypeRegistry.checkedInfo(for: self))?.schema
+    }
+
     /// The Realm managing this object, or nil when it is unmanaged.
     public var realm: Realm? { _accessor.map { Realm(core: $0.core) } }
 

@@ -258,6 +258,10 @@ extension Optional: _Persistable where Wrapped: _Persistable {
 /// `min()` and `max()`.
 public protocol PersistableEnum: _RealmCollectionValueInsideOptional, MinMaxType, RawRepresentable, CaseIterable where RawValue: _Persistable {}
 
+/// RealmSwift's older spelling of an enum stored through its `Int` raw value (`@objc enum Kind: Int, RealmEnum`,
+/// without `@objc`, which needs the Objective-C runtime): a `PersistableEnum`.
+public protocol RealmEnum: PersistableEnum where RawValue == Int {}
+
 extension PersistableEnum {
     public static var _propertyType: PropertyType { RawValue._propertyType }
     public static var _zeroValue: Self { allCases.first! }

@@ -95,9 +95,22 @@ final class LegacyBinding: @unchecked Sendable {
 }
 
 /// A collection declared with `let` in a model, whose elements are stored when its object is added.
-protocol LegacyCollection {
+protocol LegacyCollection: PersistedProperty, LegacyProperty {
     /// An unmanaged copy holding the elements it holds now.
     func unmanagedCopy() -> any StoredOnAdd
+}
+
+/// What reflection reads from a collection declared with `let`: a plain stored collection.
+extension LegacyCollection where Self: _Persistable & AnyObject {
+    var isProbe: Bool { false }
+    var isPrimaryKey: Bool { false }
+    var isIndexed: Bool { false }
+    var hasDeclaredDefault: Bool { false }
+    var storedValue: StoredValue { _storedValue }
+    var valueType: any _Persistable.Type { Self.self }
+    var collection: AnyObject? { self }
+    var origin: String? { nil }
+    func linkingObjects(_ accessor: ObjectAccessor?) -> Any? { nil }
 }
 
 /// A property declared with `let` (RealmProperty, RealmOptional, List, MutableSet, Map, LinkingObjects):

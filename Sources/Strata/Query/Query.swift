@@ -165,6 +165,15 @@ extension Query where T: _QueryCollection, T._QueryElement: _Persistable {
     }
 }
 
+extension Query where T: _QueryCollection, T._QueryElement: _Persistable {
+    /// Whether the collection holds any of `values`: `$0.tags.containsAny(in: ["red", "blue"])`,
+    /// `$0.dogs.containsAny(in: [rex, bo])`, a map's values for a `Map`.
+    public func containsAny<U: Sequence>(in values: U) -> Query<Bool> where U.Element == T._QueryElement {
+        let stored = values.map { $0._linkedObject.flatMap(\._accessor).map { .link($0.key) } ?? $0._storedValue }
+        return Query<Bool>(.isIn(expression, .list(stored), []))
+    }
+}
+
 extension Query where T: _QueryCollection, T._QueryElement: _QueryComparable {
     /// The smallest element (nil for an empty collection): `$0.scores.min < 3`.
     public var min: Query<T._QueryElement> { Query<T._QueryElement>(appending("@min")) }
