@@ -294,3 +294,44 @@ actor DogCounter {
         #expect(mean == 7)
     }
 }
+
+/// Key-path observation through linking objects and lists.
+@Suite struct KeyPathObservationThroughCollectionsTests {
+    @Test func observingBacklinksAndListElementPropertiesDelivers() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try GenericCollectionTests.open(dir)
+        let owner = try GenericCollectionTests.fill(realm)
+        let rex = try #require(realm.objects(GDog.self).filter("name == 'rex'").first)
+        let stray = try #require(realm.objects(GDog.self).filter("name == 'stray'").first)
+        var dogChanges: [[String]] = []
+        let dogToken = realm.objects(GDog.self).observe(keyPaths: ["owners"]) { change in
+            if case .update(_, let d, let i, let m) = change { dogChanges.append(["\(d)", "\(i)", "\(m)"]) }
+        }
+        defer { dogToken.invalidate() }
+        var ownerChanges = 0
+        let ownerToken = realm.objects(GOwner.self).observe(keyPaths: ["dogs.name"]) { change in
+            if case .update = change { ownerChanges += 1 }
+        }
+        defer { ownerToken.invalidate() }
+        // A dog's age is not observed by either.
+        try realm.write { rex.age = 4 }
+        #expect(ownerChanges == 0)
+        // A listed dog's name is.
+        try realm.write { rex.name = "rexy" }
+        #expect(ownerChanges == 1)
+        #expect(dogChanges.isEmpty)
+        // The stray gains an owner: its linking objects change, and it is reported modified.
+        try realm.write { owner.dogs.append(stray) }
+        let strayIndex = try #require(realm.objects(GDog.self).index(of: stray))
+        #expect(dogChanges == [["[]", "[]", "[\(strayIndex)]"]])
+        // A property of the linking objects: watched through `owners.scores`, not through `owners`.
+        var scoreChanges: [[Int]] = []
+        let scoreToken = realm.objects(GDog.self).observe(keyPaths: ["owners.scores"]) { change in
+            if case .update(_, _, _, let m) = change { scoreChanges.append(m) }
+        }
+        defer { scoreToken.invalidate() }
+        try realm.write { owner.scores.append(1) }
+        let owned = realm.objects(GDog.self).enumerated().filter { !$0.element.owners.isEmpty }.map(\.offset)
+        #expect(scoreChanges == [owned] && dogChanges.count == 1, "\(scoreChanges) \(owned)")
+    }
+}

@@ -67,6 +67,8 @@ final class ResultsObserver<Element: Object>: ChangeObserver {
     let watched: [Int]
     /// Linked objects whose changes count as modifications of the objects linking to them.
     let linkWatches: [LinkWatch]
+    /// Linking objects whose changes count as modifications of the objects they link to.
+    let backlinkWatches: [BacklinkWatch]
     let block: (RealmCollectionChange<Results<Element>>) -> Void
     /// The contents as last delivered.
     var keys: [Int64]
@@ -74,13 +76,14 @@ final class ResultsObserver<Element: Object>: ChangeObserver {
     let linkedPartitions: Set<UInt32>
 
     init(
-        results: Results<Element>, queue: DispatchQueue?, watched: [Int], linkWatches: [LinkWatch] = [],
+        results: Results<Element>, queue: DispatchQueue?, watched: [Int], linkWatches: [LinkWatch] = [], backlinkWatches: [BacklinkWatch] = [],
         block: @escaping (RealmCollectionChange<Results<Element>>) -> Void
     ) {
         self.results = results
         self.queue = queue
         self.watched = watched
         self.linkWatches = linkWatches
+        self.backlinkWatches = backlinkWatches
         self.block = block
         self.keys = results.evaluatedKeys()
         self.linkedPartitions = results.linkedPartitions
@@ -103,7 +106,10 @@ final class ResultsObserver<Element: Object>: ChangeObserver {
             let touched = try watch.touched(summary, old: old, new: new)
             if !touched.isEmpty { touchedTargets[n] = touched }
         }
-        if !summary.everything && changed.isEmpty && !linkedChanged && touchedTargets.isEmpty { return nil }
+        // Objects whose linking objects changed.
+        var backlinked = Set<Int64>()
+        for watch in backlinkWatches { backlinked.formUnion(try watch.affected(summary, old: old, new: new)) }
+        if !summary.everything && changed.isEmpty && !linkedChanged && touchedTargets.isEmpty && backlinked.isEmpty { return nil }
         let oldKeys = keys
         var deletions: [Int] = []
         var insertions: [Int] = []
@@ -124,7 +130,7 @@ final class ResultsObserver<Element: Object>: ChangeObserver {
                 case (false, false): break
                 }
             }
-            if removed.isEmpty && added.isEmpty && modified.isEmpty && touchedTargets.isEmpty { return nil }
+            if removed.isEmpty && added.isEmpty && modified.isEmpty && touchedTargets.isEmpty && backlinked.isEmpty { return nil }
             // Binary searches for the touched keys only: a change costs O(changes x log n), plus a move of the
             // key array when objects come or go.
             var next = oldKeys
@@ -194,6 +200,13 @@ final class ResultsObserver<Element: Object>: ChangeObserver {
                 }
                 if hit { extra.insert(j) }
             }
+            modifications = extra.sorted()
+        }
+        if !backlinked.isEmpty {
+            // Objects (in the new contents, not inserted) that gained or lost a linking object.
+            let inserted = Set(insertions)
+            var extra = Set(modifications)
+            for (j, key) in keys.enumerated() where backlinked.contains(key) && !inserted.contains(j) { extra.insert(j) }
             modifications = extra.sorted()
         }
         if deletions.isEmpty && insertions.isEmpty && modifications.isEmpty { return nil }
@@ -286,7 +299,8 @@ extension Results {
         require(!core.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
         let watched = keyPaths.map { binding.info.indices(ofKeyPaths: $0) } ?? Array(binding.info.schema.properties.indices)
         let observer = ResultsObserver(
-            results: self, queue: queue ?? core.queue, watched: watched, linkWatches: core.linkWatches(binding, keyPaths: keyPaths), block: block)
+            results: self, queue: queue ?? core.queue, watched: watched, linkWatches: core.linkWatches(binding, keyPaths: keyPaths),
+            backlinkWatches: core.backlinkWatches(binding, keyPaths: keyPaths), block: block)
         let token = core.addObserver(observer)
         let results = self
         RealmCore.deliver(observer.queue) { block(.initial(results)) }
