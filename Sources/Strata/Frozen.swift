@@ -31,17 +31,11 @@ extension Object {
         return object
     }
 
-    /// The live object (in a new Realm of the same file, on the calling thread), or nil if it was deleted.
+    /// The live object (in the calling thread's Realm of the same file), or nil if it was deleted.
     public func thaw() -> Self? {
         guard let accessor = _accessor else { return nil }
         guard !accessor.core.isFrozen else {
-            let live: RealmCore
-            do {
-                live = try RealmCore(configuration: accessor.core.configuration)
-            } catch {
-                // nil would say the object was deleted.
-                fatalError("thawing a \(type(of: self).className()) failed: opening \(accessor.core.configuration.fileURL?.path ?? "the Realm") gave \(error)")
-            }
+            let live = accessor.core.thawed("a \(type(of: self).className())")
             let binding = live.binding(forClass: type(of: self))
             guard live.exists(binding: binding, key: accessor.key) else { return nil }
             return live.makeObject(binding: binding, key: accessor.key, record: nil) as? Self
@@ -69,14 +63,18 @@ extension Results {
 }
 
 extension RealmCore {
-    /// A live instance of this frozen one's file on the calling thread. Opening it failing traps (`thaw()`
-    /// cannot throw, and nil would say the object or collection was deleted).
+    /// The live Realm of this frozen one's file on the calling thread (the thread's own, so that a write it
+    /// has begun sees what is thawed), brought up to this version if it is older. Opening it failing traps
+    /// (`thaw()` cannot throw, and nil would say the object or collection was deleted).
     func thawed(_ what: @autoclosure () -> String) -> RealmCore {
+        let live: RealmCore
         do {
-            return try RealmCore(configuration: configuration)
+            live = try RealmCache.core(for: configuration, actor: nil)
         } catch {
             fatalError("thawing \(what()) failed: opening \(configuration.fileURL?.path ?? "the Realm") gave \(error)")
         }
+        if live.snapshot.sequence < snapshot.sequence && !live.isInWriteTransaction { live.refresh() }
+        return live
     }
 }
 

@@ -285,6 +285,23 @@ actor DogCounter {
         #expect(owner.prices.asKeyValueSequence().map(\.key) == ["a", "b"])
     }
 
+    /// What is thawed belongs to the thread's own Realm: inside a write begun there, it can be changed.
+    @Test func thawingInsideAWriteGivesTheWritingRealmsObjects() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Self.open(dir)
+        let owner = try Self.fill(realm)
+        let frozenOwner = owner.freeze()
+        let frozenDogs = owner.dogs.freeze()
+        try realm.write {
+            let live = try #require(frozenOwner.thaw())
+            #expect(live.realm?.isInWriteTransaction == true)
+            live.scores.append(42)
+            let dogs = try #require(frozenDogs.thaw())
+            dogs.removeLast()
+        }
+        #expect(owner.scores.last == 42 && owner.dogs.count == 4)
+    }
+
     @Test func unmanagedListsOfObjectsAggregateTheirObjectsValues() {
         let dogs = List<GDog>()
         dogs.append(objectsIn: [GDog(value: ["name": "a", "age": 4]), GDog(value: ["name": "b", "age": 10])])
