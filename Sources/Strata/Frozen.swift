@@ -22,7 +22,7 @@ extension Object {
     /// This object as of its Realm's current version, immutable, readable from any thread. An unmanaged
     /// object cannot be frozen.
     public func freeze() -> Self {
-        guard let accessor = _accessor else { fatalError("Unmanaged objects cannot be frozen; add it to a Realm first") }
+        guard let accessor = _accessor else { fatalError("Unmanaged objects cannot be frozen. (Add the object to a Realm first.)") }
         if accessor.core.isFrozen { return self }
         let frozen = accessor.core.frozen()
         guard let object = frozen.makeObject(binding: accessor.binding, key: accessor.key, record: nil) as? Self else {
@@ -31,9 +31,10 @@ extension Object {
         return object
     }
 
-    /// The live object (in the calling thread's Realm of the same file), or nil if it was deleted.
+    /// The live object (in the calling thread's Realm of the same file), or nil if it was deleted. An unmanaged
+    /// object cannot be thawed (a trap, as in RealmSwift).
     public func thaw() -> Self? {
-        guard let accessor = _accessor else { return nil }
+        guard let accessor = _accessor else { fatalError("Unmanaged objects cannot be thawed.") }
         guard !accessor.core.isFrozen else {
             let live = accessor.core.thawed("a \(type(of: self).className())")
             let binding = live.binding(forClass: type(of: self))

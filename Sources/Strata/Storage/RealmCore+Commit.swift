@@ -168,6 +168,7 @@ extension RealmCore {
     func requireWrite(_ what: String) -> WriteState {
         writeChanges += 1
         guard let w = write else {
+            if isFrozen { fatalError("Attempting to modify a frozen object - call thaw on the Object instance first. (\(what))") }
             fatalError("Cannot modify managed objects outside of a write transaction. (\(what): call write {} or beginWrite() on the Realm first)")
         }
         return w
