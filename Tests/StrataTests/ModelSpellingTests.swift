@@ -29,16 +29,18 @@ final class MoodyPerson: Object {
         #expect(Mood.allCases == [.calm, .busy])
     }
 
+    static func text(_ result: ExitTest.Result?) -> String { String(decoding: result?.standardErrorContent ?? [], as: UTF8.self) }
+
     /// Frozen and unmanaged objects misused trap with RealmSwift's texts.
     @Test func freezingThawingAndModifyingFrozenObjectsTrapWithRealmSwiftsText() async {
         let freeze = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = MoodyPerson().freeze()
         }
-        #expect(String(decoding: freeze?.standardErrorContent ?? [], as: UTF8.self).contains("Unmanaged objects cannot be frozen."))
+        #expect(Self.text(freeze).contains("Unmanaged objects cannot be frozen."))
         let thaw = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = MoodyPerson().thaw()
         }
-        #expect(String(decoding: thaw?.standardErrorContent ?? [], as: UTF8.self).contains("Unmanaged objects cannot be thawed."))
+        #expect(Self.text(thaw).contains("Unmanaged objects cannot be thawed."))
         let modify = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let dir = try TemporaryDirectory()
             let realm = try Realm(configuration: .init(fileURL: URL(fileURLWithPath: dir.child("m.realm")), objectTypes: [MoodyPerson.self]))
@@ -46,8 +48,6 @@ final class MoodyPerson: Object {
             let frozen = person.freeze()
             try realm.write { frozen.name = "x" }
         }
-        #expect(
-            String(decoding: modify?.standardErrorContent ?? [], as: UTF8.self)
-                .contains("Attempting to modify a frozen object - call thaw on the Object instance first."))
+        #expect(Self.text(modify).contains("Attempting to modify a frozen object - call thaw on the Object instance first."))
     }
 }
