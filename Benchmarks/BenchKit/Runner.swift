@@ -18,7 +18,7 @@ public final class Runner {
     public static let allWorkloads = [
         "insert", "enumerate-int", "enumerate-all", "lookup", "query-pk", "query", "query-indexed", "snapshot-read", "notify", "open", "size",
         "update-all", "delete-half",
-        "migrate-combine", "migrate-rename", "migrate-retype", "sustained", "codecs", "import-realm",
+        "migrate-combine", "migrate-rename", "migrate-retype", "sustained", "small-txn", "short-sessions", "codecs", "import-realm",
     ]
     /// Strata through its object API: the column every ratio is computed from.
     public static let strata = "Strata"
@@ -302,6 +302,30 @@ public final class Runner {
                 check(engine.name, "sustained lookup sum", f.lookupSum)
             }
         }
+        if wanted.contains("small-txn") {
+            // Once: 6 x N objects in durable transactions of 100 (N = 1M: issue 37's 60,000 transactions).
+            let engines: [any SustainedBenchEngine] =
+                makeEngines().compactMap { $0 as? any SustainedBenchEngine }.filter { $0.name != "LMDB" }
+                + (config.peers.contains("rocksdb") ? [RocksDBPeer()] : [])
+            for engine in engines {
+                let dir = config.directory + "/small-txn-" + engine.name.replacingOccurrences(of: " ", with: "-")
+                try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+                defer { try? FileManager.default.removeItem(atPath: dir) }  // try?: a scratch directory
+                let f = try smallTransactions(engine, in: dir, transactions: max(100, 6 * config.n / 100), size: 100)
+                record("small-txn", engine.name, f.rate)
+                if let wa = f.writeAmplification { record("small-txn write amplification", engine.name, wa) }
+            }
+        }
+        if wanted.contains("short-sessions") {
+            for _ in 0..<config.runs {
+                let dir = config.directory + "/short-sessions"
+                try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+                defer { try? FileManager.default.removeItem(atPath: dir) }  // try?: a scratch directory
+                let f = try shortSessions(in: dir, sessions: 400, size: 100)
+                record("short sessions: segments", Self.strata, Double(f.segments))
+                record("short sessions: close", Self.strata, f.closeMilliseconds)
+            }
+        }
         progress("")
         if config.progress && isatty(2) == 0 { FileHandle.standardError.write(Data("\n".utf8)) }
 
@@ -345,6 +369,10 @@ public final class Runner {
             ("sustained insert, last 10% / first 10%", .keptFactor, "the insert rate of the last tenth of those transactions over the first tenth's"),
             ("sustained write amplification", .factor, "bytes the process wrote to storage (/proc/self/io write_bytes) per byte of values during that insert"),
             ("sustained lookup", .perSecond, "random primary-key lookups reading one integer, after the sustained insert (database reopened)"),
+            ("small-txn", .perSecond, "6 x N records of the sustained workload in durable transactions of 100, the database open throughout (N = 1M: 60,000 transactions), records per second"),
+            ("small-txn write amplification", .factor, "bytes the process wrote to storage (/proc/self/io write_bytes) per byte of values during that run"),
+            ("short sessions: segments", .factor, "Strata: 400 sessions that open, commit 100 records and close, with no pause; the most segments any type's partition holds afterwards, as strata info reports them (the aim: at most 12)"),
+            ("short sessions: close", .milliseconds, "Strata: the median time of those sessions' closes"),
             ("import-realm", .perSecond, "Strata: a RealmSwift file of the N people (format 24, written by the project's Realm-format writer) converted into a Strata database, objects per second; compare with Strata's insert row (the aim: at least half of it)"),
             ("size after migrate-retype, compacted", .megabytes, "the same after each engine's compaction: Strata's compact on open, SQLite's VACUUM, LMDB's mdb_env_copy2 with MDB_CP_COMPACT"),
         ]

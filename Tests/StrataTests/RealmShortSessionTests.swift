@@ -17,9 +17,17 @@ import TestSupport
                 for i in 0..<100 { realm.add(Person(value: ["id": session * 100 + i, "firstName": "p\(session)-\(i)"])) }
             }
         }
-        let realm = try Realm(configuration: config)
-        #expect(realm.objects(Person.self).count == sessions * 100)
-        let perPartition = realm.core.database.partitionStatistics().mapValues(\.segments)
-        #expect(perPartition.values.allSatisfy { $0 <= 12 }, "segments per partition: \(perPartition)")
+        do {
+            let realm = try Realm(configuration: config)
+            #expect(realm.objects(Person.self).count == sessions * 100)
+            let perPartition = realm.core.database.partitionStatistics().mapValues(\.segments)
+            #expect(perPartition.values.allSatisfy { $0 <= 12 }, "segments per partition: \(perPartition)")
+        }
+        // What `strata info` reports, from the closed file.
+        let inspector = try DatabaseInspector(path: dir.child("sessions.realm"))
+        defer { try? inspector.close() }  // try?: a read-only inspection
+        let summary = try inspector.summary()
+        #expect(summary.types.first { $0.name == "Person" }?.objects == sessions * 100)
+        #expect(summary.types.allSatisfy { $0.segments <= 12 }, "\(summary.types.map { ($0.name, $0.segments) })")
     }
 }
