@@ -64,9 +64,12 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
     ],
     targets: codecTargets + [
+        // One C function: a call Swift source cannot make (an allocating initializer through a class's
+        // vtable), for making model instances of classes whose `init()` is not `required`.
+        .target(name: "CSwiftRuntime"),
         .target(
             name: "Engine",
-            dependencies: codecDependencies + [
+            dependencies: codecDependencies + ["CSwiftRuntime",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Atomics", package: "swift-atomics"),
             ],

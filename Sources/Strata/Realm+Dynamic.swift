@@ -25,7 +25,7 @@ extension Realm {
     @discardableResult
     public func dynamicCreate(_ typeName: String, value: Any = [String: Any](), update: UpdatePolicy = .error) -> DynamicObject {
         let binding = core.dynamicBinding(typeName)
-        let object = binding.info.objectClass.init()
+        let object = Object.make(binding.info.objectClass)
         binding.info.assign(value, to: object)
         core.add(object, update: update)
         guard let key = object._accessor?.key, let dynamic = core.makeObject(binding: binding, key: key, record: nil) as? DynamicObject else {

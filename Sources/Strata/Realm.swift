@@ -125,7 +125,7 @@ public struct Realm: @unchecked Sendable {
             value = merged
         }
         // The class given, which may be a subclass of T (a base class reference: `let t: Object.Type = Dog.self`).
-        let object = type.init()
+        let object = unsafeDowncast(Object.make(type), to: T.self)
         info.assign(value, to: object)
         core.add(object, update: update)
         return object

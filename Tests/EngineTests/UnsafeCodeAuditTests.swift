@@ -27,6 +27,7 @@ import Testing
     ] + Self.cModules.map { ("import \($0)", Self.systemFiles) } + [
         ("import CLZ4", ["Engine/Compression/LZ4.swift"]),
         ("import CXXHash", ["Engine/Checksum/Checksum.swift"]),
+        ("import CSwiftRuntime", ["Engine/System/AllocatingInitializers.swift"]),
         ("import MachO", ["Engine/System/MetadataSections.swift"]),
     ]
 

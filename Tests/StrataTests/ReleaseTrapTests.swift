@@ -32,5 +32,9 @@ import TestSupport
         let key = try Self.run(child, ["primaryKey", dir.child("k.realm")])
         #expect(key.status != 0)
         #expect(key.err.contains("Invalid value 'x' of type 'String' for 'int' property 'TrapItem.id'."), "\(key.err.prefix(600))")
+        // A model with an initializer of its own and no `init()`: Swift's own trap, as under RealmSwift.
+        let initializer = try Self.run(child, ["initializer", dir.child("i.realm")])
+        #expect(initializer.status != 0)
+        #expect(initializer.err.contains("Use of unimplemented initializer 'init()'"), "\(initializer.err.prefix(600))")
     }
 }

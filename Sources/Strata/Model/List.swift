@@ -280,7 +280,7 @@ extension List: ListStorage {
                 switch v {
                 case let o as Object: object = o
                 case let some?:
-                    object = target.init()
+                    object = Object.make(target)
                     TypeRegistry.info(for: target).assign(some, to: object)
                 case nil: fatalError("\(className).\(property) cannot hold nil")
                 }

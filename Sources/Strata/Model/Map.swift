@@ -251,7 +251,7 @@ extension Map: ListStorage {
                 case nil, is NSNull: v = Value._fromLinked(nil)
                 case let o as Object: v = Value._fromLinked(o)
                 case let some?:
-                    let o = target.init()
+                    let o = Object.make(target)
                     TypeRegistry.info(for: target).assign(some, to: o)
                     v = Value._fromLinked(o)
                 }

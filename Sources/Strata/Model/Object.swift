@@ -1,3 +1,4 @@
+import Engine
 import Foundation
 
 /// An object that lives inside another: declare it as a property (`@Persisted var address: Address?`) or
@@ -47,7 +48,10 @@ open class Object: CustomStringConvertible {
     /// List instances assigned to this unmanaged object, by property index.
     @usableFromInline @exclusivity(unchecked) final var _unmanagedCollections: [Int: AnyObject]?
 
-    public required init() {}
+    /// A new unmanaged object. Not `required`, as in RealmSwift (where it comes from an Objective-C class): a
+    /// model may declare its own designated initializers beside `override init()`. Strata makes the objects it
+    /// reads through the class's `init()` all the same (`Object.make`).
+    public init() {}
 
     /// An unmanaged object with the values in `value`: a dictionary keyed by property name, or an array in
     /// property order.
@@ -151,7 +155,7 @@ open class Object: CustomStringConvertible {
             // A LinkingObjects property (O024): the objects linking here.
             if info.linkingObjects.contains(where: { $0.name == key }) {
                 // The declaration knows its element type: read it from this class's property.
-                let source: Object = type(of: self) == info.objectClass ? self : info.objectClass.init()
+                let source: Object = type(of: self) == info.objectClass ? self : Object.make(info.objectClass)
                 var m: Mirror? = Mirror(reflecting: source)
                 while let mirror = m {
                     for child in mirror.children where child.label == "_" + key || child.label == key {
@@ -232,3 +236,21 @@ public typealias MigrationObject = DynamicObject
 
 /// RealmSwift's common base of model classes: `objectTypes: [ObjectBase.Type]`, `delete(_: ObjectBase)`.
 public typealias ObjectBase = Object
+
+extension Object {
+    /// The vtable slot of the allocating entry of `Object.init()`, which every model class overrides,
+    /// inherits, or stubs with Swift's trap "Use of unimplemented initializer 'init()'" (a model that declares
+    /// designated initializers of its own and no `init()`, which RealmSwift's Objective-C runtime traps on
+    /// the same way). Found once, from `Object`'s own descriptor.
+    private static let initializerSlot: Int = {
+        guard let slot = AllocatingInitializers.slot(ofOnlyDesignatedInitializerOf: Object.self) else {
+            fatalError("Strata cannot find Object.init() in Object's vtable on this platform: its class descriptor is not one it reads")
+        }
+        return slot
+    }()
+
+    /// A new instance of `cls` made by its `init()`, as `cls.init()` would if `init()` were `required`.
+    static func make(_ cls: Object.Type) -> Object {
+        unsafeDowncast(AllocatingInitializers.make(cls, slot: initializerSlot), to: Object.self)
+    }
+}

@@ -109,7 +109,7 @@ enum DirectTag {
 extension Object: _Persistable {
     public static var _propertyType: PropertyType { .object }
     /// Never used for a property (links are optional); a new unmanaged object.
-    public static var _zeroValue: Self { Self.init() }
+    public static var _zeroValue: Self { unsafeDowncast(Object.make(self), to: Self.self) }
     public static func _fromStored(_ v: StoredValue) -> Self? { nil }
     /// The link's stored form: the object's key once it is managed.
     public var _storedValue: StoredValue { _accessor.map { .link($0.key) } ?? .null }

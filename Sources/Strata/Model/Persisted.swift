@@ -254,7 +254,7 @@ final class KeyPathRecorder {
     }
     /// A probe instance of `type` recording into this recorder (the next step of a key path through a link).
     @usableFromInline func probe(_ type: Object.Type) -> Object {
-        let next = type.init()
+        let next = Object.make(type)
         next._recorder = self
         return next
     }

@@ -323,7 +323,7 @@ extension TypeInfo {
     /// The key path a partial key path of the model reads (`distinct(by:)`).
     func name<O>(of keyPath: PartialKeyPath<O>) -> String {
         if let known = keyPathNames.withLock({ $0[KeyPathKey(keyPath: keyPath)] }) { return known }
-        let probe = objectClass.init()
+        let probe = Object.make(objectClass)
         let recorder = KeyPathRecorder()
         probe._recorder = recorder
         guard let typed = probe as? O else { fatalError("key path \(keyPath) does not belong to \(schema.className)") }
@@ -335,7 +335,7 @@ extension TypeInfo {
     }
 
     private func probeName<O, V>(of keyPath: KeyPath<O, V>) -> String {
-        let probe = objectClass.init()
+        let probe = Object.make(objectClass)
         let recorder = KeyPathRecorder()
         probe._recorder = recorder
         guard let typed = probe as? O else { fatalError("key path \(keyPath) does not belong to \(schema.className)") }

@@ -24,7 +24,7 @@ extension TypeInfo {
         case nil, is NSNull: linked = nil
         case let o as Object: linked = o
         case let some?:
-            let o = target.init()
+            let o = Object.make(target)
             TypeRegistry.info(for: target).assign(some, to: o)
             linked = o
         }

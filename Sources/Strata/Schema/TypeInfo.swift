@@ -79,7 +79,7 @@ final class TypeInfo: @unchecked Sendable {
     init(objectClass: Object.Type) throws {
         self.objectClass = objectClass
         let className = objectClass.className()
-        let sample = objectClass.init()
+        let sample = Object.make(objectClass)
         var properties: [Property] = []
         var defaults: [StoredValue] = []
         var labels: [String: Int] = [:]
@@ -251,7 +251,7 @@ final class TypeInfo: @unchecked Sendable {
     @inline(never)
     func probeIndex<O: Object, V>(for keyPath: ReferenceWritableKeyPath<O, Persisted<V>>, in object: O) -> Int {
         let id = KeyPathKey(keyPath: keyPath)
-        let probe = O.init()
+        let probe = unsafeDowncast(Object.make(O.self), to: O.self)
         probe[keyPath: keyPath].storage = .probe
         var m: Mirror? = Mirror(reflecting: probe)
         var found: Int? = nil
@@ -284,7 +284,7 @@ final class TypeInfo: @unchecked Sendable {
 
     /// The name of the LinkingObjects property whose storage is `keyPath` (found by marking it on a probe).
     func inverseName<O: Object, V>(of keyPath: ReferenceWritableKeyPath<O, Persisted<V>>) -> String {
-        let probe = O.init()
+        let probe = unsafeDowncast(Object.make(O.self), to: O.self)
         probe[keyPath: keyPath].storage = .probe
         var m: Mirror? = Mirror(reflecting: probe)
         while let mirror = m {
@@ -304,7 +304,7 @@ final class TypeInfo: @unchecked Sendable {
         var own: (any ListStorage)? = object._unmanagedCollections?[index] as? any ListStorage
         if own == nil {
             // A managed DynamicObject has no storage of its own: a new model instance gives the collection type.
-            let source: Object = object._accessor != nil && !(type(of: object) == objectClass) ? objectClass.init() : object
+            let source: Object = object._accessor != nil && !(type(of: object) == objectClass) ? Object.make(objectClass) : object
             var m: Mirror? = Mirror(reflecting: source)
             while let mirror = m, own == nil {
                 for child in mirror.children {

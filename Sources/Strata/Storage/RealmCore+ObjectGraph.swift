@@ -303,7 +303,7 @@ extension RealmCore {
         // Adding or creating an object that holds a managed embedded object (another parent's) copies it, as
         // RealmSwift does (O031): an embedded object has one parent.
         if resolvingAdd > 0, object is EmbeddedObject, object._accessor != nil {
-            let copy = type(of: object).init()
+            let copy = Object.make(type(of: object))
             TypeRegistry.info(for: type(of: object)).assign(object, to: copy)
             object = copy
         }

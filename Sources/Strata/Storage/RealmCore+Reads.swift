@@ -125,7 +125,7 @@ extension RealmCore {
     }
 
     func makeObject(binding: TypeBinding, key: Int64, record: [UInt8]?) -> Object {
-        let object = binding.objectClass.init()
+        let object = Object.make(binding.objectClass)
         object._accessor = ObjectAccessor(core: self, binding: binding, key: key, record: record)
         if binding.info.hasLegacyProperties { binding.info.bindLegacyProperties(of: object) }
         return object
@@ -134,7 +134,7 @@ extension RealmCore {
     /// An object for a record lent by a streaming scan, read at `version` and needing no migration.
     @inline(__always)
     func makeObject(binding: TypeBinding, key: Int64, lent: UnsafeRawBufferPointer, lender: AnyObject, version: UInt64) -> Object {
-        let object = binding.objectClass.init()
+        let object = Object.make(binding.objectClass)
         object._accessor = ObjectAccessor(core: self, binding: binding, key: key, lent: lent, lender: lender, version: version)
         if binding.info.hasLegacyProperties { binding.info.bindLegacyProperties(of: object) }
         return object
@@ -143,7 +143,7 @@ extension RealmCore {
     /// An object for a record read at `version` that needs no migration (a scan outside a write transaction).
     @inline(__always)
     func makeObject(binding: TypeBinding, key: Int64, currentRecord record: [UInt8], version: UInt64) -> Object {
-        let object = binding.objectClass.init()
+        let object = Object.make(binding.objectClass)
         object._accessor = ObjectAccessor(core: self, binding: binding, key: key, currentRecord: record, version: version)
         if binding.info.hasLegacyProperties { binding.info.bindLegacyProperties(of: object) }
         return object
