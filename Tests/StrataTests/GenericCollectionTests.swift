@@ -325,6 +325,11 @@ actor DogCounter {
             if case .update(_, let d, let i, let m) = change { dogChanges.append(["\(d)", "\(i)", "\(m)"]) }
         }
         defer { dogToken.invalidate() }
+        var strayChanges: [[String]] = []
+        let strayToken = stray.observe(keyPaths: ["owners"]) { (change: ObjectChange<GDog>) in
+            if case .change(_, let properties) = change { strayChanges.append(properties.map(\.name)) }
+        }
+        defer { strayToken.invalidate() }
         var ownerChanges = 0
         let ownerToken = realm.objects(GOwner.self).observe(keyPaths: ["dogs.name"]) { change in
             if case .update = change { ownerChanges += 1 }
@@ -341,6 +346,7 @@ actor DogCounter {
         try realm.write { owner.dogs.append(stray) }
         let strayIndex = try #require(realm.objects(GDog.self).index(of: stray))
         #expect(dogChanges == [["[]", "[]", "[\(strayIndex)]"]])
+        #expect(strayChanges == [["owners"]])
         // A property of the linking objects: watched through `owners.scores`, not through `owners`.
         var scoreChanges: [[Int]] = []
         let scoreToken = realm.objects(GDog.self).observe(keyPaths: ["owners.scores"]) { change in

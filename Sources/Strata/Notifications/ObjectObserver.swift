@@ -8,15 +8,21 @@ final class ObjectObserver<T: Object>: ChangeObserver {
     let key: Int64
     let queue: DispatchQueue?
     let watched: [Int]
+    /// Linking objects among the key paths (`owners`, `owners.name`), by their property's name.
+    let backlinks: [(name: String, watch: BacklinkWatch)]
     let block: (ObjectChange<T>) -> Void
     var done = false
 
-    init(object: T, accessor: ObjectAccessor, queue: DispatchQueue?, watched: [Int], block: @escaping (ObjectChange<T>) -> Void) {
+    init(
+        object: T, accessor: ObjectAccessor, queue: DispatchQueue?, watched: [Int], backlinks: [(name: String, watch: BacklinkWatch)] = [],
+        block: @escaping (ObjectChange<T>) -> Void
+    ) {
         self.object = object
         self.binding = accessor.binding
         self.key = accessor.key
         self.queue = queue
         self.watched = watched
+        self.backlinks = backlinks
         self.block = block
     }
 
@@ -27,7 +33,14 @@ final class ObjectObserver<T: Object>: ChangeObserver {
     }
 
     func changes(core: RealmCore, old: Snapshot, new: Snapshot, summary: ChangeSummary) throws -> (() -> Void)? {
-        guard !done, summary.everything || summary.keys[binding.partition]?.contains(key) == true else { return nil }
+        guard !done else { return nil }
+        // Linking objects that changed: reported as changes of those properties (no values, as for RealmSwift's
+        // collections).
+        var changes: [PropertyChange] = []
+        for (name, watch) in backlinks where try watch.affected(summary, old: old, new: new).contains(key) {
+            changes.append(PropertyChange(name: name, oldValue: nil, newValue: nil))
+        }
+        guard summary.everything || summary.keys[binding.partition]?.contains(key) == true || !changes.isEmpty else { return nil }
         let k = ObjectKey.bytes(key)
         let before = try old.withValue(forKey: k, in: binding.partition) { $0.map { RealmCore.values(binding, $0, watched) } }
         let after = try new.withValue(forKey: k, in: binding.partition) { $0.map { RealmCore.values(binding, $0, watched) } }
@@ -38,7 +51,6 @@ final class ObjectObserver<T: Object>: ChangeObserver {
             return { block(.deleted) }
         }
         guard let before else { return nil }
-        var changes: [PropertyChange] = []
         for (n, i) in watched.enumerated() where !RealmCore.same(before[n], after[n]) {
             changes.append(PropertyChange(name: binding.info.schema.properties[i].name, oldValue: before[n].anyValue, newValue: after[n].anyValue))
         }
@@ -60,6 +72,13 @@ extension Object {
         require(!accessor.core.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
         let info = accessor.binding.info
         let watched = keyPaths.map { info.indices(ofKeyPaths: $0) } ?? Array(info.schema.properties.indices)
-        return accessor.core.addObserver(ObjectObserver(object: object, accessor: accessor, queue: queue ?? accessor.core.queue, watched: watched, block: block))
+        let inverse = keyPaths.map { paths in
+            paths.compactMap { path -> (name: String, watch: BacklinkWatch)? in
+                let name = String(path.split(separator: ".").first ?? "")
+                return accessor.core.backlinkWatches(accessor.binding, keyPaths: [path]).first.map { (name, $0) }
+            }
+        } ?? []
+        return accessor.core.addObserver(
+            ObjectObserver(object: object, accessor: accessor, queue: queue ?? accessor.core.queue, watched: watched, backlinks: inverse, block: block))
     }
 }
