@@ -72,6 +72,16 @@ extension RealmCollection {
         managed.where(isIncluded).first.flatMap { index(of: $0) }
     }
 
+    /// The collection's objects sorted by `keyPath` and grouped into one section per value.
+    public func sectioned<K: _Persistable & Hashable>(by keyPath: KeyPath<Element, K>, ascending: Bool = true) -> SectionedResults<K, Element> {
+        managed.sectioned(by: keyPath, ascending: ascending)
+    }
+
+    /// The collection's objects sorted by `sortDescriptors` and grouped by the key `block` gives each.
+    public func sectioned<K: _Persistable & Hashable>(by block: @escaping (Element) -> K, sortDescriptors: [SortDescriptor]) -> SectionedResults<K, Element> {
+        managed.sectioned(by: block, sortDescriptors: sortDescriptors)
+    }
+
     /// The objects at `indexes`, in ascending index order.
     public func objects(at indexes: IndexSet) -> [Element] {
         indexes.map { i in
