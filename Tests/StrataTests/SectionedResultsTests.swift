@@ -65,6 +65,26 @@ import TestSupport
         #expect(modifications == [IndexPath(indexes: [0, 2])], "\(modifications)")
     }
 
+    @Test func aSectionDeliversTheChangesOfItsObjects() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Self.open(dir)
+        try Self.add(realm, [(1, "a", 10), (2, "b", 20), (3, "c", 20)])
+        let twenties = realm.objects(Person.self).sectioned(by: \.age)[1]
+        var seen: [RealmCollectionChange<ResultsSection<Int, Person>>] = []
+        let token = twenties.observe { seen.append($0) }
+        defer { token.invalidate() }
+        try realm.write { realm.object(ofType: Person.self, forPrimaryKey: 1)?.age = 20 }
+        guard case .update(let section, let deletions, let insertions, _)? = seen.last else {
+            Issue.record("no update: \(seen.count)")
+            return
+        }
+        #expect(section.map(\.firstName) == ["a", "b", "c"] && deletions.isEmpty && insertions == [0])
+        // A change to another section's object is not this section's.
+        let before = seen.count
+        try realm.write { realm.create(Person.self, value: ["id": 9, "age": 99]) }
+        #expect(seen.count == before)
+    }
+
     @Test func aListsObjectsAreSectionedToo() throws {
         let dir = try TemporaryDirectory()
         let realm = try GenericCollectionTests.open(dir)

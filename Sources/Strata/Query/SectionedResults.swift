@@ -128,6 +128,38 @@ public struct ResultsSection<Key: _Persistable & Hashable, Element: Object>: Ran
         return parent.object(keys[position])
     }
     public var description: String { "ResultsSection<\(Key.self), \(Element.className())> (\(count) objects)" }
+
+    /// Calls `block` with the section now (`.initial`), then after each change to its objects: deletions in old
+    /// positions, insertions and modifications in new ones (a section that goes away reports its objects
+    /// deleted; one that comes back, inserted).
+    public func observe(
+        keyPaths: [String]? = nil, on queue: DispatchQueue? = nil, _ block: @escaping (RealmCollectionChange<ResultsSection>) -> Void
+    ) -> NotificationToken {
+        let key = self.key
+        var previous: (index: Int?, count: Int) = (parent.allKeys.firstIndex(of: key), count)
+        let section = self
+        return parent.observe(keyPaths: keyPaths, on: queue) { change in
+            switch change {
+            case .initial:
+                block(.initial(section))
+            case .update(let sections, let deletions, let insertions, let modifications, let inserted, let deleted):
+                let now = sections.allKeys.firstIndex(of: key)
+                let count = now.map { sections[$0].count } ?? 0
+                defer { previous = (now, count) }
+                var d: [Int] = [], i: [Int] = [], m: [Int] = []
+                if let old = previous.index {
+                    d = deleted.contains(old) || now == nil ? Array(0..<previous.count) : deletions.filter { $0[0] == old }.map { $0[1] }
+                }
+                if let now {
+                    i = inserted.contains(now) || previous.index == nil ? Array(0..<count) : insertions.filter { $0[0] == now }.map { $0[1] }
+                    m = modifications.filter { $0[0] == now }.map { $0[1] }
+                }
+                if !d.isEmpty || !i.isEmpty || !m.isEmpty { block(.update(section, deletions: d, insertions: i, modifications: m)) }
+            case .error(let e):
+                block(.error(e))
+            }
+        }
+    }
 }
 
 /// A change to `SectionedResults`, as RealmSwift delivers it.
