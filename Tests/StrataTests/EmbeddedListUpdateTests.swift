@@ -6,7 +6,7 @@ import TestSupport
 /// Updating a parent whose list of embedded objects grows or shrinks (`add(_:update:)`, `create(_:value:update:)`).
 @Suite struct EmbeddedListUpdateTests {
     @Test(arguments: [Realm.UpdatePolicy.modified, .all])
-    func aParentsEmbeddedListGrowsAndShrinksThroughAnUpdate(policy: Realm.UpdatePolicy) throws {
+    func O031_aParentsEmbeddedListGrowsAndShrinksThroughAnUpdate(policy: Realm.UpdatePolicy) throws {
         let dir = try TemporaryDirectory()
         let realm = try Realm(configuration: EmbeddedObjectTests.config(dir.child("e.realm")))
         try realm.write { realm.create(EContact.self, value: ["id": 1, "name": "ann", "phones": [["number": "1"], ["number": "2"]]]) }
@@ -39,7 +39,7 @@ import TestSupport
 
     /// Objects made from a managed object holding embedded ones (`init(value:)`, `create(_:value:)`, in the same
     /// Realm or another) copy the embedded objects; linking a managed embedded object is refused.
-    @Test func embeddedObjectsAreCopiedFromManagedOnesAndNeverShared() async throws {
+    @Test func O031_O028_embeddedObjectsAreCopiedFromManagedOnesAndNeverShared() async throws {
         let dir = try TemporaryDirectory()
         let realm = try Realm(configuration: EmbeddedObjectTests.config(dir.child("a.realm")))
         let other = try Realm(configuration: EmbeddedObjectTests.config(dir.child("b.realm")))
