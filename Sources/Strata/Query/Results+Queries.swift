@@ -16,7 +16,12 @@ extension Results {
 
     /// `filter(_:_:)` with the arguments as an array; throws what that form traps with.
     func filter(_ predicateFormat: String, arguments: [Any?]) throws -> Results<Element> {
-        let expr = try QueryParser.parse(predicateFormat, arguments: arguments).resolve(binding.info, bindings: bindingResolver)
+        try filter(QueryParser.parse(predicateFormat, arguments: arguments))
+    }
+
+    /// The objects matching a parsed query (from a string, or from an `NSPredicate`).
+    func filter(_ query: QueryExpr) throws -> Results<Element> {
+        let expr = try query.resolve(binding.info, bindings: bindingResolver)
         return Results(core: core, binding: binding, predicate: predicate.map { .and($0, expr) } ?? expr, sort: sort, distinct: distinct, base: base)
     }
 
