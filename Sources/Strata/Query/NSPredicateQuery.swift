@@ -263,11 +263,12 @@ extension ExpressionTree {
     /// A constant as the Swift value a query argument is: an `NSNumber` as the `Bool`, `Double` or `Int64` it
     /// holds, `NSNull` as nil, arrays and sets element by element.
     static func swiftValue(_ value: Any?) -> Any? {
+        guard let value else { return nil }
         switch value {
-        case nil, is NSNull: return nil
+        case is NSNull: return nil
         case let n as NSNumber:
             if CFGetTypeID(n) == CFBooleanGetTypeID() { return n.boolValue }
-            if CFNumberIsFloatType(n) { return n.doubleValue }
+            if CFNumberIsFloatType(n as CFNumber) { return n.doubleValue }
             return n.int64Value
         case let a as NSArray: return a.map { swiftValue($0) }
         case let s as NSSet: return s.allObjects.map { swiftValue($0) }
