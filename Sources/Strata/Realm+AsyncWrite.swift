@@ -6,13 +6,20 @@ public typealias AsyncTransactionId = UInt32
 
 /// The asynchronous write family of one Realm: blocks and callbacks queued in order, run where the Realm
 /// delivers its notifications (its queue or actor). A Realm with neither has no loop to run them later on
-/// Linux, so their work runs at once, in order, and a cancel after the call is a no-op.
+/// Linux, so its work runs at once, in order, as a run loop would turn: work scheduled while other work
+/// runs, or while a write transaction is open, runs when that ends. A block that needs a write transaction
+/// and finds one open (a `beginAsyncWrite` inside `write {}` or inside another asynchronous write) runs when it
+/// is committed or cancelled, as in RealmSwift, instead of trapping. A cancel after work ran is a no-op.
 final class AsyncWriteQueue {
     private var nextId: AsyncTransactionId = 1
     private var cancelled = Set<AsyncTransactionId>()
     private(set) var pending = 0
+    /// Work waiting for the write transaction, or for the work, that runs now, in order.
+    private var waiting: [() -> Void] = []
+    /// How deep inside its own queued work a Realm with no queue or actor is.
+    private var depth = 0
 
-    func schedule(_ core: RealmCore, _ work: @escaping () -> Void) -> AsyncTransactionId {
+    func schedule(_ core: RealmCore, needsWrite: Bool = false, _ work: @escaping () -> Void) -> AsyncTransactionId {
         let id = nextId
         nextId &+= 1
         pending += 1
@@ -23,15 +30,40 @@ final class AsyncWriteQueue {
             if self.cancelled.remove(id) != nil { return }
             work()
         }
-        if let queue = core.queue {
-            nonisolated(unsafe) let step = run
-            queue.async { step() }
-        } else if let pump = core.pump {
-            pump.send(run)
+        if core.queue != nil || core.pump != nil {
+            // On the Realm's queue or actor: the work waits there, and then for a write left open, if it needs one.
+            let step = { [core] in
+                if needsWrite && core.isInWriteTransaction { self.waiting.append(run) } else { run() }
+            }
+            if let queue = core.queue {
+                nonisolated(unsafe) let step = step
+                queue.async { step() }
+            } else if let pump = core.pump {
+                pump.send(step)
+            }
+        } else if depth > 0 || core.isInWriteTransaction {
+            waiting.append(run)
         } else {
-            run()
+            runNow(core, run)
         }
         return id
+    }
+
+    /// Runs `work`, then what waits, in order, until a write transaction is left open or nothing waits.
+    private func runNow(_ core: RealmCore, _ work: () -> Void) {
+        depth += 1
+        defer { depth -= 1 }
+        work()
+        while !core.isInWriteTransaction, !waiting.isEmpty {
+            waiting.removeFirst()()
+        }
+    }
+
+    /// A write transaction of the Realm ended (committed or cancelled): what waited for it runs, unless the work
+    /// running now will run it when it returns.
+    func writeEnded(_ core: RealmCore) {
+        guard depth == 0, !waiting.isEmpty else { return }
+        runNow(core) {}
     }
 
     func cancel(_ id: AsyncTransactionId) {
@@ -45,7 +77,7 @@ extension Realm {
     @discardableResult
     public func beginAsyncWrite(_ asyncWriteBlock: @escaping () -> Void) -> AsyncTransactionId {
         let core = self.core
-        return core.asyncWrites.schedule(core) {
+        return core.asyncWrites.schedule(core, needsWrite: true) {
             do {
                 try core.beginWrite()
             } catch {

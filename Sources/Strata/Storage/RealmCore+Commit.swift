@@ -147,6 +147,7 @@ extension RealmCore {
         }
         mustMoveToLatest(skipping: skipping)
         shared.committed(by: self)
+        asyncWrites.writeEnded(self)
     }
 
     func cancelWrite() {
@@ -163,6 +164,7 @@ extension RealmCore {
         write = nil
         mustMoveToLatest()
         discardWriteReads()
+        asyncWrites.writeEnded(self)
     }
 
     func requireWrite(_ what: String) -> WriteState {

@@ -44,3 +44,117 @@ import TestSupport
         #expect(order.withLock { $0 } == [3])
     }
 }
+
+/// Asynchronous writes begun while a write transaction is open wait for it, as RealmSwift's do (its
+/// `testAsyncTransactionFromSyncTransaction`, `testBeginAsyncTransactionInAsyncTransaction` and
+/// `testAsyncTransactionCommit`), on a Realm without a queue (whose work runs at once, as a run loop would turn)
+/// and on a queue.
+@Suite struct AsyncWriteOrderingTests {
+    @Test func aBeginAsyncWriteInsideAWriteRunsWhenThatWriteCommits() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try MissingAPITests.realm(dir)
+        let events = Locked<[String]>([])
+        realm.beginWrite()
+        realm.create(APIDog.self, value: ["id": 1])
+        realm.beginAsyncWrite {
+            events.withLock { $0.append("block sees \(realm.objects(APIDog.self).count)") }
+            realm.create(APIDog.self, value: ["id": 2])
+            realm.commitAsyncWrite { error in events.withLock { $0.append("committed \(error == nil)") } }
+        }
+        // Not run yet: the write that is open is the synchronous one.
+        #expect(events.withLock { $0 }.isEmpty)
+        #expect(realm.isPerformingAsynchronousWriteOperations)
+        try realm.commitWrite()
+        #expect(events.withLock { $0 } == ["block sees 1", "committed true"])
+        #expect(realm.objects(APIDog.self).map(\.id).sorted() == [1, 2])
+        #expect(!realm.isInWriteTransaction && !realm.isPerformingAsynchronousWriteOperations)
+
+        // Inside `write {}`, and after a write that is cancelled.
+        try realm.write {
+            realm.writeAsync { realm.create(APIDog.self, value: ["id": 3]) }
+            #expect(realm.object(ofType: APIDog.self, forPrimaryKey: 3) == nil)
+        }
+        #expect(realm.object(ofType: APIDog.self, forPrimaryKey: 3) != nil)
+        realm.beginWrite()
+        realm.create(APIDog.self, value: ["id": 4])
+        realm.writeAsync { realm.create(APIDog.self, value: ["id": 5]) }
+        realm.cancelWrite()
+        #expect(realm.objects(APIDog.self).map(\.id).sorted() == [1, 2, 3, 5])
+    }
+
+    @Test func oneBegunInsideAnotherRunsAfterTheOuterCommits() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try MissingAPITests.realm(dir)
+        let events = Locked<[String]>([])
+        realm.beginAsyncWrite {
+            realm.create(APIDog.self, value: ["id": 1])
+            realm.beginAsyncWrite {
+                events.withLock { $0.append("inner sees \(realm.objects(APIDog.self).count)") }
+                realm.create(APIDog.self, value: ["id": 2])
+                realm.commitAsyncWrite { _ in events.withLock { $0.append("inner committed") } }
+            }
+            events.withLock { $0.append("outer commits") }
+            realm.commitAsyncWrite { _ in events.withLock { $0.append("outer committed") } }
+        }
+        // In the order they were queued: the inner block before the outer commit's callback, which was queued
+        // when the outer block committed (in RealmSwift too the next write may begin before a commit's callback).
+        #expect(events.withLock { $0 } == ["outer commits", "inner sees 1", "outer committed", "inner committed"])
+        #expect(realm.objects(APIDog.self).count == 2)
+    }
+
+    @Test func writesCancelledBeforeTheyRunNeverCommitAndOnesThatDoNotCommitAreCancelled() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try MissingAPITests.realm(dir)
+        let ran = Locked<[Int]>([])
+        realm.beginWrite()
+        realm.beginAsyncWrite {
+            ran.withLock { $0.append(1) }
+            realm.create(APIDog.self, value: ["id": 1, "name": "with commit: commits"])
+            realm.commitAsyncWrite()
+        }
+        realm.beginAsyncWrite {
+            ran.withLock { $0.append(2) }
+            realm.create(APIDog.self, value: ["id": 2, "name": "without commit: does not"])
+        }
+        let cancelled = realm.beginAsyncWrite {
+            ran.withLock { $0.append(3) }
+            realm.create(APIDog.self, value: ["id": 3, "name": "cancelled after begin: does not"])
+            realm.commitAsyncWrite()
+        }
+        let callback = realm.writeAsync({ realm.create(APIDog.self, value: ["id": 4]) }, onComplete: { _ in ran.withLock { $0.append(40) } })
+        try realm.cancelAsyncWrite(cancelled)
+        try realm.cancelAsyncWrite(callback)
+        try realm.commitWrite()
+        #expect(ran.withLock { $0 } == [1, 2])
+        #expect(realm.objects(APIDog.self).map(\.id) == [1])
+        #expect(!realm.isPerformingAsynchronousWriteOperations)
+    }
+
+    @Test func onAQueueABlockWaitsForAWriteLeftOpenAcrossQueueBlocks() throws {
+        let dir = try TemporaryDirectory()
+        let queue = DispatchQueue(label: "async-ordering")
+        let config = Realm.Configuration(fileURL: URL(fileURLWithPath: dir.child("q.realm")), objectTypes: [APIDog.self, APIOwner.self])
+        let events = Locked<[String]>([])
+        nonisolated(unsafe) var realm: Realm!
+        queue.sync {
+            realm = try! Realm(configuration: config, queue: queue)
+            realm.beginWrite()
+            realm.create(APIDog.self, value: ["id": 1])
+            realm.writeAsync({
+                events.withLock { $0.append("A") }
+                realm.create(APIDog.self, value: ["id": 2])
+            }, onComplete: { _ in events.withLock { $0.append("A committed") } })
+            realm.writeAsync({ events.withLock { $0.append("B") } }, onComplete: { _ in events.withLock { $0.append("B committed") } })
+        }
+        queue.sync {}
+        #expect(events.withLock { $0 }.isEmpty)
+        queue.sync { try! realm.commitWrite() }
+        queue.sync {}
+        queue.sync {}
+        #expect(events.withLock { $0 } == ["A", "B", "A committed", "B committed"])
+        queue.sync {
+            #expect(realm.objects(APIDog.self).map(\.id).sorted() == [1, 2])
+            realm = nil
+        }
+    }
+}
