@@ -13,7 +13,7 @@ import TestSupport
         #expect(p.value(forKey: "age") as? Int == 41)
         try realm.write { p["age"] = 42 }
         #expect(p.age == 42)
-        #expect(p.description.contains("firstName = \"Alan\""))
+        #expect(p.description.contains("firstName = Alan;"))
         let unmanaged = Person(value: ["id": 9, "firstName": "Unmanaged"])
         #expect(unmanaged.firstName == "Unmanaged")
         unmanaged.firstName = "Changed"

@@ -178,3 +178,34 @@ final class LPrice: Object {
     @Persisted var amount: Decimal128 = 0
     @Persisted var discount: Decimal128?
 }
+
+/// A link property's declared default (`@Persisted var objectCol: SwiftBoolObject? = SwiftBoolObject()`, as in
+/// RealmSwift's test models) is an object of the unmanaged instance, and is added with it.
+@Suite struct DefaultLinkedObjectTests {
+    @Test func aDeclaredDefaultLinkedObjectIsAddedWithItsOwnerUnlessItWasReplaced() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: .init(fileURL: URL(fileURLWithPath: dir.child("d.realm")), objectTypes: [DescAll.self, DescBool.self]))
+        let kept = DescAll()
+        kept.intCol = 1
+        #expect(kept.value(forKey: "objectCol") as? DescBool === kept.objectCol)
+        let cleared = DescAll()
+        cleared.objectCol = nil
+        let replaced = DescAll()
+        let other = DescBool()
+        other.boolCol = true
+        replaced.objectCol = other
+        try realm.write {
+            realm.add(kept)
+            realm.add(cleared)
+            realm.add(replaced)
+        }
+        #expect(kept.objectCol?.realm != nil)
+        #expect(kept.objectCol?.boolCol == false)
+        #expect(cleared.objectCol == nil)
+        #expect(replaced.objectCol?.boolCol == true)
+        #expect(realm.objects(DescBool.self).count == 2)
+        // `create` with a value that names no link keeps the declared default too, as RealmSwift's does.
+        try realm.write { realm.create(DescAll.self, value: ["intCol": 5]) }
+        #expect(realm.objects(DescAll.self).filter("intCol == 5").first?.objectCol != nil)
+    }
+}

@@ -47,7 +47,7 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, CustomStr
     public var count: Int { objects.count }
     /// The Realm of the object linked to, nil when it is unmanaged.
     public var realm: Realm? { target.map { Realm(core: $0.core) } }
-    public var description: String { "LinkingObjects<\(Element.className())>.\(propertyName) (\(count) objects)" }
+    public var description: String { description(depth: RealmDescription.maxDepth) }
 }
 
 extension LinkingObjects: _Persistable {

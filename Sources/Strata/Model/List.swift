@@ -108,7 +108,7 @@ public final class List<Element: _Persistable>: RandomAccessCollection, CustomSt
         set { replace(index: position, object: newValue) }
     }
 
-    public var description: String { "List<\(Element.self)> (\(count) elements)" }
+    public var description: String { description(depth: RealmDescription.maxDepth) }
 
     // MARK: Changing
 

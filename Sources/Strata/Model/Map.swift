@@ -148,7 +148,7 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStrin
     /// sequence already).
     public func asKeyValueSequence() -> [(key: Key, value: Value)] { current }
 
-    public var description: String { "Map<\(Key.self), \(Value.self)> (\(count) entries)" }
+    public var description: String { description(depth: RealmDescription.maxDepth) }
 
     /// Where `key` is (found) or would go (insert), by binary search over keys in order.
     private static func position(of key: Key, in entries: [(key: Key, value: Value)]) -> (found: Int?, insert: Int) {

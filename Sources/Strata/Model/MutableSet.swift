@@ -15,7 +15,7 @@ public final class MutableSet<Element: _Persistable>: Sequence, CustomStringConv
     public var realm: Realm? { list.realm }
     public var isInvalidated: Bool { list.isInvalidated }
     public func makeIterator() -> IndexingIterator<[Element]> { Array(list).makeIterator() }
-    public var description: String { "MutableSet<\(Element.self)> (\(count) elements)" }
+    public var description: String { description(depth: RealmDescription.maxDepth) }
 
     /// Whether two elements are the same: the same object for objects, equal stored values otherwise.
     private static func same(_ a: Element, _ b: Element) -> Bool {

@@ -192,14 +192,18 @@ open class Object: CustomStringConvertible {
         info.setStoredValue(stored, of: self, at: index)
     }
 
+    /// `==` for any value, as `NSObject.isEqual(_:)`, which RealmSwift's objects inherit: false for anything
+    /// that is not an object.
+    open func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? Object else { return false }
+        return self == other
+    }
+
+    /// RealmSwift's format: `Dog {`, a line `\tname = value;` per property (links and collections nested, five
+    /// levels at most), `}`; `[invalid object]` for a deleted one.
     open var description: String {
         if let d = _dynamic { return d.description }
-        let info = TypeRegistry.info(for: type(of: self))
-        if isInvalidated { return "[invalid object]" }
-        let fields = info.schema.properties.indices.map { i in
-            "\t\(info.schema.properties[i].name) = \(Self.describe(info.storedValue(of: self, at: i)));"
-        }
-        return "\(info.schema.className) {\n" + fields.joined(separator: "\n") + "\n}"
+        return description(depth: RealmDescription.maxDepth)
     }
 
     static func describe(_ v: StoredValue) -> String {

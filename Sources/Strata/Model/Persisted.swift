@@ -214,9 +214,15 @@ protocol PersistedProperty {
     var valueType: any _Persistable.Type { get }
     /// The List instance of an unmanaged list property.
     var collection: AnyObject? { get }
+    /// The object an unmanaged link property holds in its storage (its declared default).
+    var unmanagedLinkedObject: Object? { get }
     var origin: String? { get }
     /// For a LinkingObjects property: its value for the object whose accessor is `accessor`.
     func linkingObjects(_ accessor: ObjectAccessor?) -> Any?
+}
+
+extension PersistedProperty {
+    var unmanagedLinkedObject: Object? { nil }
 }
 
 extension Persisted: PersistedProperty {
@@ -236,6 +242,10 @@ extension Persisted: PersistedProperty {
     var collection: AnyObject? {
         guard Value._isList, case .unmanaged(let v) = storage else { return nil }
         return v as AnyObject
+    }
+    var unmanagedLinkedObject: Object? {
+        guard Value._objectType != nil, !Value._isList, case .unmanaged(let v) = storage else { return nil }
+        return v._linkedObject
     }
 }
 

@@ -307,7 +307,8 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     public var realm: Realm? { Realm(core: core) }
     public var isInvalidated: Bool { core.isInvalidated }
 
-    public var description: String { "Results<\(binding.info.schema.className)> (\(count) objects)" }
+    /// RealmSwift's format: `Results<Dog> <0x…> (` and each object nested, five levels at most.
+    public var description: String { description(depth: RealmDescription.maxDepth) }
 }
 
 extension TypeInfo {

@@ -336,8 +336,26 @@ final class TypeInfo: @unchecked Sendable {
         if let accessor = object._accessor, let target = linkTargets[index] {
             return accessor.linkedObject(accessor.get(index), target: target)
         }
-        if let linked = object._unmanagedLinks?[index] { return linked }
-        return nil
+        return unmanagedLinks(of: object)[index] ?? nil
+    }
+
+    /// The objects an unmanaged object links to, by property: those its setters recorded (nil for a link set to
+    /// nil), and for the others the object the declaration gives (`@Persisted var owner: Person? = Person()`),
+    /// which lives in the property's storage and is added with it, as in RealmSwift.
+    func unmanagedLinks(of object: Object) -> [Int: Object?] {
+        var links = object._unmanagedLinks ?? [:]
+        guard linkTargets.keys.contains(where: { links[$0] == nil }) else { return links }
+        var m: Mirror? = Mirror(reflecting: object)
+        while let mirror = m {
+            for child in mirror.children {
+                guard let label = child.label, let i = labelIndex[label], linkTargets[i] != nil, links[i] == nil,
+                    let p = child.value as? any PersistedProperty, let linked = p.unmanagedLinkedObject
+                else { continue }
+                links[i] = .some(linked)
+            }
+            m = mirror.superclassMirror
+        }
+        return links
     }
 
     /// A property's value, managed or not.

@@ -64,7 +64,7 @@ extension RealmCore {
         var values = info.unmanagedValues(of: object)
         for i in info.requiredIndices where values[i].isNull { values[i] = info.defaults[i] }
         // Linked objects are resolved once this one has its key, so that a cycle of links ends here.
-        let links = object._unmanagedLinks ?? [:]
+        let links = info.unmanagedLinks(of: object)
         var lists: [(Int, any StoredOnAdd)] = info.listIndices.isEmpty ? [] : info.collectionsToStore(of: object)
         // AnyRealmValue properties holding nested collections (with the objects in them).
         if let collections = object._unmanagedCollections {
@@ -174,7 +174,7 @@ extension RealmCore {
         for j in values.indices where info.linkTargets[j] == nil && info.listTargets[j] == nil && record.values[j] != values[j] {
             record.values[j] = values[j]
         }
-        let links = object._unmanagedLinks ?? [:]
+        let links = info.unmanagedLinks(of: object)
         let lists: [(Int, any StoredOnAdd)] = info.collectionsToStore(of: object)
         attach(object, binding: binding, key: key, added: false)
         resolve(links, lists, into: record, update: .modified, w)
