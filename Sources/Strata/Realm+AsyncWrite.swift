@@ -121,7 +121,13 @@ extension Realm {
         }
     }
 
-    /// Moves the Realm to the latest version (RealmSwift's asynchronous refresh; Strata's refresh does not block).
+    /// Moves the Realm to the latest version (RealmSwift's asynchronous refresh; Strata's refresh does not block)
+    /// and says whether it moved. A cancelled task does not refresh (false). A Realm confined to a dispatch queue
+    /// traps, as in RealmSwift: it has no actor to await on.
     @discardableResult
-    public func asyncRefresh() async -> Bool { refresh() }
+    public func asyncRefresh(isolation: isolated (any Actor)? = #isolation) async -> Bool {
+        if core.queue != nil { fatalError("asyncRefresh() can only be called on main thread or actor-isolated Realms") }
+        if Task.isCancelled { return false }
+        return refresh()
+    }
 }

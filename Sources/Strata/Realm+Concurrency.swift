@@ -74,6 +74,8 @@ extension Realm {
     public func asyncWrite<Result>(
         _ block: () throws -> Result, isolation: isolated (any Actor)? = #isolation
     ) async throws -> Result {
+        // RealmSwift's rule: a Realm confined to a dispatch queue has no actor to await on.
+        if core.queue != nil { fatalError("asyncWrite() can only be called on main thread or actor-isolated Realms") }
         // A cancelled task writes nothing.
         try Task.checkCancellation()
         return try write(block)

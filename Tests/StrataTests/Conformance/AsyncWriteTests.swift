@@ -158,3 +158,60 @@ import TestSupport
         }
     }
 }
+
+/// `asyncRefresh()` as RealmSwift's `testAsyncRefresh`, `testAsyncRefreshTaskCancellation` and
+/// `testAsyncRefreshOnQueueConfinedRealm` check it.
+@Suite struct AsyncRefreshTests {
+    @Test func asyncRefreshSaysWhetherTheRealmMovedAndACancelledTaskDoesNotRefresh() async throws {
+        let dir = try TemporaryDirectory()
+        let config = Realm.Configuration(fileURL: URL(fileURLWithPath: dir.child("r.realm")), objectTypes: [APIDog.self, APIOwner.self])
+        try await AsyncRefreshActor().check(config)
+    }
+
+    static func queueConfinedRealm() throws -> Realm {
+        let dir = try TemporaryDirectory()
+        let config = Realm.Configuration(fileURL: URL(fileURLWithPath: dir.child("q.realm")), objectTypes: [APIDog.self, APIOwner.self])
+        let queue = DispatchQueue(label: "confined")
+        nonisolated(unsafe) var realm: Realm!
+        queue.sync { realm = try! Realm(configuration: config, queue: queue) }
+        return realm
+    }
+
+    @Test func asyncRefreshTrapsOnAQueueConfinedRealm() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = try await AsyncRefreshTests.queueConfinedRealm().asyncRefresh()
+        }
+        let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(text.contains("asyncRefresh() can only be called on main thread or actor-isolated Realms"))
+    }
+
+    @Test func asyncWriteTrapsOnAQueueConfinedRealm() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            try await AsyncRefreshTests.queueConfinedRealm().asyncWrite {}
+        }
+        let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(text.contains("asyncWrite() can only be called on main thread or actor-isolated Realms"))
+    }
+}
+
+actor AsyncRefreshActor {
+    func check(_ config: Realm.Configuration) async throws {
+        let realm = try await Realm(configuration: config, actor: self)
+        realm.autorefresh = false
+        let results = realm.objects(APIDog.self)
+        #expect(results.count == 0)
+        #expect(await realm.asyncRefresh() == false)
+        let writer = Thread {
+            let other = try! Realm(configuration: config)
+            try! other.write { other.create(APIDog.self, value: ["id": 1]) }
+        }
+        writer.start()
+        while !writer.isFinished { try await Task.sleep(nanoseconds: 1_000_000) }
+        #expect(results.count == 0)
+        let cancelled = Task { await realm.asyncRefresh() }
+        cancelled.cancel()
+        _ = await cancelled.value
+        #expect(await realm.asyncRefresh() == true)
+        #expect(results.count == 1)
+    }
+}
