@@ -73,3 +73,34 @@ import TestSupport
         }
     }
 }
+
+/// Sessions that each write more than a close merges itself (10,000 keys, 1.2 MB, where four segments exceed
+/// a close's 4 MiB): the background merges they start are stopped by the next close part way, and suspended;
+/// each next session resumes them, so they finish over several sessions and the segments stay few. Before
+/// merges were suspended, this pattern added a segment per session for good.
+@Suite struct LargeShortSessionTests {
+    @Test func sessionsLargerThanACloseMergesKeepAFewSegments() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.child("db")
+        var rng = SplitMix64(seed: 3738)
+        let sessions = Int(ProcessInfo.processInfo.environment["STRATA_LARGE_SESSIONS"] ?? "") ?? 30
+        var counts: [Int] = []
+        for session in 0..<sessions {
+            let db = try Database.open(at: path)
+            try db.write { tx in
+                for i in 0..<10_000 { try tx.put(ShortSessionTests.key(session * 10_000 + i), rng.bytes(120), in: 1) }
+            }
+            counts.append(db.statistics().segmentCount)
+            try db.close()
+        }
+        print("LargeShortSessionTests: segments at each open: \(counts)")
+        let db = try Database.open(at: path)
+        defer { try? db.close() }
+        let segments = db.statistics().segmentCount
+        #expect(segments <= 12 && counts.max()! <= 16, "\(segments) segments after \(sessions) sessions: \(counts)")
+        let snapshot = try db.snapshot()
+        for session in stride(from: 0, to: sessions, by: 7) {
+            #expect(try snapshot.get(ShortSessionTests.key(session * 10_000 + 9_999), in: 1) != nil)
+        }
+    }
+}

@@ -20,6 +20,7 @@ extension Database {
     func compactWhereNeeded() throws {
         guard let trigger = options.compactionSegmentTrigger else { return }
         do {
+            try resumePendingMerges()
             for id in currentVersion.partitions.keys.sorted() {
                 while let ps = currentVersion.partitions[id],
                     let window = Self.compactionWindow(
@@ -88,19 +89,41 @@ extension Database {
         return try compactPartition(id, window: 0..<ps.segments.count, stopWhenClosed: false)
     }
 
-    func compactPartition(_ id: UInt32, window: Range<Int>, stopWhenClosed: Bool = true) throws -> Bool {
+    /// With `stopWhenClosed`, a close stops the merge and suspends it for the next open (`SuspendedMerge.swift`);
+    /// `resuming` goes on with such a merge of the same window.
+    func compactPartition(
+        _ id: UInt32, window: Range<Int>, stopWhenClosed: Bool = true, resuming: (merge: PendingMerge, state: SuspendedSegment)? = nil
+    ) throws -> Bool {
         let v = currentVersion
         guard let ps = v.partitions[id], window.count >= 2, window.upperBound <= ps.segments.count else { return false }
         let inputs = Array(ps.segments[window])
         let reachesOldest = window.upperBound == ps.segments.count
         var created: [UInt64] = []
         do {
-            let it = try MergingIterator(version: v, runs: [], segments: inputs, from: nil, includeTombstones: !reachesOldest)
+            let it: MergingIterator
+            if let resuming {
+                // From the key after the last one written.
+                it = try resuming.state.lastKey.withUnsafeBytes {
+                    try MergingIterator(version: v, runs: [], segments: inputs, from: $0, includeTombstones: !reachesOldest)
+                }
+                if it.isValid, it.currentKey.elementsEqual(resuming.state.lastKey) { try it.next() }
+            } else {
+                it = try MergingIterator(version: v, runs: [], segments: inputs, from: nil, includeTombstones: !reachesOldest)
+            }
+            let suspend: ((SegmentWriter, UInt64) throws -> Bool)? =
+                stopWhenClosed
+                ? { writer, number in
+                    let merge = PendingMerge(
+                        partition: id, inputs: inputs.map(\.fileNumber), reachesOldest: reachesOldest, output: number,
+                        state: self.allocateFileNumber())
+                    return try self.suspendMerge(merge, writer: writer)
+                } : nil
             let output = try writeSegment(
                 partition: id, from: it, expectedEntries: inputs.reduce(0) { $0 + $1.entryCount }, dropTombstones: reachesOldest,
                 stopWhenClosed: stopWhenClosed,
                 minSequence: inputs.map(\.minSequence).min() ?? 0, maxSequence: inputs.map(\.maxSequence).max() ?? 0,
-                userMetadata: inputs.map(\.userMetadata).min() ?? 0, created: &created)
+                userMetadata: inputs.map(\.userMetadata).min() ?? 0, created: &created,
+                resuming: resuming.map { ($0.merge.output, $0.state) }, suspend: suspend)
             let installed = try manifestState.withLock { ms -> Bool in
                 let newVersion = published.withLock { p -> Version? in
                     // The inputs are still there, in order (flushes since only put segments before them).
@@ -120,8 +143,10 @@ extension Database {
                 }
                 guard let newVersion else { return false }
                 created = []
+                // A resumed merge is pending no more (writeManifest deletes its state file).
                 try writeManifest(
-                    for: newVersion, lastFlushedSequence: ms.manifest.lastFlushedSequence, logNumber: ms.manifest.logNumber, state: &ms)
+                    for: newVersion, lastFlushedSequence: ms.manifest.lastFlushedSequence, logNumber: ms.manifest.logNumber, state: &ms,
+                    pendingMerges: ms.manifest.pendingMerges.filter { $0.output != resuming?.merge.output })
                 ms.compactions += 1
                 return true
             }

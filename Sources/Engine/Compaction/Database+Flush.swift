@@ -127,28 +127,47 @@ extension Database {
     }
 
     /// Writes the entries of `it` to a new segment; nil when there is nothing to write.
-    /// With `stopWhenClosed` (compactions), a close in the meantime stops the write with a `.closed` error and
-    /// the partial file goes: a close never waits for a long merge.
+    /// With `stopWhenClosed` (compactions), a close in the meantime stops the write with a `.closed` error: a
+    /// close never waits for a long merge. `suspend` may then keep the partial file (returning true) for a later
+    /// session to finish (`SuspendedMerge.swift`); otherwise it goes. `resuming` goes on writing such a file.
     func writeSegment(
         partition: UInt32, from it: MergingIterator, expectedEntries: Int, dropTombstones: Bool, stopWhenClosed: Bool = false,
-        minSequence: UInt64, maxSequence: UInt64, userMetadata: UInt64, created: inout [UInt64]
+        minSequence: UInt64, maxSequence: UInt64, userMetadata: UInt64, created: inout [UInt64],
+        resuming: (number: UInt64, state: SuspendedSegment)? = nil, suspend: ((SegmentWriter, UInt64) throws -> Bool)? = nil
     ) throws -> SegmentReader? {
-        let number = allocateFileNumber()
+        let number = resuming?.number ?? allocateFileNumber()
         let filePath = path(.segment(number))
-        let file = try fileSystem.createFile(atPath: filePath)
-        created.append(number)
-        let writer = try SegmentWriter(
-            file: file, fileNumber: number, partition: partition, databaseID: databaseID, expectedEntries: expectedEntries,
-            compress: options.compression, cipher: cipher)
+        let file: any WritableFile
+        let writer: SegmentWriter
+        if let resuming {
+            try fileSystem.truncateFile(atPath: filePath, toSize: resuming.state.committedBytes)
+            file = try fileSystem.openForAppending(atPath: filePath)
+            created.append(number)
+            writer = SegmentWriter(
+                resuming: resuming.state, file: file, fileNumber: number, databaseID: databaseID, compress: options.compression, cipher: cipher)
+        } else {
+            file = try fileSystem.createFile(atPath: filePath)
+            created.append(number)
+            writer = try SegmentWriter(
+                file: file, fileNumber: number, partition: partition, databaseID: databaseID, expectedEntries: expectedEntries,
+                compress: options.compression, cipher: cipher)
+        }
         var sinceCheck = 0
+        var writtenNow = 0
+        let stopAfter = stopWhenClosed ? options.mergeEntriesBeforeSuspending : nil
         while it.isValid {
             let v = it.value
             if v != nil || !dropTombstones { try writer.add(key: it.currentKey, value: v) }
             try it.next()
             sinceCheck += 1
-            if stopWhenClosed, sinceCheck >= 4096 {
+            writtenNow += 1
+            if stopWhenClosed, sinceCheck >= Tuning.mergeCloseCheckEntries || writtenNow == stopAfter {
                 sinceCheck = 0
-                if published.withLock({ $0.closed }) {
+                if published.withLock({ $0.closed }) || writtenNow == stopAfter {
+                    // A merge stopped with more to write is worth keeping; one at its end is finished instead.
+                    if it.isValid, let suspend, try suspend(writer, number) {
+                        created.removeAll { $0 == number }
+                    }
                     file.close()
                     throw StorageError(.closed, "compaction of partition \(partition) stopped by close", file: directory)
                 }

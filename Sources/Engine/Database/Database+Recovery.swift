@@ -279,13 +279,15 @@ extension Database {
     /// Deletes files no durable manifest needs: segments of failed flushes, old manifests, temporary files.
     func removeOrphans() {
         let live = manifestState.withLock { ms in
-            (Set(ms.manifest.partitions.values.flatMap { $0.map(\.fileNumber) }), ms.manifestNumber)
+            (Set(ms.manifest.partitions.values.flatMap { $0.map(\.fileNumber) } + ms.manifest.pendingMerges.map(\.output)), ms.manifestNumber,
+             Set(ms.manifest.pendingMerges.map(\.state)))
         }
         guard let names = try? fileSystem.listDirectory(atPath: directory) else { return }
         for name in names {
             switch FileName(parsing: name) {
             case .segment(let n)? where !live.0.contains(n): try? fileSystem.removeFile(atPath: directory + "/" + name)
             case .manifest(let n)? where n != live.1: try? fileSystem.removeFile(atPath: directory + "/" + name)
+            case .mergeState(let n)? where !live.2.contains(n): try? fileSystem.removeFile(atPath: directory + "/" + name)
             case .currentTemporary?: try? fileSystem.removeFile(atPath: directory + "/" + name)
             default: break
             }

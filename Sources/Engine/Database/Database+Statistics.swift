@@ -103,3 +103,8 @@ extension Database {
         return problems
     }
 }
+
+extension Database {
+    /// The merges a close suspended and the next open resumes (`SuspendedMerge.swift`).
+    package var pendingMerges: [PendingMerge] { manifestState.withLock { $0.manifest.pendingMerges } }
+}

@@ -56,6 +56,9 @@ package final class Database: @unchecked Sendable {
         /// encrypted or plain and stays so; opening it with the wrong key, without its key, or a plain one with a
         /// key fails with `.decryptionFailed`.
         package var encryptionKey: [UInt8]? = nil
+        /// Tests: a background merge stops once it has written this many entries, and is suspended as a close
+        /// would suspend it (`SuspendedMerge.swift`).
+        package var mergeEntriesBeforeSuspending: Int? = nil
         package init() {}
     }
 

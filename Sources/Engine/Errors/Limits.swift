@@ -47,6 +47,9 @@ enum Tuning {
     /// cost a close a few milliseconds (merging runs at well over 100 MB/s), and keep short sessions from
     /// leaving one segment each; larger ones are left to background maintenance.
     static let closeCompactionBudgetBytes = 4 * 1024 * 1024
+    /// How many entries a background merge writes between two looks at whether the database is closing (a
+    /// close waits at most this long for it to stop and suspend).
+    static let mergeCloseCheckEntries = 4096
     /// The block cache and memtable of a Realm on iOS, tvOS, watchOS and visionOS, where heap counts against
     /// a per-process limit (jetsam): an app extension may have as little as 24-30 MB in all. Mapped segment
     /// pages are not counted (they are clean and file-backed); what these hold is.

@@ -5,16 +5,22 @@ extension Database {
     // MARK: Manifest
 
     /// Writes a manifest describing `version`'s segments, switches CURRENT to it, and deletes the segments and
-    /// manifest it no longer names.
-    func writeManifest(for version: Version, lastFlushedSequence: UInt64, logNumber: UInt64, state ms: inout ManifestState) throws {
+    /// manifest it no longer names. Pending merges (`pendingMerges`, or the current manifest's) are kept while
+    /// their inputs are there; the files of the others are deleted.
+    func writeManifest(
+        for version: Version, lastFlushedSequence: UInt64, logNumber: UInt64, state ms: inout ManifestState, pendingMerges: [PendingMerge]? = nil
+    ) throws {
         var partitions: [UInt32: [SegmentInfo]] = [:]
         for (id, ps) in version.partitions where !ps.segments.isEmpty {
             partitions[id] = ps.segments.map(\.info)
         }
         let number = allocateFileNumber()
-        let manifest = Manifest(
+        var manifest = Manifest(
             nextFileNumber: nextFileNumber, lastFlushedSequence: lastFlushedSequence, logNumber: logNumber,
             newestLogNumber: max(logNumber, ms.manifest.newestLogNumber), partitions: partitions, databaseID: databaseID)
+        manifest.pendingMerges = (pendingMerges ?? ms.manifest.pendingMerges).filter { m in
+            partitions[m.partition].map { m.applies(to: $0.map(\.fileNumber)) } ?? false
+        }
         try installManifest(manifest, number: number)
         let old = ms.manifest
         let oldNumber = ms.manifestNumber
@@ -26,6 +32,17 @@ extension Database {
             try? fileSystem.removeFile(atPath: path(.segment(n)))
         }
         try? fileSystem.removeFile(atPath: path(.manifest(oldNumber)))
+        // try?: a pending merge's files that could not be removed now are orphans, removed at the next open.
+        // (The output of a finished one is now a live segment.)
+        for m in old.pendingMerges where !manifest.pendingMerges.contains(where: { $0.output == m.output }) {
+            if !live.contains(m.output) { try? fileSystem.removeFile(atPath: path(.segment(m.output))) }
+            try? fileSystem.removeFile(atPath: path(.mergeState(m.state)))
+        }
+        for m in old.pendingMerges {
+            if let kept = manifest.pendingMerges.first(where: { $0.output == m.output }), kept.state != m.state {
+                try? fileSystem.removeFile(atPath: path(.mergeState(m.state)))
+            }
+        }
     }
 
     /// Writes `MANIFEST-number`, syncs it, and makes it current with an atomic rename of `CURRENT`.

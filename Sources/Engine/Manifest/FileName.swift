@@ -12,6 +12,8 @@ package enum FileName: Equatable, Hashable, Sendable {
     case log(UInt64)
     /// `000043.seg`: a sealed segment.
     case segment(UInt64)
+    /// `000044.merge`: the state of a merge a close suspended (`PendingMerge`).
+    case mergeState(UInt64)
 
     package var name: String {
         switch self {
@@ -21,6 +23,7 @@ package enum FileName: Equatable, Hashable, Sendable {
         case .manifest(let n): "MANIFEST-" + Self.padded(n)
         case .log(let n): Self.padded(n) + ".log"
         case .segment(let n): Self.padded(n) + ".seg"
+        case .mergeState(let n): Self.padded(n) + ".merge"
         }
     }
 
@@ -37,6 +40,8 @@ package enum FileName: Equatable, Hashable, Sendable {
                 self = .log(n)
             } else if name.hasSuffix(".seg"), let n = Self.number(name.dropLast(4)) {
                 self = .segment(n)
+            } else if name.hasSuffix(".merge"), let n = Self.number(name.dropLast(6)) {
+                self = .mergeState(n)
             } else {
                 return nil
             }

@@ -25,12 +25,15 @@ package struct SegmentInfo: Equatable, Sendable {
 /// `magic "STRATAMF"` · `u32 formatVersion` · `u32 flags` · `u64 nextFileNumber` · `u64 lastFlushedSequence`
 /// · `u64 logNumber` · `u64 newestLogNumber` (format 2; format 1 has none) · `u32 partitionCount` · per partition `u32 id, u32 segmentCount, segmentCount x
 /// SegmentInfo (6 x u64)` · (encrypted databases, flag bit 0: a 28-byte AES-GCM nonce and tag authenticating
-/// every byte before it with the key) · `u64 checksum` (XXH3-64 of every byte before it).
+/// every byte before it with the key) · `u64 checksum` (XXH3-64 of every byte before it). Format 5 (written only
+/// while a merge is suspended) adds, after the partitions, `u32 count` · per pending merge `u32 partition ·
+/// u32 flags (bit 0: reaches the oldest segment) · u64 output · u64 state · u32 inputCount · inputCount x u64`.
 package struct Manifest: Equatable, Sendable {
     static let magic: UInt64 = 0x464D_4154_4152_5453  // "STRATAMF" little-endian
-    /// 2 added `newestLogNumber`, 3 the database's identity, 4 encryption (written only by encrypted databases);
-    /// formats 1 to 3 are still read.
-    static let formatVersion: UInt32 = 4
+    /// 2 added `newestLogNumber`, 3 the database's identity, 4 encryption (written only by encrypted databases),
+    /// 5 pending merges (written only while there are some); formats 1 to 4 are still read.
+    static let formatVersion: UInt32 = 5
+    static let encryptedFormatVersion: UInt32 = 4
     static let plainFormatVersion: UInt32 = 3
     /// Flag bit 0: the database is encrypted (its segments' blocks and its log records are sealed).
     static let flagEncrypted: UInt32 = 1
@@ -52,6 +55,8 @@ package struct Manifest: Equatable, Sendable {
     /// log it writes, so that a file from another database is recognised. 0 in manifests before format 3
     /// (such a database gets one at its next open).
     package var databaseID: UInt64
+    /// Merges a close suspended, which the next open resumes.
+    package var pendingMerges: [PendingMerge] = []
 
     package init(
         nextFileNumber: UInt64, lastFlushedSequence: UInt64, logNumber: UInt64, newestLogNumber: UInt64? = nil,
@@ -69,7 +74,8 @@ package struct Manifest: Equatable, Sendable {
     package func encoded(cipher: Cipher? = nil) -> [UInt8] {
         var out: [UInt8] = []
         out.appendUInt64LE(Self.magic)
-        out.appendUInt32LE(cipher == nil ? Self.plainFormatVersion : Self.formatVersion)
+        out.appendUInt32LE(
+            !pendingMerges.isEmpty ? Self.formatVersion : cipher == nil ? Self.plainFormatVersion : Self.encryptedFormatVersion)
         out.appendUInt32LE(cipher == nil ? 0 : Self.flagEncrypted)
         out.appendUInt64LE(nextFileNumber)
         out.appendUInt64LE(lastFlushedSequence)
@@ -88,6 +94,17 @@ package struct Manifest: Equatable, Sendable {
                 out.appendUInt64LE(s.minSequence)
                 out.appendUInt64LE(s.maxSequence)
                 out.appendUInt64LE(s.userMetadata)
+            }
+        }
+        if !pendingMerges.isEmpty {
+            out.appendUInt32LE(UInt32(pendingMerges.count))
+            for m in pendingMerges {
+                out.appendUInt32LE(m.partition)
+                out.appendUInt32LE(m.reachesOldest ? 1 : 0)
+                out.appendUInt64LE(m.output)
+                out.appendUInt64LE(m.state)
+                out.appendUInt32LE(UInt32(m.inputs.count))
+                for n in m.inputs { out.appendUInt64LE(n) }
             }
         }
         if let cipher {
@@ -187,6 +204,30 @@ package struct Manifest: Equatable, Sendable {
                 }
                 partitions[id] = segments
             }
+            var pending: [PendingMerge] = []
+            if version >= 5 {
+                let count = Int(try r.readUInt32LE("pending merge count"))
+                guard count <= r.remaining / 28 else {
+                    throw StorageError.corrupted("pending merge count \(count) does not fit in the file", file: nil, offset: r.position - 4)
+                }
+                for _ in 0..<count {
+                    let at = r.position
+                    let partition = try r.readUInt32LE("pending merge partition")
+                    let flags = try r.readUInt32LE("pending merge flags")
+                    let output = try r.readUInt64LE("pending merge output")
+                    let state = try r.readUInt64LE("pending merge state")
+                    let inputCount = Int(try r.readUInt32LE("pending merge input count"))
+                    guard inputCount >= 2, inputCount <= r.remaining / 8 else {
+                        throw StorageError.corrupted("pending merge input count \(inputCount) is not between 2 and what fits", file: nil, offset: at + 24)
+                    }
+                    var inputs: [UInt64] = []
+                    for _ in 0..<inputCount { inputs.append(try r.readUInt64LE("pending merge input")) }
+                    guard output < nextFile, state < nextFile, inputs.allSatisfy({ $0 < nextFile }) else {
+                        throw StorageError.corrupted("a pending merge names a file number not below the next file number \(nextFile)", file: nil, offset: at)
+                    }
+                    pending.append(PendingMerge(partition: partition, inputs: inputs, reachesOldest: flags & 1 != 0, output: output, state: state))
+                }
+            }
             guard r.isAtEnd else {
                 throw StorageError.corrupted("\(r.remaining) unexpected bytes after the last partition", file: nil, offset: r.position)
             }
@@ -213,9 +254,11 @@ package struct Manifest: Equatable, Sendable {
                         file: nil, offset: body.count - Cipher.overhead)
                 }
             }
-            return Manifest(
+            var manifest = Manifest(
                 nextFileNumber: nextFile, lastFlushedSequence: lastSeq, logNumber: logNumber, newestLogNumber: newestLog, partitions: partitions,
                 databaseID: databaseID)
+            manifest.pendingMerges = pending
+            return manifest
         } catch let error as StorageError {
             throw error.located(file: file)
         }

@@ -17,6 +17,12 @@ package struct KeyFilter: Sendable {
         probeCount = Self.probes
     }
 
+    /// A filter as `suspend()` of a segment writer left it.
+    init(words: [UInt64], probeCount: UInt32) {
+        self.words = words
+        self.probeCount = probeCount
+    }
+
     package static func hash(_ key: UnsafeRawBufferPointer) -> UInt64 { Checksum.xxh3(key, seed: 0x6B65_7966_696C_7472) }
 
     package mutating func insert(hash h: UInt64) {

@@ -23,6 +23,8 @@ final class SegmentWriter {
     private let salt: UInt32
 
     @exclusivity(unchecked) private var filter: KeyFilter
+    /// The last key added (what a suspended merge resumes after).
+    @exclusivity(unchecked) private var lastKey: [UInt8] = []
 
     /// `expectedEntries` sizes the key filter (at most this many entries keep its false-positive rate).
     /// `cipher`: seal every block and the index (an encrypted database's segments).
@@ -53,6 +55,8 @@ final class SegmentWriter {
             blockFirstKey = [UInt8](key)
         }
         filter.insert(hash: KeyFilter.hash(key))
+        lastKey.removeAll(keepingCapacity: true)
+        lastKey.append(contentsOf: key)
         let offset = block.appendEntry(key: key, value: value)
         entryOffsets.append(UInt32(offset))
         entryCount += 1
@@ -100,6 +104,34 @@ final class SegmentWriter {
         block.removeAll()
         entryOffsets.removeAll(keepingCapacity: true)
         if output.count >= 1 << 20 { try drain() }
+    }
+
+    /// Ends the blocks written so far, makes them durable and returns what `init(resuming:)` needs to go on
+    /// writing this segment after the last key added, in this process or another. The file is left open.
+    func suspend() throws -> SuspendedSegment {
+        try finishBlock()
+        try drain()
+        try file.sync(.ordered)
+        return SuspendedSegment(
+            partition: partition, committedBytes: written, blockCount: blockCount, entryCount: entryCount, salt: salt,
+            lastKey: lastKey, index: index.withUnsafeBytes { [UInt8]($0) }, filterWords: filter.words, filterProbes: filter.probeCount)
+    }
+
+    /// Goes on writing the segment `state` describes, in `file` (open for appending at `state.committedBytes`).
+    init(resuming state: SuspendedSegment, file: any WritableFile, fileNumber: UInt64, databaseID: UInt64, compress: Bool, cipher: Cipher?) {
+        self.file = file
+        self.fileNumber = fileNumber
+        self.partition = state.partition
+        self.databaseID = databaseID
+        self.compress = compress
+        self.cipher = cipher
+        salt = state.salt
+        filter = KeyFilter(words: state.filterWords, probeCount: state.filterProbes)
+        written = state.committedBytes
+        blockCount = state.blockCount
+        entryCount = state.entryCount
+        lastKey = state.lastKey
+        state.index.withUnsafeBytes { index.append($0) }
     }
 
     private func drain() throws {

@@ -1,0 +1,162 @@
+import Engine
+import Foundation
+import Testing
+import TestSupport
+
+/// A background merge that a close stops is suspended and resumed by the next open (issue 37): sessions
+/// shorter than a merge still finish it, a little each, instead of starting it again every time. The merges
+/// here stop after a set number of entries (`mergeEntriesBeforeSuspending`), as a close would stop them.
+@Suite struct SuspendedMergeTests {
+    static func key(_ i: Int) -> [UInt8] { withUnsafeBytes(of: UInt64(i).bigEndian) { Array($0) } }
+
+    /// Six segments of 5,000 keys with 200-byte random values (6 MB, above what a close merges itself),
+    /// overwriting and deleting each other's keys; returns what the database must hold.
+    static func build(_ path: String, key: [UInt8]?) throws -> [Int: [UInt8]] {
+        var options = Database.Options()
+        options.backgroundMaintenance = false
+        options.encryptionKey = key
+        let db = try Database.open(at: path, options: options)
+        var rng = SplitMix64(seed: 3737)
+        var model: [Int: [UInt8]] = [:]
+        for round in 0..<6 {
+            try db.write { tx in
+                for j in 0..<5_000 {
+                    let k = round * 3_000 + j
+                    if j % 11 == 0, model[k] != nil {
+                        try tx.delete(Self.key(k), in: 1)
+                        model[k] = nil
+                    } else {
+                        let v = rng.bytes(200)
+                        try tx.put(Self.key(k), v, in: 1)
+                        model[k] = v
+                    }
+                }
+            }
+            try db.flush()
+        }
+        #expect(db.statistics().segmentCount == 6)
+        try db.close()
+        return model
+    }
+
+    static func check(_ db: Database, _ model: [Int: [UInt8]]) throws {
+        let snapshot = try db.snapshot()
+        var seen = 0
+        try snapshot.scan(1) { k, v in
+            let i = Int(UInt64(bigEndian: k.loadUnaligned(as: UInt64.self)))
+            #expect(model[i] == [UInt8](v), "key \(i)")
+            seen += 1
+            return true
+        }
+        #expect(seen == model.count)
+        snapshot.close()
+    }
+
+    static func files(_ path: String, _ suffix: String) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(suffix) }.sorted()
+    }
+
+    static func options(key: [UInt8]?, stopAfter: Int?) -> Database.Options {
+        var options = Database.Options()
+        options.encryptionKey = key
+        options.mergeEntriesBeforeSuspending = stopAfter
+        return options
+    }
+
+    @Test(arguments: [false, true])
+    func aMergeStoppedPartWayIsResumedByTheNextSessionsUntilItFinishes(encrypted: Bool) throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.child("db")
+        let key: [UInt8]? = encrypted ? Array(repeating: 7, count: 64) : nil
+        let model = try Self.build(path, key: key)
+        var outputs: Set<UInt64> = []
+        var sessions = 0
+        while true {
+            let db = try Database.open(at: path, options: Self.options(key: key, stopAfter: 7_000))
+            db.waitForMaintenance()
+            sessions += 1
+            // Reads never see a pending merge's output.
+            try Self.check(db, model)
+            let pending = db.pendingMerges
+            try db.close()
+            guard let merge = pending.first else { break }
+            #expect(pending.count == 1)
+            #expect(merge.inputs.count == 6)
+            outputs.insert(merge.output)
+            #expect(try Self.files(path, ".merge").count == 1)
+            try #require(sessions < 10, "the merge never finished")
+        }
+        // One output file, written a part per session: 7,000 keys a session (deleted keys included).
+        #expect(outputs.count == 1)
+        let least = (model.count + 6_999) / 7_000
+        #expect(sessions >= max(least, 3) && sessions <= least + 1, "\(sessions) sessions for \(model.count) keys")
+        let db = try Database.open(at: path, options: Self.options(key: key, stopAfter: nil))
+        defer { try? db.close() }
+        #expect(db.statistics().segmentCount == 1)
+        #expect(db.pendingMerges.isEmpty)
+        try Self.check(db, model)
+        #expect(db.checkConsistency().isEmpty)
+        #expect(try Self.files(path, ".merge").isEmpty)
+        #expect(try Self.files(path, ".seg").count == 1)
+    }
+
+    @Test func aPendingMergeWhoseInputsAnotherMergeTookIsDroppedWithItsFiles() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.child("db")
+        let model = try Self.build(path, key: nil)
+        do {
+            let db = try Database.open(at: path, options: Self.options(key: nil, stopAfter: 7_000))
+            db.waitForMaintenance()
+            #expect(db.pendingMerges.count == 1)
+            try db.close()
+        }
+        #expect(try Self.files(path, ".seg").count == 7)
+        var options = Self.options(key: nil, stopAfter: nil)
+        options.backgroundMaintenance = false
+        let db = try Database.open(at: path, options: options)
+        defer { try? db.close() }
+        #expect(db.pendingMerges.count == 1)
+        try db.compact()
+        #expect(db.pendingMerges.isEmpty)
+        #expect(try Self.files(path, ".merge").isEmpty)
+        #expect(try Self.files(path, ".seg").count == 1)
+        try Self.check(db, model)
+    }
+
+    @Test(arguments: ["damaged state", "missing state", "bytes past the committed end"])
+    func aPendingMergeWhoseFilesAreNotWholeCostsItsProgressNeverData(damage: String) throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.child("db")
+        let model = try Self.build(path, key: nil)
+        do {
+            let db = try Database.open(at: path, options: Self.options(key: nil, stopAfter: 7_000))
+            db.waitForMaintenance()
+            try #require(db.pendingMerges.count == 1)
+            try db.close()
+        }
+        let state = path + "/" + (try #require(try Self.files(path, ".merge").first))
+        switch damage {
+        case "damaged state":
+            var bytes = try Data(contentsOf: URL(fileURLWithPath: state))
+            bytes[bytes.count / 2] ^= 0x40
+            try bytes.write(to: URL(fileURLWithPath: state))
+        case "missing state":
+            try FileManager.default.removeItem(atPath: state)
+        default:
+            // What a process killed after its last sync leaves: more output than the state says was written.
+            let output = path + "/" + (try Self.files(path, ".seg").max()!)
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data(repeating: 0xAB, count: 10_000))
+            try handle.close()
+        }
+        let db = try Database.open(at: path, options: Self.options(key: nil, stopAfter: nil))
+        db.waitForMaintenance()
+        defer { try? db.close() }
+        #expect(db.pendingMerges.isEmpty)
+        #expect(db.statistics().segmentCount == 1)
+        try Self.check(db, model)
+        #expect(db.checkConsistency().isEmpty)
+        #expect(try Self.files(path, ".merge").isEmpty)
+    }
+}
