@@ -324,6 +324,13 @@ public final class Runner {
                 let f = try shortSessions(in: dir, sessions: 400, size: 100)
                 record("short sessions: segments", Self.strata, Double(f.segments))
                 record("short sessions: close", Self.strata, f.closeMilliseconds)
+                // Sessions that each write more than a close merges itself (about 5 MB): their merges are
+                // finished over several sessions (suspended at a close, resumed at the next open).
+                try? FileManager.default.removeItem(atPath: dir)  // try?: a scratch directory
+                try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+                let large = try shortSessions(in: dir, sessions: 60, size: 20_000)
+                record("short sessions of 20,000: segments", Self.strata, Double(large.segments))
+                record("short sessions of 20,000: close", Self.strata, large.closeMilliseconds)
             }
         }
         progress("")
@@ -373,6 +380,8 @@ public final class Runner {
             ("small-txn write amplification", .factor, "bytes the process wrote to storage (/proc/self/io write_bytes) per byte of values during that run"),
             ("short sessions: segments", .factor, "Strata: 400 sessions that open, commit 100 records and close, with no pause; the most segments any type's partition holds afterwards, as strata info reports them (the aim: at most 12)"),
             ("short sessions: close", .milliseconds, "Strata: the median time of those sessions' closes"),
+            ("short sessions of 20,000: segments", .factor, "Strata: 60 sessions that open, commit 20,000 records (about 5 MB, more than a close merges itself) and close; the most segments any type's partition holds afterwards"),
+            ("short sessions of 20,000: close", .milliseconds, "Strata: the median time of those sessions' closes (a close suspends the merge under way)"),
             ("import-realm", .perSecond, "Strata: a RealmSwift file of the N people (format 24, written by the project's Realm-format writer) converted into a Strata database, objects per second; compare with Strata's insert row (the aim: at least half of it)"),
             ("size after migrate-retype, compacted", .megabytes, "the same after each engine's compaction: Strata's compact on open, SQLite's VACUUM, LMDB's mdb_env_copy2 with MDB_CP_COMPACT"),
         ]

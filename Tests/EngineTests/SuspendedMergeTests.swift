@@ -160,3 +160,21 @@ import TestSupport
         #expect(try Self.files(path, ".merge").isEmpty)
     }
 }
+
+@Suite struct PendingMergeManifestTests {
+    @Test func aManifestListsPendingMergesInFormatFiveAndWithoutThemStaysInItsFormer() throws {
+        var manifest = Manifest(nextFileNumber: 50, lastFlushedSequence: 9, logNumber: 40, partitions: [1: []], databaseID: 77)
+        let plain = manifest.encoded()
+        #expect(plain[8] == 3)
+        manifest.pendingMerges = [PendingMerge(partition: 1, inputs: [12, 11, 10], reachesOldest: true, output: 44, state: 45)]
+        let bytes = manifest.encoded()
+        #expect(bytes[8] == 5)
+        let again = try bytes.withUnsafeBytes { try Manifest.decode($0, file: "MANIFEST-000046") }
+        #expect(again == manifest)
+        #expect(again.pendingMerges.first?.reachesOldest == true)
+        // A pending merge naming a file number at or past the next one is damage.
+        manifest.pendingMerges[0].output = 50
+        let bad = manifest.encoded()
+        #expect(throws: StorageError.self) { try bad.withUnsafeBytes { try Manifest.decode($0, file: "MANIFEST-000046") } }
+    }
+}

@@ -164,9 +164,17 @@ extension Database {
             if stopWhenClosed, sinceCheck >= Tuning.mergeCloseCheckEntries || writtenNow == stopAfter {
                 sinceCheck = 0
                 if published.withLock({ $0.closed }) || writtenNow == stopAfter {
-                    // A merge stopped with more to write is worth keeping; one at its end is finished instead.
-                    if it.isValid, let suspend, try suspend(writer, number) {
-                        created.removeAll { $0 == number }
+                    // A merge stopped with more to write is worth keeping; one at its end is finished instead. A
+                    // suspension that fails costs only the merge's progress (nothing reads its output), so the
+                    // merge is then dropped as before suspensions, and the next open starts it again.
+                    if it.isValid, let suspend {
+                        let kept: Bool
+                        do {
+                            kept = try suspend(writer, number)
+                        } catch {
+                            kept = false
+                        }
+                        if kept { created.removeAll { $0 == number } }
                     }
                     file.close()
                     throw StorageError(.closed, "compaction of partition \(partition) stopped by close", file: directory)

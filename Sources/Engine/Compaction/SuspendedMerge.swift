@@ -20,6 +20,14 @@ package struct PendingMerge: Equatable, Sendable {
     package var output: UInt64
     package var state: UInt64
 
+    package init(partition: UInt32, inputs: [UInt64], reachesOldest: Bool, output: UInt64, state: UInt64) {
+        self.partition = partition
+        self.inputs = inputs
+        self.reachesOldest = reachesOldest
+        self.output = output
+        self.state = state
+    }
+
     /// Whether `segments` (a partition's, newest first) still hold the inputs, consecutive, and at the end when
     /// the merge reaches the oldest segment.
     func applies(to segments: [UInt64]) -> Bool {
