@@ -103,4 +103,33 @@ import TestSupport
             #expect(try snapshot.get(ShortSessionTests.key(session * 10_000 + 9_999), in: 1) != nil)
         }
     }
+
+    /// The same sessions when the background merges get no time at all (each stops after one entry): a close's
+    /// own share of merging (`advanceMergesAtClose`, which goes on with the suspended merges) keeps the
+    /// segments few by itself.
+    @Test func sessionsWhoseBackgroundMergesGetNoTimeStillKeepAFewSegments() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.child("db")
+        var rng = SplitMix64(seed: 3739)
+        var options = Database.Options()
+        options.mergeEntriesBeforeSuspending = 1
+        var counts: [Int] = []
+        for session in 0..<30 {
+            let db = try Database.open(at: path, options: options)
+            try db.write { tx in
+                for i in 0..<10_000 { try tx.put(ShortSessionTests.key(session * 10_000 + i), rng.bytes(120), in: 1) }
+            }
+            counts.append(db.statistics().segmentCount)
+            try db.close()
+        }
+        print("LargeShortSessionTests: with no background merging, segments at each open: \(counts)")
+        let db = try Database.open(at: path, options: options)
+        defer { try? db.close() }
+        #expect(db.statistics().segmentCount <= 12 && counts.max()! <= 16, "\(counts)")
+        #expect(db.checkConsistency().isEmpty)
+        let snapshot = try db.snapshot()
+        for session in stride(from: 0, to: 30, by: 7) {
+            #expect(try snapshot.get(ShortSessionTests.key(session * 10_000 + 9_999), in: 1) != nil)
+        }
+    }
 }

@@ -60,6 +60,8 @@ import TestSupport
         var options = Database.Options()
         options.encryptionKey = key
         options.mergeEntriesBeforeSuspending = stopAfter
+        // The background merges alone, stopped where the test says.
+        options.closeMergeShare = false
         return options
     }
 

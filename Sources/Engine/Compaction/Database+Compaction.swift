@@ -92,7 +92,8 @@ extension Database {
     /// With `stopWhenClosed`, a close stops the merge and suspends it for the next open (`SuspendedMerge.swift`);
     /// `resuming` goes on with such a merge of the same window.
     func compactPartition(
-        _ id: UInt32, window: Range<Int>, stopWhenClosed: Bool = true, resuming: (merge: PendingMerge, state: SuspendedSegment)? = nil
+        _ id: UInt32, window: Range<Int>, stopWhenClosed: Bool = true, resuming: (merge: PendingMerge, state: SuspendedSegment)? = nil,
+        stopAfterEntries: Int? = nil
     ) throws -> Bool {
         let v = currentVersion
         guard let ps = v.partitions[id], window.count >= 2, window.upperBound <= ps.segments.count else { return false }
@@ -111,7 +112,7 @@ extension Database {
                 it = try MergingIterator(version: v, runs: [], segments: inputs, from: nil, includeTombstones: !reachesOldest)
             }
             let suspend: ((SegmentWriter, UInt64) throws -> Bool)? =
-                stopWhenClosed
+                stopWhenClosed || stopAfterEntries != nil
                 ? { writer, number in
                     let merge = PendingMerge(
                         partition: id, inputs: inputs.map(\.fileNumber), reachesOldest: reachesOldest, output: number,
@@ -123,7 +124,7 @@ extension Database {
                 stopWhenClosed: stopWhenClosed,
                 minSequence: inputs.map(\.minSequence).min() ?? 0, maxSequence: inputs.map(\.maxSequence).max() ?? 0,
                 userMetadata: inputs.map(\.userMetadata).min() ?? 0, created: &created,
-                resuming: resuming.map { ($0.merge.output, $0.state) }, suspend: suspend)
+                resuming: resuming.map { ($0.merge.output, $0.state) }, suspend: suspend, stopAfterEntries: stopAfterEntries)
             let installed = try manifestState.withLock { ms -> Bool in
                 let newVersion = published.withLock { p -> Version? in
                     // The inputs are still there, in order (flushes since only put segments before them).

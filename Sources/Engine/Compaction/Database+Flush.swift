@@ -118,6 +118,7 @@ extension Database {
                 created = []
                 try writeManifest(for: newVersion, lastFlushedSequence: target.sequence, logNumber: target.logNumber, state: &ms)
                 ms.flushes += 1
+                ms.flushedBytes += outputs.reduce(0) { $0 + ($1.segment?.fileBytes ?? 0) }
             }
             try removeLogs(before: target.logNumber)
         } catch {
@@ -133,7 +134,8 @@ extension Database {
     func writeSegment(
         partition: UInt32, from it: MergingIterator, expectedEntries: Int, dropTombstones: Bool, stopWhenClosed: Bool = false,
         minSequence: UInt64, maxSequence: UInt64, userMetadata: UInt64, created: inout [UInt64],
-        resuming: (number: UInt64, state: SuspendedSegment)? = nil, suspend: ((SegmentWriter, UInt64) throws -> Bool)? = nil
+        resuming: (number: UInt64, state: SuspendedSegment)? = nil, suspend: ((SegmentWriter, UInt64) throws -> Bool)? = nil,
+        stopAfterEntries: Int? = nil
     ) throws -> SegmentReader? {
         let number = resuming?.number ?? allocateFileNumber()
         let filePath = path(.segment(number))
@@ -154,16 +156,16 @@ extension Database {
         }
         var sinceCheck = 0
         var writtenNow = 0
-        let stopAfter = stopWhenClosed ? options.mergeEntriesBeforeSuspending : nil
+        let stopAfter = stopAfterEntries ?? (stopWhenClosed ? options.mergeEntriesBeforeSuspending : nil)
         while it.isValid {
             let v = it.value
             if v != nil || !dropTombstones { try writer.add(key: it.currentKey, value: v) }
             try it.next()
             sinceCheck += 1
             writtenNow += 1
-            if stopWhenClosed, sinceCheck >= Tuning.mergeCloseCheckEntries || writtenNow == stopAfter {
+            if (stopWhenClosed && sinceCheck >= Tuning.mergeCloseCheckEntries) || writtenNow == stopAfter {
                 sinceCheck = 0
-                if published.withLock({ $0.closed }) || writtenNow == stopAfter {
+                if (stopWhenClosed && published.withLock({ $0.closed })) || writtenNow == stopAfter {
                     // A merge stopped with more to write is worth keeping; one at its end is finished instead. A
                     // suspension that fails costs only the merge's progress (nothing reads its output), so the
                     // merge is then dropped as before suspensions, and the next open starts it again.

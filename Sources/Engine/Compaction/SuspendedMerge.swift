@@ -171,9 +171,13 @@ extension Database {
     }
 
     /// Finishes the merges a close suspended, when their inputs are still there; drops the others. On the
-    /// maintenance queue, before the policy picks new merges. A close in the meantime suspends them again.
-    func resumePendingMerges() throws {
-        for merge in manifestState.withLock({ $0.manifest.pendingMerges }) {
+    /// maintenance queue, before the policy picks new merges. A close in the meantime suspends them again;
+    /// with `budgetBytes` (a close's share), each goes on for about that many bytes of input and is suspended
+    /// again. Returns the budget left.
+    @discardableResult
+    func resumePendingMerges(budgetBytes: Int? = nil) throws -> Int {
+        var budget = budgetBytes ?? Int.max
+        for merge in manifestState.withLock({ $0.manifest.pendingMerges }) where budget > 0 {
             guard let ps = currentVersion.partitions[merge.partition], merge.applies(to: ps.segments.map(\.fileNumber)),
                 let state = loadSuspendedState(merge), state.partition == merge.partition
             else {
@@ -182,9 +186,51 @@ extension Database {
             }
             let start = ps.segments.firstIndex { $0.fileNumber == merge.inputs[0] }!
             let window = start..<(start + merge.inputs.count)
-            guard try compactPartition(merge.partition, window: window, resuming: (merge, state)) else {
-                try dropPendingMerge(merge)
-                continue
+            let entries = budgetBytes.map { _ in Self.entries(forBytes: budget, of: Array(ps.segments[window])) }
+            budget -= budgetBytes == nil ? 0 : budget
+            do {
+                guard try compactPartition(merge.partition, window: window, stopWhenClosed: budgetBytes == nil, resuming: (merge, state), stopAfterEntries: entries)
+                else {
+                    try dropPendingMerge(merge)
+                    continue
+                }
+            } catch let error as StorageError where error.code == .closed && budgetBytes != nil {
+                // Suspended again at the end of the close's share.
+            }
+        }
+        return budget
+    }
+
+    /// About how many entries of `inputs` make `bytes` bytes.
+    static func entries(forBytes bytes: Int, of inputs: [SegmentReader]) -> Int {
+        let totalBytes = max(1, inputs.reduce(0) { $0 + $1.fileBytes })
+        let totalEntries = inputs.reduce(0) { $0 + $1.entryCount }
+        return max(1, Int(Double(totalEntries) * min(1, Double(bytes) / Double(totalBytes))))
+    }
+
+    /// A close's share of the merging, after its flush and its small merges: about
+    /// `Tuning.closeMergeShareBytes` of input, or four times what the session flushed when that is more, spent
+    /// on the merges a close suspended and then on the one the policy asks for next, each suspended again where
+    /// the share ends. However short its sessions, a database then keeps merging in step with what it is
+    /// written (a background merge gets no time in a session that closes at once), and a close stays a bounded
+    /// multiple of its flush.
+    func advanceMergesAtClose(sessionFlushedBytes: Int) throws {
+        guard let trigger = options.compactionSegmentTrigger, options.closeMergeShare else { return }
+        var budget = max(Tuning.closeMergeShareBytes, 4 * sessionFlushedBytes)
+        budget = try resumePendingMerges(budgetBytes: budget)
+        for id in currentVersion.partitions.keys.sorted() where budget > 0 {
+            guard let ps = currentVersion.partitions[id],
+                let window = Self.compactionWindow(
+                    sizes: ps.segments.map(\.fileBytes), entries: ps.segments.map(\.entryCount), minimumSegments: trigger),
+                !manifestState.withLock({ $0.manifest.pendingMerges.contains { $0.partition == id } })
+            else { continue }
+            let inputs = Array(ps.segments[window])
+            let entries = Self.entries(forBytes: budget, of: inputs)
+            budget -= inputs.reduce(0) { $0 + $1.fileBytes }
+            do {
+                _ = try compactPartition(id, window: window, stopWhenClosed: false, stopAfterEntries: entries)
+            } catch let error as StorageError where error.code == .closed {
+                // Suspended at the end of the close's share.
             }
         }
     }

@@ -59,6 +59,8 @@ package final class Database: @unchecked Sendable {
         /// Tests: a background merge stops once it has written this many entries, and is suspended as a close
         /// would suspend it (`SuspendedMerge.swift`).
         package var mergeEntriesBeforeSuspending: Int? = nil
+        /// Tests: whether a close does its share of merging (`advanceMergesAtClose`).
+        package var closeMergeShare = true
         package init() {}
     }
 
@@ -114,6 +116,8 @@ package final class Database: @unchecked Sendable {
         var manifest: Manifest
         var manifestNumber: UInt64
         var flushes = 0
+        /// The bytes of the segments flushed since the open (a close's share of merging grows with them).
+        var flushedBytes = 0
         var compactions = 0
     }
     let manifestState: Locked<ManifestState>
@@ -305,7 +309,10 @@ package final class Database: @unchecked Sendable {
                     try freezeLocked()
                     try runFlush()
                 }
-                if options.backgroundMaintenance { try mergeSmallSegmentsNow() }
+                if options.backgroundMaintenance {
+                    try mergeSmallSegmentsNow()
+                    try advanceMergesAtClose(sessionFlushedBytes: manifestState.withLock { $0.flushedBytes })
+                }
             } catch {
                 failure = error
             }

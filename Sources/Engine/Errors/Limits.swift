@@ -50,6 +50,9 @@ enum Tuning {
     /// How many entries a background merge writes between two looks at whether the database is closing (a
     /// close waits at most this long for it to stop and suspend).
     static let mergeCloseCheckEntries = 4096
+    /// The least merging a close does after its flush, in bytes of merge input (tens of milliseconds), on merges
+    /// it then suspends for the next session (`advanceMergesAtClose`).
+    static let closeMergeShareBytes = 8 * 1024 * 1024
     /// The block cache and memtable of a Realm on iOS, tvOS, watchOS and visionOS, where heap counts against
     /// a per-process limit (jetsam): an app extension may have as little as 24-30 MB in all. Mapped segment
     /// pages are not counted (they are clean and file-backed); what these hold is.
