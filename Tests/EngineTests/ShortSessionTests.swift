@@ -74,8 +74,8 @@ import TestSupport
     }
 }
 
-/// Sessions that each write more than a close merges itself (10,000 keys, 1.2 MB, where four segments exceed
-/// a close's 4 MiB): the background merges they start are stopped by the next close part way, and suspended;
+/// Sessions that each write more than a close merges itself (2,500 keys of 500 bytes, 1.2 MB, where four
+/// segments exceed a close's 4 MiB): the background merges they start are stopped by the next close part way, and suspended;
 /// each next session resumes them, so they finish over several sessions and the segments stay few. Before
 /// merges were suspended, this pattern added a segment per session for good.
 @Suite struct LargeShortSessionTests {
@@ -88,7 +88,7 @@ import TestSupport
         for session in 0..<sessions {
             let db = try Database.open(at: path)
             try db.write { tx in
-                for i in 0..<10_000 { try tx.put(ShortSessionTests.key(session * 10_000 + i), rng.bytes(120), in: 1) }
+                for i in 0..<2_500 { try tx.put(ShortSessionTests.key(session * 10_000 + i), rng.bytes(500), in: 1) }
             }
             counts.append(db.statistics().segmentCount)
             try db.close()
@@ -100,7 +100,7 @@ import TestSupport
         #expect(segments <= 12 && counts.max()! <= 16, "\(segments) segments after \(sessions) sessions: \(counts)")
         let snapshot = try db.snapshot()
         for session in stride(from: 0, to: sessions, by: 7) {
-            #expect(try snapshot.get(ShortSessionTests.key(session * 10_000 + 9_999), in: 1) != nil)
+            #expect(try snapshot.get(ShortSessionTests.key(session * 10_000 + 2_499), in: 1) != nil)
         }
     }
 
@@ -117,7 +117,7 @@ import TestSupport
         for session in 0..<30 {
             let db = try Database.open(at: path, options: options)
             try db.write { tx in
-                for i in 0..<10_000 { try tx.put(ShortSessionTests.key(session * 10_000 + i), rng.bytes(120), in: 1) }
+                for i in 0..<2_500 { try tx.put(ShortSessionTests.key(session * 10_000 + i), rng.bytes(500), in: 1) }
             }
             counts.append(db.statistics().segmentCount)
             try db.close()
@@ -129,7 +129,7 @@ import TestSupport
         #expect(db.checkConsistency().isEmpty)
         let snapshot = try db.snapshot()
         for session in stride(from: 0, to: 30, by: 7) {
-            #expect(try snapshot.get(ShortSessionTests.key(session * 10_000 + 9_999), in: 1) != nil)
+            #expect(try snapshot.get(ShortSessionTests.key(session * 10_000 + 2_499), in: 1) != nil)
         }
     }
 }

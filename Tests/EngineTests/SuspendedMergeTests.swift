@@ -180,3 +180,78 @@ import TestSupport
         #expect(throws: StorageError.self) { try bad.withUnsafeBytes { try Manifest.decode($0, file: "MANIFEST-000046") } }
     }
 }
+
+/// Crashes at every sync point of merges that are suspended and resumed: after reopening, every key holds its
+/// value, and the merges then finish.
+@Suite struct SuspendedMergeCrashTests {
+    static func options() -> Database.Options {
+        var options = Database.Options()
+        options.backgroundMaintenance = false
+        options.mergeEntriesBeforeSuspending = 500
+        return options
+    }
+
+    /// Six segments of 600 keys, then merges suspended after 500 entries each until they finish.
+    static func run(_ fs: any FileSystem, model: inout [Int: [UInt8]]) throws {
+        let db = try Database.open(at: "/db", options: options(), fileSystem: fs)
+        var rng = SplitMix64(seed: 99)
+        for round in 0..<6 {
+            var written: [Int: [UInt8]] = [:]
+            try db.write { tx in
+                for j in 0..<600 {
+                    let k = round * 400 + j
+                    let v = rng.bytes(30)
+                    try tx.put(SuspendedMergeTests.key(k), v, in: 1)
+                    written[k] = v
+                }
+            }
+            // Acknowledged: the commit returned.
+            model.merge(written) { _, new in new }
+            try db.flush()
+        }
+        for _ in 0..<8 { try db.mergeWhereNeededNow() }
+        #expect(db.pendingMerges.isEmpty)
+        try db.close()
+    }
+
+    @Test func aCrashAtAnySyncOfASuspendedMergeLosesNothing() throws {
+        // The syncs of the whole run, counted once.
+        let counting = FaultyFileSystem(base: MemoryFileSystem())
+        var model: [Int: [UInt8]] = [:]
+        try Self.run(counting, model: &model)
+        let total = counting.syncLog.count
+        // The merge is suspended (a state file synced) and resumed several times.
+        #expect(counting.syncLog.filter { $0.name.hasSuffix(".merge") }.count >= 3)
+        for n in 1...total {
+            let memory = MemoryFileSystem()
+            var acknowledged: [Int: [UInt8]] = [:]
+            do {
+                try Self.run(FaultyFileSystem(base: memory, faults: [.crash(atSync: n)]), model: &acknowledged)
+            } catch {
+                // The crash.
+            }
+            memory.simulateCrash()
+            let db = try Database.open(at: "/db", options: Self.options(), fileSystem: memory)
+            // Every acknowledged commit is there: each key holds what it acknowledged, or what a later commit
+            // that reached the disk before the crash wrote (the whole run's final value).
+            let snapshot = try db.snapshot()
+            var kept = 0
+            for (k, v) in acknowledged {
+                let found = try snapshot.get(SuspendedMergeTests.key(k), in: 1)
+                if found == v || found == model[k] { kept += 1 }
+            }
+            snapshot.close()
+            #expect(kept == acknowledged.count, "crash at sync \(n) of \(total): \(kept) of \(acknowledged.count) keys")
+            let written = acknowledged.count == model.count
+            for _ in 0..<10 { try db.mergeWhereNeededNow() }
+            #expect(db.pendingMerges.isEmpty, "crash at sync \(n)")
+            #expect(db.checkConsistency().isEmpty, "crash at sync \(n)")
+            if written {
+                let after = try db.snapshot()
+                for (k, v) in model { #expect(try after.get(SuspendedMergeTests.key(k), in: 1) == v) }
+                after.close()
+            }
+            try db.close()
+        }
+    }
+}

@@ -165,11 +165,12 @@ extension Database {
             writtenNow += 1
             if (stopWhenClosed && sinceCheck >= Tuning.mergeCloseCheckEntries) || writtenNow == stopAfter {
                 sinceCheck = 0
-                if (stopWhenClosed && published.withLock({ $0.closed })) || writtenNow == stopAfter {
-                    // A merge stopped with more to write is worth keeping; one at its end is finished instead. A
-                    // suspension that fails costs only the merge's progress (nothing reads its output), so the
-                    // merge is then dropped as before suspensions, and the next open starts it again.
-                    if it.isValid, let suspend {
+                // A merge with nothing left to write is finished instead.
+                if (stopWhenClosed && published.withLock({ $0.closed })) || writtenNow == stopAfter, it.isValid {
+                    // A merge stopped with more to write is worth keeping. A suspension that fails costs only the
+                    // merge's progress (nothing reads its output), so the merge is then dropped as before
+                    // suspensions, and the next open starts it again.
+                    if let suspend {
                         let kept: Bool
                         do {
                             kept = try suspend(writer, number)

@@ -21,3 +21,11 @@ extension Database {
     }
 }
 
+
+extension Database {
+    /// Runs the merges the size-tiered policy asks for now, resuming suspended ones first, as the background
+    /// maintenance would (tests that run without it, so that every sync happens in a known order).
+    package func mergeWhereNeededNow() throws {
+        try onMaintenance { try compactWhereNeeded() }
+    }
+}
