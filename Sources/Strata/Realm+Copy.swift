@@ -8,6 +8,17 @@ extension Realm {
     public func writeCopy(configuration: Configuration) throws {
         try core.writeCopy(to: configuration)
     }
+
+    /// Writes a copy of the Realm to `fileURL` (encrypted with `encryptionKey` when given): RealmSwift's older
+    /// form of `writeCopy(configuration:)`.
+    public func writeCopy(toFile fileURL: URL, encryptionKey: Data? = nil) throws {
+        var destination = configuration
+        destination.fileURL = fileURL
+        destination.inMemoryIdentifier = nil
+        destination.encryptionKey = encryptionKey
+        destination.readOnly = false
+        try core.writeCopy(to: destination)
+    }
 }
 
 extension RealmCore {

@@ -191,6 +191,27 @@ extension MutableSet {
     }
 }
 
+extension List where Element: Object {
+    /// `observe(keyPaths:on:_:)` with the properties of the elements named by key paths.
+    public func observe(
+        keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil, _ block: @escaping (RealmCollectionChange<List<Element>>) -> Void
+    ) -> NotificationToken {
+        let info = TypeRegistry.info(for: Element.self)
+        return observe(keyPaths: keyPaths.map { info.name(of: $0) }, on: queue, block)
+    }
+}
+
+extension MutableSet where Element: Object {
+    /// `observe(keyPaths:on:_:)` with the properties of the elements named by key paths.
+    public func observe(
+        keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
+        _ block: @escaping (RealmCollectionChange<MutableSet<Element>>) -> Void
+    ) -> NotificationToken {
+        let info = TypeRegistry.info(for: Element.self)
+        return observe(keyPaths: keyPaths.map { info.name(of: $0) }, on: queue, block)
+    }
+}
+
 // MARK: - Frozen collections and AsyncSequence forms
 
 extension List {

@@ -81,4 +81,12 @@ extension Object {
         return accessor.core.addObserver(
             ObjectObserver(object: object, accessor: accessor, queue: queue ?? accessor.core.queue, watched: watched, backlinks: inverse, block: block))
     }
+
+    /// `observe(keyPaths:on:_:)` with the properties named by key paths (`[\Dog.name, \Dog.owner.name]`).
+    public func observe<T: Object>(
+        keyPaths: [PartialKeyPath<T>], on queue: DispatchQueue? = nil, _ block: @escaping (ObjectChange<T>) -> Void
+    ) -> NotificationToken {
+        let info = TypeRegistry.info(for: T.self)
+        return observe(keyPaths: keyPaths.map { info.name(of: $0) }, on: queue, block)
+    }
 }

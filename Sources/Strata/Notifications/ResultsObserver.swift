@@ -306,4 +306,12 @@ extension Results {
         RealmCore.deliver(observer.queue) { block(.initial(results)) }
         return token
     }
+
+    /// `observe(keyPaths:on:_:)` with the properties named by key paths (`[\Dog.name]`).
+    public func observe(
+        keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
+        _ block: @escaping (RealmCollectionChange<Results<Element>>) -> Void
+    ) -> NotificationToken {
+        observe(keyPaths: keyPaths.map { binding.info.name(of: $0) }, on: queue, block)
+    }
 }

@@ -56,6 +56,18 @@ extension RealmCollection {
         managed.distinct(by: keyPaths)
     }
 
+    /// The values of one property of every object, in the collection's order (key-value coding, as RealmSwift's
+    /// collections have it).
+    public func value(forKey key: String) -> [Any?] { map { $0.value(forKey: key) } }
+
+    /// `value(forKey:)` (single-step paths).
+    public func value(forKeyPath keyPath: String) -> [Any?] { value(forKey: keyPath) }
+
+    /// Sets one property of every object (in a write transaction, for managed ones).
+    public func setValue(_ value: Any?, forKey key: String) {
+        for object in Array(self) { object.setValue(value, forKey: key) }
+    }
+
     /// The index of the first object matching a predicate in Realm's syntax; nil when none does.
     public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
         let matching: Results<Element>
