@@ -34,8 +34,12 @@ enum LinkStep: @unchecked Sendable {
 enum PathLeaf: Sendable {
     /// A property of the object reached; a list or set property gives its elements.
     case value(Int)
-    /// The values of a `Map` property.
+    /// The values of a `Map` property (`map`, `map.@values`).
     case mapValues(Int)
+    /// The keys of a `Map` property (`map.@keys`).
+    case mapKeys(Int)
+    /// The value of a `Map` property for one key (`map['key']`); nil when the map has no such key.
+    case mapValue(Int, key: String)
     /// A to-one link or a collection of objects at the end of the path (`best == nil`, `ANY dogs == %@`):
     /// inside a write transaction, a link to an object deleted in it reads as nil (a list leaves it out),
     /// as the object API shows it.
@@ -95,14 +99,22 @@ struct KeyPathOperand: Sendable {
                 return true
             }
             return body(v)
-        case .mapValues(let i):
+        case .mapValues(let i), .mapKeys(let i):
             guard case .list(let items) = r.value(i) else { return true }
-            var j = 1
+            var j = { if case .mapKeys = leaf { 0 } else { 1 } }()
             while j < items.count {
                 if !body(items[j]) { return false }
                 j += 2
             }
             return true
+        case .mapValue(let i, let key):
+            guard case .list(let items) = r.value(i) else { return body(.null) }
+            var j = 0
+            while j + 1 < items.count {
+                if case .string(let k) = items[j], k == key { return body(items[j + 1]) }
+                j += 2
+            }
+            return body(.null)
         case .links(let i, let target):
             let v = r.value(i)
             switch v {

@@ -97,7 +97,7 @@ indirect enum Predicate: Sendable {
             }
             switch operand.leaf {
             // A link's target only matters inside a write transaction, where no observer runs.
-            case .value, .links, .mapValues: break
+            case .value, .links, .mapValues, .mapKeys, .mapValue: break
             case .count(let c), .aggregate(_, let c, _):
                 switch c {
                 case .property(_, let target): if let target { out.insert(target.partition) }

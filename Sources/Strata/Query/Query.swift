@@ -187,6 +187,31 @@ extension Query where T: _QueryCollection, T._QueryElement: _QueryComparable {
 
 extension Map: _QueryCollection { public typealias _QueryElement = Value }
 
+/// A `Map` in a type-safe query.
+public protocol _QueryMap {
+    associatedtype _QueryKey
+    associatedtype _QueryValue
+}
+extension Map: _QueryMap {
+    public typealias _QueryKey = Key
+    public typealias _QueryValue = Value
+}
+
+extension Query where T: _QueryMap, T._QueryKey == String {
+    /// The map's value for `key` (nil when it has none): `$0.settings["theme"] == "dark"`.
+    public subscript(key: String) -> Query<T._QueryValue> {
+        guard case .property(let path) = expression else {
+            fatalError("a key path in a query must start at the queried object, as in $0.settings[\"key\"]")
+        }
+        return Query<T._QueryValue>(.property(path + "[" + key + "]"))
+    }
+
+    /// The map's keys: `$0.settings.keys == "theme"` (any of them).
+    public var keys: Query<String> { Query<String>(appending("@keys")) }
+    /// The map's values: `$0.scores.values > 3` (any of them).
+    public var values: Query<T._QueryValue> { Query<T._QueryValue>(appending("@values")) }
+}
+
 /// The terms of a chain of one operator, shared by the queries that are prefixes of it (`Query.joined`).
 final class QueryTerms {
     var items: [QueryExpr]

@@ -294,7 +294,7 @@ struct QueryParser {
             case "TRUE", "YES": return .value(.bool(true))
             case "FALSE", "NO": return .value(.bool(false))
             case "NIL", "NULL": return .value(.null)
-            default: return .property(s)
+            default: return .property(try subscripted(s))
             }
         case .string(let s):
             advance()
@@ -309,7 +309,7 @@ struct QueryParser {
             let arg = try nextArgument()
             if kind == "K" {
                 guard let name = arg as? String else { throw QueryError("%K needs a property name (String) argument") }
-                return .property(name)
+                return .property(try subscripted(name))
             }
             if let array = arg as? [Any?] { return .list(try array.map(Self.value)) }
             if let array = arg as? [Any] { return .list(try array.map { try Self.value($0) }) }
@@ -331,6 +331,25 @@ struct QueryParser {
         default:
             throw error("expected a property name or a value")
         }
+    }
+
+    /// A key path and the map subscript after it, if any (`settings['theme']`, `settings[%@]`), as the key path
+    /// `settings[theme]`.
+    mutating func subscripted(_ path: String) throws -> String {
+        guard isSymbol("[") else { return path }
+        advance()
+        let key: String
+        switch peek {
+        case .string(let s): key = s
+        case .argument("@"):
+            guard let s = try nextArgument() as? String else { throw QueryError("a Map's key in a query is a String") }
+            key = s
+        default: throw error("expected a string key inside [ ]")
+        }
+        advance()
+        guard isSymbol("]") else { throw error("expected ']' after a Map's key") }
+        advance()
+        return path + "[" + key + "]"
     }
 
     static func value(_ arg: Any?) throws -> StoredValue {

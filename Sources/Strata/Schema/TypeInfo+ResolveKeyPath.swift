@@ -8,7 +8,7 @@ extension TypeInfo {
         if let i = propertyIndex[text], !schema.properties[i].isCollection, schema.properties[i].type != .object {
             return (.property(i), schema.properties[i].type)
         }
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let parts = Self.keyPathParts(text)
         var info = self
         var steps: [LinkStep] = []
         var c = 0
@@ -21,7 +21,13 @@ extension TypeInfo {
             return (.path(KeyPathOperand(text: text, steps: steps, leaf: leaf, isToMany: toMany)), type)
         }
         while c < parts.count {
-            let name = parts[c]
+            var name = parts[c]
+            // `map['key']`: the parser writes a subscript as `map[key]`.
+            var subscriptKey: String? = nil
+            if name.hasSuffix("]"), let open = name.firstIndex(of: "[") {
+                subscriptKey = String(name[name.index(after: open)..<name.index(before: name.endIndex)])
+                name = String(name[..<open])
+            }
             let className = info.schema.className
             let isLast = c == parts.count - 1
             let next = isLast ? nil : parts[c + 1]
@@ -48,7 +54,20 @@ extension TypeInfo {
                 throw QueryError("'\(className)' has no property '\(name)'" + (c > 0 ? " (in key path '\(text)')" : ""))
             }
             let property = info.schema.properties[i]
+            if let subscriptKey {
+                guard property.isMap else { throw QueryError("'\(className).\(name)' is not a Map; only a Map takes a key ('\(text)')") }
+                guard isLast else { throw QueryError("key path '\(text)' cannot go on after a Map's value") }
+                return finish(.mapValue(i, key: subscriptKey), property.type, collectionLeaf: false)
+            }
             if property.isMap {
+                if let next, next.lowercased() == "@keys" || next.lowercased() == "@allkeys" {
+                    guard c + 2 == parts.count else { throw QueryError("'\(next)' must end key path '\(text)'") }
+                    return finish(.mapKeys(i), .string, collectionLeaf: true)
+                }
+                if let next, next.lowercased() == "@values" || next.lowercased() == "@allvalues" {
+                    guard c + 2 == parts.count else { throw QueryError("'\(next)' must end key path '\(text)'") }
+                    return finish(.mapValues(i), property.type, collectionLeaf: true)
+                }
                 if let next, next.hasPrefix("@") {
                     return try info.aggregateLeaf(next, .mapValues(i), target: nil, parts: parts, at: c, steps: steps, text: text)
                 }
@@ -89,6 +108,32 @@ extension TypeInfo {
             c += 1
         }
         throw QueryError("empty key path in query")
+    }
+
+    /// The steps of a key path, split at dots outside a map subscript (`settings[a.b].x` is `settings[a.b]`, `x`).
+    static func keyPathParts(_ text: String) -> [String] {
+        guard text.contains("[") else { return text.split(separator: ".", omittingEmptySubsequences: false).map(String.init) }
+        var parts: [String] = []
+        var current = ""
+        var inSubscript = false
+        let chars = Array(text)
+        for (n, ch) in chars.enumerated() {
+            if inSubscript {
+                current.append(ch)
+                // A subscript ends at a `]` that ends the text or comes before a dot.
+                if ch == "]", n + 1 == chars.count || chars[n + 1] == "." { inSubscript = false }
+            } else if ch == "[" {
+                current.append(ch)
+                inSubscript = true
+            } else if ch == "." {
+                parts.append(current)
+                current = ""
+            } else {
+                current.append(ch)
+            }
+        }
+        parts.append(current)
+        return parts
     }
 
     /// The end of a key path at `@count`, `@sum`... applied to `collection` (property `parts[at]`).
