@@ -65,6 +65,14 @@ import TestSupport
         return options
     }
 
+    /// One session whose background merge stops after 7,000 entries and is suspended.
+    static func suspendOneMerge(_ path: String) throws {
+        let db = try Database.open(at: path, options: Self.options(key: nil, stopAfter: 7_000))
+        db.waitForMaintenance()
+        try #require(db.pendingMerges.count == 1)
+        try db.close()
+    }
+
     @Test(arguments: [false, true])
     func aMergeStoppedPartWayIsResumedByTheNextSessionsUntilItFinishes(encrypted: Bool) throws {
         let dir = try TemporaryDirectory()
@@ -106,12 +114,7 @@ import TestSupport
         let dir = try TemporaryDirectory()
         let path = dir.child("db")
         let model = try Self.build(path, key: nil)
-        do {
-            let db = try Database.open(at: path, options: Self.options(key: nil, stopAfter: 7_000))
-            db.waitForMaintenance()
-            #expect(db.pendingMerges.count == 1)
-            try db.close()
-        }
+        try Self.suspendOneMerge(path)
         #expect(try Self.files(path, ".seg").count == 7)
         var options = Self.options(key: nil, stopAfter: nil)
         options.backgroundMaintenance = false
@@ -130,12 +133,7 @@ import TestSupport
         let dir = try TemporaryDirectory()
         let path = dir.child("db")
         let model = try Self.build(path, key: nil)
-        do {
-            let db = try Database.open(at: path, options: Self.options(key: nil, stopAfter: 7_000))
-            db.waitForMaintenance()
-            try #require(db.pendingMerges.count == 1)
-            try db.close()
-        }
+        try Self.suspendOneMerge(path)
         let state = path + "/" + (try #require(try Self.files(path, ".merge").first))
         switch damage {
         case "damaged state":

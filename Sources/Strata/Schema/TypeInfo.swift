@@ -39,6 +39,9 @@ final class TypeInfo: @unchecked Sendable {
     let hasLegacyProperties: Bool
     /// The class each link property points to, by property index.
     let linkTargets: [Int: Object.Type]
+    /// The link properties whose declaration gives an object (`= Address()`), which an unmanaged object holds
+    /// in the property's storage until a setter replaces it.
+    let linkDefaults: Set<Int>
     /// The List properties, by property index: the element class for lists of objects, nil for values.
     let listTargets: [Int: Object.Type?]
     /// The link and List properties whose objects are embedded (owned by the object), by property index.
@@ -85,6 +88,7 @@ final class TypeInfo: @unchecked Sendable {
         var labels: [String: Int] = [:]
         var legacy: [String: Int] = [:]
         var linkTargets: [Int: Object.Type] = [:]
+        var linkDefaults = Set<Int>()
         var listTargets: [Int: Object.Type?] = [:]
         var inverse: [(name: String, origin: Object.Type, property: String)] = []
         let ignored = Set(objectClass.ignoredProperties())
@@ -147,6 +151,7 @@ final class TypeInfo: @unchecked Sendable {
                     listTargets[properties.count] = .some(type._objectType)
                 } else if let target = type._objectType {
                     linkTargets[properties.count] = target
+                    if persisted.hasDeclaredDefault { linkDefaults.insert(properties.count) }
                 }
                 labels[label] = properties.count
                 properties.append(Property(
@@ -194,6 +199,7 @@ final class TypeInfo: @unchecked Sendable {
         self.legacyLabels = legacy
         self.hasLegacyProperties = !legacy.isEmpty
         self.linkTargets = linkTargets
+        self.linkDefaults = linkDefaults
         self.listTargets = listTargets
         self.linkingObjects = inverse
         self.primaryKeyIndex = properties.firstIndex { $0.isPrimaryKey }
@@ -344,11 +350,12 @@ final class TypeInfo: @unchecked Sendable {
     /// which lives in the property's storage and is added with it, as in RealmSwift.
     func unmanagedLinks(of object: Object) -> [Int: Object?] {
         var links = object._unmanagedLinks ?? [:]
-        guard linkTargets.keys.contains(where: { links[$0] == nil }) else { return links }
+        // Reflection only for a type that declares a linked object, and only while one of those is unset.
+        guard linkDefaults.contains(where: { links[$0] == nil }) else { return links }
         var m: Mirror? = Mirror(reflecting: object)
         while let mirror = m {
             for child in mirror.children {
-                guard let label = child.label, let i = labelIndex[label], linkTargets[i] != nil, links[i] == nil,
+                guard let label = child.label, let i = labelIndex[label], linkDefaults.contains(i), links[i] == nil,
                     let p = child.value as? any PersistedProperty, let linked = p.unmanagedLinkedObject
                 else { continue }
                 links[i] = .some(linked)
