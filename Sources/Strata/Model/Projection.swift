@@ -238,3 +238,21 @@ extension Projection: Equatable, Hashable {
         hasher.combine(rootObject)
     }
 }
+
+/// A projection belongs where its object does: it can be frozen, thawed, and handed to another thread as a
+/// `ThreadSafeReference` (or `@ThreadSafe`), as in RealmSwift.
+extension Projection: ThreadConfined {
+    public var isFrozen: Bool { rootObject.isFrozen }
+    public func freeze() -> Self { Self(projecting: rootObject.freeze()) }
+    public func thaw() -> Self? { rootObject.thaw().map { Self(projecting: $0) } }
+}
+
+extension Projection: Referable {
+    var referenceCore: RealmCore? { rootObject._accessor?.core }
+    func referenceMaker() -> @Sendable (RealmCore) -> Any? {
+        guard let accessor = rootObject._accessor else { return { _ in nil } }
+        let make = accessor.referenceMaker()
+        let projectionType = type(of: self)
+        return { core in (make(core) as? Root).map { projectionType.init(projecting: $0) } }
+    }
+}

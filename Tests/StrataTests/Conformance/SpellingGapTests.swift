@@ -101,3 +101,32 @@ final class APIIdentified: Object, ObjectKeyIdentifiable {
         #expect(opened.objects(APIOwner.self).first?.numbers.count == 4)
     }
 }
+
+@Suite struct ProjectionThreadSafeReferenceTests {
+    @Test func aProjectionIsHandedToAnotherThreadFrozenAndThawed() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try MissingAPITests.realm(dir)
+        _ = try MissingAPITests.filled(realm)
+        let view = try #require(realm.objects(APIDogView.self).first)
+        let reference = ThreadSafeReference(to: view)
+        let config = realm.configuration
+        let name = Locked<String?>(nil)
+        let thread = Thread {
+            let other = try! Realm(configuration: config)
+            name.withLock { $0 = other.resolve(reference)?.name }
+        }
+        thread.start()
+        while !thread.isFinished { usleep(1_000) }
+        #expect(name.withLock { $0 } == "d1")
+        let frozen = view.freeze()
+        #expect(frozen.isFrozen && !view.isFrozen)
+        #expect(frozen.thaw()?.name == "d1")
+        #expect(frozen.thaw()?.isFrozen == false)
+        @ThreadSafe var safe = view
+        #expect(safe?.name == "d1")
+        // A reference to a deleted object's projection resolves to nil.
+        let gone = ThreadSafeReference(to: view)
+        try realm.write { realm.delete(view.rootObject) }
+        #expect(realm.resolve(gone) == nil)
+    }
+}
