@@ -9,7 +9,10 @@ extension Migration {
     func insert(_ t: StoredSchema.StoredType, value: Any) -> DynamicState {
         let state = DynamicState(type: t, values: FieldValues(), writable: true, defaults: defaults(for: t.name))
         state.report = reporter
+        // The properties the value gives; the others keep their declared defaults.
+        var given = Set<String>()
         if let object = value as? Object, object._dynamic == nil {
+            given = Set(t.properties.map(\.name))
             let info = TypeRegistry.info(for: type(of: object))
             for (i, p) in info.schema.properties.enumerated() where t.properties.contains(where: { $0.name == p.columnName }) {
                 if info.linkTargets[i] != nil {
@@ -23,10 +26,24 @@ extension Migration {
             }
         } else if let dict = value as? [String: Any?] ?? (value as? [String: Any])?.mapValues({ Optional($0) }) {
             for (k, v) in dict { state.setValue(v, forKey: k) }
+            given = Set(dict.keys)
         } else if let array = value as? [Any?] ?? (value as? [Any])?.map({ Optional($0) }) {
             for (i, v) in array.enumerated() where i < t.properties.count { state.setValue(v, forKey: t.properties[i].name) }
+            given = Set(t.properties.prefix(array.count).map(\.name))
         } else {
             errors.append("Invalid value '\(value)' to create an object of type '\(t.name)': give a dictionary, an array or an object")
+        }
+        // A link the model declares with an object (`var objectCol: SwiftBoolObject? = SwiftBoolObject()`) gets a
+        // new one, as RealmSwift's create does (M074).
+        if let info = declared[t.name], !info.linkDefaults.isEmpty {
+            let sample = Object.make(info.objectClass)
+            for i in info.linkDefaults.sorted() {
+                let column = info.schema.properties[i].columnName
+                guard !given.contains(column), t.properties.contains(where: { $0.name == column }),
+                    let linked = info.linkedObject(of: sample, at: i)
+                else { continue }
+                state.setValue(linked, forKey: column)
+            }
         }
         state.modified = true
         // A key of its own, whatever its primary key: keys may repeat until the block returns (an Int key moves
