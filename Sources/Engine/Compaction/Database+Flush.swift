@@ -156,7 +156,8 @@ extension Database {
         }
         var sinceCheck = 0
         var writtenNow = 0
-        let stopAfter = stopAfterEntries ?? (stopWhenClosed ? options.mergeEntriesBeforeSuspending : nil)
+        // Compared with a plain Int per entry (no budget: never reached).
+        let stopAfter = stopAfterEntries ?? (stopWhenClosed ? options.mergeEntriesBeforeSuspending : nil) ?? Int.max
         while it.isValid {
             let v = it.value
             if v != nil || !dropTombstones { try writer.add(key: it.currentKey, value: v) }

@@ -23,7 +23,8 @@ final class SegmentWriter {
     private let salt: UInt32
 
     @exclusivity(unchecked) private var filter: KeyFilter
-    /// The last key added (what a suspended merge resumes after).
+    /// The last key of the last finished block (what a suspended merge resumes after; `suspend()` finishes the
+    /// block being built first). Kept per block, not per entry: copying every key would cost a flush.
     @exclusivity(unchecked) private var lastKey: [UInt8] = []
 
     /// `expectedEntries` sizes the key filter (at most this many entries keep its false-positive rate).
@@ -55,8 +56,6 @@ final class SegmentWriter {
             blockFirstKey = [UInt8](key)
         }
         filter.insert(hash: KeyFilter.hash(key))
-        lastKey.removeAll(keepingCapacity: true)
-        lastKey.append(contentsOf: key)
         let offset = block.appendEntry(key: key, value: value)
         entryOffsets.append(UInt32(offset))
         entryCount += 1
@@ -65,6 +64,13 @@ final class SegmentWriter {
 
     private func finishBlock() throws {
         guard !entryOffsets.isEmpty else { return }
+        // The block's last key: its last entry is `varint keyCount · varint valueCount+1 · key · value`.
+        try block.withUnsafeBytes { raw in
+            var r = ByteReader(raw, position: Int(entryOffsets[entryOffsets.count - 1]))
+            let keyCount = Int(try r.readVarint("key length"))
+            _ = try r.readVarint("value length")
+            lastKey = [UInt8](try r.readBytes(count: keyCount, "key"))
+        }
         for o in entryOffsets { block.appendUInt32LE(o) }
         let blockOffset = written + output.count
         let rawCount = UInt32(block.count)
