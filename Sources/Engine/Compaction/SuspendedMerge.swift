@@ -246,7 +246,8 @@ extension Database {
             guard output.count >= state.committedBytes else { return nil }
             return state
         } catch {
-            // try?-free on purpose: a damaged or missing state only costs the merge's progress, never data.
+            // Not an error of the database: a damaged or missing state only costs the merge its progress (the
+            // caller drops it, and its inputs are merged again from the start); no data is read from it.
             return nil
         }
     }
