@@ -91,7 +91,11 @@ public final class List<Element: _Persistable>: RandomAccessCollection, CustomSt
             if let target = Element._objectType {
                 return accessor.linkedObject(value, target: target).flatMap { Element._fromLinked($0) }
             }
-            return Element._fromStored(value)
+            guard let element = Element._fromStored(value) else {
+                FailableConversion.checkElement(value, Element.self)
+                return nil
+            }
+            return element
         }
     }
 

@@ -106,6 +106,8 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStrin
                     if let v = Value._fromLinked(object) { out.append((k, v)) }
                 } else if let v = Value._fromStored(items[i + 1]) {
                     out.append((k, v))
+                } else {
+                    FailableConversion.checkElement(items[i + 1], Value.self)
                 }
             }
             i += 2

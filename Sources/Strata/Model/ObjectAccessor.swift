@@ -125,7 +125,8 @@ final class ObjectAccessor {
 
     /// What a getter reports when the stored value is not of the property's type.
     @usableFromInline func mismatch(_ stored: StoredValue, _ type: Any.Type) -> String {
-        "\(info.schema.className) holds \(stored) where a \(type) is declared; the file and the model disagree"
+        FailableConversion.property(stored, type)
+            ?? "\(info.schema.className) holds \(stored) where a \(type) is declared; the file and the model disagree"
     }
 
     /// Whether `record` is this object's record at the Realm's current version, outside a write transaction:

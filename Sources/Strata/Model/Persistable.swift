@@ -236,7 +236,9 @@ extension Optional: _Persistable where Wrapped: _Persistable {
     public static var _zeroValue: Wrapped? { nil }
     public static func _fromStored(_ v: StoredValue) -> Wrapped?? {
         if case .null = v { return .some(nil) }
-        return Wrapped._fromStored(v).map { .some($0) }
+        if let value = Wrapped._fromStored(v) { return .some(value) }
+        // A failable custom type that refuses the stored value reads as nil where nil is allowed (RealmSwift).
+        return Wrapped.self is any FailableCustomPersistable.Type ? .some(nil) : nil
     }
     @inlinable
     public static func _decodeDirect(tag: UInt8, at start: Int, in record: UnsafeRawBufferPointer) -> Wrapped?? {
@@ -299,6 +301,24 @@ public protocol FailableCustomPersistable: _Persistable {
     associatedtype PersistedType: _Persistable
     init?(persistedValue: PersistedType)
     var persistedValue: PersistedType { get }
+}
+
+/// RealmSwift's texts for a stored value that a `FailableCustomPersistable` refuses where nil is not allowed.
+@usableFromInline
+enum FailableConversion {
+    /// A property (`obj.int`).
+    @usableFromInline
+    static func property(_ stored: StoredValue, _ type: Any.Type) -> String? {
+        guard type is any FailableCustomPersistable.Type else { return nil }
+        return "Failed to convert persisted value '\(stored.anyValue ?? "nil")' to type '\(type)' in a non-optional context."
+    }
+
+    /// An element of a List, a MutableSet or a Map: traps when `type` is failable (other types cannot refuse).
+    static func checkElement(_ stored: StoredValue, _ type: Any.Type) {
+        if type is any FailableCustomPersistable.Type {
+            fatalError("Could not convert value '\(stored.anyValue ?? "nil")' to type '\(type)'.")
+        }
+    }
 }
 
 extension FailableCustomPersistable {

@@ -116,7 +116,8 @@ public struct Persisted<Value: _Persistable> {
                 }
                 guard let value = Value._fromStored(stored) else {
                     fatalError(
-                        "\(accessor.info.schema.className).\(accessor.info.schema.properties[index].name) holds \(stored), "
+                        FailableConversion.property(stored, Value.self)
+                            ?? "\(accessor.info.schema.className).\(accessor.info.schema.properties[index].name) holds \(stored), "
                             + "which is not a \(Value.self); the file and the model disagree")
                 }
                 return value
