@@ -151,7 +151,8 @@ final class TypeInfo: @unchecked Sendable {
                     listTargets[properties.count] = .some(type._objectType)
                 } else if let target = type._objectType {
                     linkTargets[properties.count] = target
-                    if persisted.hasDeclaredDefault { linkDefaults.insert(properties.count) }
+                    // Only a declared object (`= Address()`), not `= nil`: the sample instance holds it.
+                    if persisted.hasDeclaredDefault, persisted.unmanagedLinkedObject != nil { linkDefaults.insert(properties.count) }
                 }
                 labels[label] = properties.count
                 properties.append(Property(
