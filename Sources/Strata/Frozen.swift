@@ -47,9 +47,7 @@ extension Object {
 
 extension Results {
     /// These results as of the Realm's current version, immutable, readable from any thread.
-    public func freeze() -> Results<Element> {
-        Results(core: core.frozen(), binding: binding, predicate: predicate, sort: sort, distinct: distinct, base: base)
-    }
+    public func freeze() -> Results<Element> { moved(to: core.frozen()) }
 
     /// Whether these results belong to a frozen Realm.
     public var isFrozen: Bool { core.isFrozen }
@@ -57,9 +55,7 @@ extension Results {
     /// The live results (in a Realm of the same file, on the calling thread); these results when they are live.
     public func thaw() -> Results<Element>? {
         guard core.isFrozen else { return self }
-        let live = core.thawed("these Results<\(self.binding.info.schema.className)>")
-        let binding = Element.self == DynamicObject.self ? live.dynamicBinding(self.binding.info.schema.className) : live.binding(forClass: Element.self)
-        return Results(core: live, binding: binding, predicate: predicate, sort: sort, distinct: distinct, base: base)
+        return moved(to: core.thawed("these Results<\(self.binding.info.schema.className)>"))
     }
 }
 

@@ -107,11 +107,13 @@ extension ObjectAccessor: Referable {
 extension Results: Referable {
     var referenceCore: RealmCore? { core }
     func referenceMaker() -> @Sendable (RealmCore) -> Any? {
-        let (predicate, sort, distinct, base) = (self.predicate, self.sort, self.distinct, self.base)
-        let name = binding.info.schema.className
+        // What the results are, without the Realm they were read from (which the reference must not keep).
+        nonisolated(unsafe) let parts = (predicate, sort, distinctKeys, base, projector, values)
+        let (objectClass, name) = (binding.objectClass, binding.info.schema.className)
         return { core in
-            let binding = Element.self == DynamicObject.self ? core.dynamicBinding(name) : core.binding(forClass: Element.self)
-            return Results<Element>(core: core, binding: binding, predicate: predicate, sort: sort, distinct: distinct, base: base)
+            let binding = objectClass == DynamicObject.self ? core.dynamicBinding(name) : core.binding(forClass: objectClass)
+            return Results<Element>(
+                core: core, binding: binding, predicate: parts.0, sort: parts.1, distinct: parts.2, base: parts.3, projector: parts.4, values: parts.5)
         }
     }
 }

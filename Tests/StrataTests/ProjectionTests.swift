@@ -53,7 +53,7 @@ final class PersonView: Projection<PJPerson> {
         #expect(realm.object(ofType: PJPerson.self, forPrimaryKey: 1)?.firstName == "Ada L.")
         try realm.write { realm.object(ofType: PJPerson.self, forPrimaryKey: 2)?.firstName = "Bob" }
         #expect(Array(ada.friendNames) == ["Bob"])
-        #expect(updates.first == [views.results.index(of: ada.rootObject) ?? -1])
+        #expect(updates.first == [views.index(of: ada) ?? -1])
         #expect(objectChanges.contains("firstName"))
     }
 }

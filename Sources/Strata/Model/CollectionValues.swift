@@ -8,9 +8,18 @@ import Foundation
 //
 // compiles against Strata as it does against RealmSwift.
 
+/// What a `Results` can hold: objects and projections (`RealmFetchable`), and the values of collections
+/// (`RealmCollectionValue`: `list.sorted(ascending: true)` is a `Results<Int>`).
+public protocol _RealmResultsElement: Hashable, _PersistableMetatype {}
+
 /// A type a `List`, `MutableSet`, `Map` or `Results` can hold: every persistable value type, objects, and the
 /// optionals of those that may be nil in a collection.
-public protocol RealmCollectionValue: Hashable, _Persistable {}
+public protocol RealmCollectionValue: _RealmResultsElement, _Persistable {}
+
+/// A type a Realm can be asked for all of: `realm.objects(Dog.self)` and `realm.objects(DogProjection.self)`.
+/// Generic code that loads "any model or projection" is written against it, as against RealmSwift's.
+public protocol RealmFetchable: _RealmResultsElement {}
+extension Object: RealmFetchable {}
 
 /// A type that can be held inside an `Optional` in a collection (`List<Int?>`, `Map<String, Dog?>`).
 public protocol _RealmCollectionValueInsideOptional: RealmCollectionValue {}
@@ -31,6 +40,7 @@ extension ObjectId: _RealmCollectionValueInsideOptional {}
 extension UUID: _RealmCollectionValueInsideOptional {}
 extension Object: _RealmCollectionValueInsideOptional {}
 extension AnyRealmValue: RealmCollectionValue {}
+extension Optional: _RealmResultsElement where Wrapped: _RealmCollectionValueInsideOptional {}
 extension Optional: RealmCollectionValue where Wrapped: _RealmCollectionValueInsideOptional {}
 
 /// Values a collection's `min()` and `max()` (and `min(ofProperty:)`) accept.

@@ -162,6 +162,13 @@ extension LinkingObjects: DepthDescribable {
 
 extension Results: DepthDescribable {
     func description(depth: Int) -> String {
-        RealmDescription.collection("Results", binding.info.schema.className, address: cache, count: count, self, depth: depth)
+        // Objects name their class; projections and values their Swift type, as RealmSwift's do.
+        let elementType: String
+        if values != nil, let valueType = Element.self as? any _Persistable.Type {
+            elementType = RealmDescription.typeName(valueType)
+        } else {
+            elementType = projector == nil ? binding.info.schema.className : "\(Element.self)"
+        }
+        return RealmDescription.collection("Results", elementType, address: cache, count: count, self, depth: depth)
     }
 }

@@ -45,7 +45,7 @@ open class Projection<Root: Object>: _ProjectionType, CustomStringConvertible {
 }
 
 /// What `Realm.objects(_:)` needs of a projection type.
-public protocol _ProjectionType: AnyObject {
+public protocol _ProjectionType: AnyObject, RealmFetchable {
     associatedtype Root: Object
     init(projecting object: Root)
     var rootObject: Root { get }
@@ -174,56 +174,73 @@ extension LinkingObjects {
     public var projectTo: ProjectionElements<Element> { ProjectionElements(owner: target ?? NSNull()) { Array(self) } }
 }
 
-/// The projections of the objects of a `Results`: live, indexed, queried and observed like them.
-public struct ProjectedResults<P: _ProjectionType>: RandomAccessCollection, CustomStringConvertible {
-    public let results: Results<P.Root>
+// A `Results` of projections (`realm.objects(PersonProjection.self)`) finds the projected objects as a
+// `Results` of them does, and hands out each wrapped in the projection: queries, sorts and key paths name the
+// projected type's properties.
 
-    init(_ results: Results<P.Root>) {
-        self.results = results
+extension Results where Element: _ProjectionType {
+    /// The projections of `root`'s objects.
+    init(projecting root: Results<Element.Root>) {
+        self.init(
+            core: root.core, binding: root.binding, predicate: root.predicate, sort: root.sort, distinct: root.distinctKeys, base: root.base,
+            projector: { Element(projecting: $0 as! Element.Root) })
     }
 
-    public var startIndex: Int { 0 }
-    public var endIndex: Int { results.count }
-    public subscript(position: Int) -> P { P(projecting: results[position]) }
-    public var description: String { "ProjectedResults<\(P.self)> (\(count) objects)" }
-    public var realm: Realm? { results.realm }
+    /// The projected objects, in the same order.
+    var rootResults: Results<Element.Root> {
+        Results<Element.Root>(core: core, binding: binding, predicate: predicate, sort: sort, distinct: distinctKeys, base: base)
+    }
 
-    /// The projections of the objects matching a string predicate.
-    public func filter(_ predicateFormat: String, _ args: Any...) -> ProjectedResults<P> {
+    /// The projections of the objects matching a predicate on the projected type.
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
         do {
-            return ProjectedResults(try results.filter(predicateFormat, arguments: args.map { Optional($0) }))
+            return Results(projecting: try rootResults.filter(predicateFormat, arguments: args.map { Optional($0) }))
         } catch {
             fatalError("Invalid predicate: \(error)")
         }
     }
 
     /// The projections of the objects matching a type-safe query on the projected type.
-    public func `where`(_ isIncluded: (Query<P.Root>) -> Query<Bool>) -> ProjectedResults<P> {
-        ProjectedResults(results.where(isIncluded))
+    public func `where`(_ isIncluded: (Query<Element.Root>) -> Query<Bool>) -> Results<Element> {
+        Results(projecting: rootResults.where(isIncluded))
     }
 
-    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> ProjectedResults<P> {
-        ProjectedResults(results.sorted(byKeyPath: keyPath, ascending: ascending))
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
+        Results(projecting: rootResults.sorted(byKeyPath: keyPath, ascending: ascending))
     }
 
-    /// Change notifications with the indices of the underlying results.
-    public func observe(
-        keyPaths: [String]? = nil, on queue: DispatchQueue? = nil, _ block: @escaping (RealmCollectionChange<ProjectedResults<P>>) -> Void
-    ) -> NotificationToken {
-        results.observe(keyPaths: keyPaths, on: queue) { change in
-            switch change {
-            case .initial(let r): block(.initial(ProjectedResults(r)))
-            case .update(let r, let d, let i, let m): block(.update(ProjectedResults(r), deletions: d, insertions: i, modifications: m))
-            case .error(let e): block(.error(e))
-            }
-        }
+    public func sorted<S: Sequence>(by descriptors: S) -> Results<Element> where S.Element == SortDescriptor {
+        Results(projecting: rootResults.sorted(by: descriptors))
     }
+
+    public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
+        Results(projecting: rootResults.distinct(by: keyPaths))
+    }
+
+    /// The index of `projection` (of the same object) in these results.
+    public func index(of projection: Element) -> Int? { rootResults.index(of: projection.rootObject) }
 }
 
 extension Realm {
     /// The projections of every object of the projection's root type.
-    public func objects<P: _ProjectionType>(_ type: P.Type) -> ProjectedResults<P> {
-        ProjectedResults(objects(P.Root.self))
+    public func objects<P: _ProjectionType>(_ type: P.Type) -> Results<P> {
+        Results(projecting: objects(P.Root.self))
+    }
+
+    /// Every object of a model type, or the projections of every object of a projection's root type: for
+    /// generic code over `RealmFetchable`.
+    public func objects<T: RealmFetchable>(_ type: T.Type) -> Results<T> {
+        if let model = type as? Object.Type {
+            require(
+                !(model is EmbeddedObject.Type),
+                "Embedded objects cannot be queried on their own: query their parents through a key path (e.g. `address.city == 'Oslo'`)")
+            return Results<T>(core: core, binding: core.binding(forClass: model), predicate: nil, sort: [])
+        }
+        guard let projection = type as? any _ProjectionType.Type else {
+            fatalError("\(type) is neither an Object nor a Projection; only those can be fetched from a Realm")
+        }
+        func projections<P: _ProjectionType>(_ p: P.Type) -> Any { objects(p) }
+        return projections(projection) as! Results<T>
     }
 }
 

@@ -60,7 +60,7 @@ struct LinkWatch {
     }
 }
 
-final class ResultsObserver<Element: Object>: ChangeObserver {
+final class ResultsObserver<Element: _RealmResultsElement>: ChangeObserver {
     let results: Results<Element>
     let queue: DispatchQueue?
     /// The properties whose changes count as modifications (all when no key paths were given).
@@ -114,7 +114,7 @@ final class ResultsObserver<Element: Object>: ChangeObserver {
         var deletions: [Int] = []
         var insertions: [Int] = []
         var modifications: [Int] = []
-        if results.sort.isEmpty && results.distinct.isEmpty && results.base == nil && !summary.everything && linked.isEmpty {
+        if results.sort.isEmpty && results.distinctKeys.isEmpty && results.base == nil && !summary.everything && linked.isEmpty {
             // Key order: only the touched keys can enter, leave or change.
             var removed = Set<Int64>()
             var added: [Int64] = []
@@ -297,6 +297,7 @@ extension Results {
         _ block: @escaping (RealmCollectionChange<Results<Element>>) -> Void
     ) -> NotificationToken {
         require(!core.isInWriteTransaction, "Cannot register notification blocks from within write transactions.")
+        if let values { return values.observe(self, on: queue ?? core.queue, block) }
         let watched = keyPaths.map { binding.info.indices(ofKeyPaths: $0) } ?? Array(binding.info.schema.properties.indices)
         let observer = ResultsObserver(
             results: self, queue: queue ?? core.queue, watched: watched, linkWatches: core.linkWatches(binding, keyPaths: keyPaths),
@@ -307,6 +308,9 @@ extension Results {
         return token
     }
 
+}
+
+extension Results where Element: Object {
     /// `observe(keyPaths:on:_:)` with the properties named by key paths (`[\Dog.name]`).
     public func observe(
         keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,

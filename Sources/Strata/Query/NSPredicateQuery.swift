@@ -1,7 +1,7 @@
 import Foundation
 
 // Queries from `NSPredicate`s: `filter(_: NSPredicate)` and `index(matching: NSPredicate)` on `Results`, on
-// every `RealmCollection` and on `ProjectedResults`, read as RealmSwift reads predicates (realm-swift's
+// every `RealmCollection` and on `Results` of projections, read as RealmSwift reads predicates (realm-swift's
 // RLMQueryUtil): compound predicates, comparisons of a key path with a constant or another key path, `ANY`,
 // `IN` and `BETWEEN` with an array or `{…}`, `%@ IN keyPath`, `SUBQUERY(…).@count`, `TRUEPREDICATE`.
 //
@@ -278,7 +278,7 @@ extension ExpressionTree {
 }
 #endif
 
-extension Results {
+extension Results where Element: Object {
     /// The objects matching an `NSPredicate`; an invalid one traps with RealmSwift's reason.
     public func filter(_ predicate: NSPredicate) -> Results<Element> {
         do {
@@ -302,7 +302,7 @@ extension RealmCollection {
     }
 }
 
-extension ProjectedResults {
+extension Results where Element: _ProjectionType {
     /// The projections of the objects matching an `NSPredicate` on the projected type.
-    public func filter(_ predicate: NSPredicate) -> ProjectedResults<P> { ProjectedResults(results.filter(predicate)) }
+    public func filter(_ predicate: NSPredicate) -> Results<Element> { Results(projecting: rootResults.filter(predicate)) }
 }

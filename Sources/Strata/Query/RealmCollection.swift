@@ -139,7 +139,7 @@ extension RealmCollection {
     public func average<V: _Persistable>(of keyPath: KeyPath<Element, V>) -> V? { average(ofProperty: TypeRegistry.info(for: Element.self).name(of: keyPath)) }
 }
 
-extension Results: RealmCollection {
+extension Results: RealmCollection where Element: Object {
     public var _results: Results<Element>? { self }
 }
 

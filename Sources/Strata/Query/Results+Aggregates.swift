@@ -3,7 +3,7 @@ import Foundation
 
 // Aggregates over a Results: counts, min, max, sum, average, and values of one property.
 
-extension Results {
+extension Results where Element: Object {
     func values(of property: String, for verb: String) -> [StoredValue] {
         guard let i = binding.info.propertyIndex[property] else {
             fatalError("Invalid property name '\(property)' for class '\(binding.info.schema.className)'")

@@ -11,7 +11,7 @@ extension Results {
         // Used by one thread at a time, without re-entry (an iterator is not shared across threads): dynamic
         // exclusivity checks are off, as on an accessor's fields.
         @exclusivity(unchecked) var started = false
-        @exclusivity(unchecked) var last: Element? = nil
+        @exclusivity(unchecked) var last: Object? = nil
         init(stream: MergingIterator) { self.stream = stream }
     }
 
@@ -22,6 +22,8 @@ extension Results {
         let state: ScanState?
         let keys: [Int64]
         let records: [[UInt8]?]
+        /// For values: the stored values to hand out.
+        let items: [StoredValue]
         var i = 0
         /// Whether the binding's objects are exactly `Element`s (then no dynamic cast is needed).
         let exactClass: Bool
@@ -42,8 +44,9 @@ extension Results {
         /// Whether the type has `let` properties (`RealmProperty`), whose objects are never reused.
         private let hasLegacyProperties: Bool
 
-        init(results: Results, stream: MergingIterator?, keys: [Int64], records: [[UInt8]?]) {
+        init(results: Results, stream: MergingIterator?, keys: [Int64], records: [[UInt8]?], items: [StoredValue] = []) {
             self.results = results
+            self.items = items
             let state = stream.map { ScanState(stream: $0) }
             self.state = state
             self.keys = keys
@@ -64,7 +67,7 @@ extension Results {
         /// view) first gets its own copy of them.
         /// Also says whether the object's accessor is its alone (then it is pointed at the next record too).
         @inline(__always)
-        private func takeReusable(_ state: ScanState) -> (object: Element, ownAccessor: Bool)? {
+        private func takeReusable(_ state: ScanState) -> (object: Object, ownAccessor: Bool)? {
             guard state.last != nil else { return nil }
             // An object with `let` properties is never reused: they may outlive it, bound to its accessor.
             if !hasLegacyProperties, isKnownUniquelyReferenced(&state.last!) {
@@ -80,6 +83,18 @@ extension Results {
         }
 
         public mutating func next() -> Element? {
+            guard let object = nextObject() else {
+                guard let values = results.values, i < items.count else { return nil }
+                defer { i += 1 }
+                return values.element(items[i])
+            }
+            if let projector = results.projector { return projector(object) }
+            return exactClass ? unsafeBitCast(object, to: Element.self) : object as! Element
+        }
+
+        /// The next object of an object or projection Results; nil at the end (and always for values).
+        @inline(__always)
+        private mutating func nextObject() -> Object? {
             if state != nil, let scan {
                 let stream = scan.stream
                 let reusable = takeReusable(scan)
@@ -97,13 +112,13 @@ extension Results {
                         return object
                     }
                     let made = core.makeObject(binding: binding, key: key, currentRecord: record, version: streamVersion)
-                    let object = exactClass ? unsafeDowncast(made, to: Element.self) : made as! Element
+                    let object = made
                     if lends { scan.last = object }
                     return object
                 }
                 if !lends {
                     let made = core.makeObject(binding: binding, key: key, currentRecord: [UInt8](value), version: streamVersion)
-                    return exactClass ? unsafeDowncast(made, to: Element.self) : made as! Element
+                    return made
                 }
                 if let (object, ownAccessor) = reusable {
                     if ownAccessor {
@@ -116,18 +131,19 @@ extension Results {
                     return object
                 }
                 let made = core.makeObject(binding: binding, key: key, lent: value, lender: stream, version: streamVersion)
-                let object = exactClass ? unsafeDowncast(made, to: Element.self) : made as! Element
+                let object = made
                 scan.last = object
                 return object
             }
             guard i < keys.count else { return nil }
             defer { i += 1 }
-            return results.object(keys[i], i < records.count ? records[i] : nil)
+            return core.makeObject(binding: binding, key: keys[i], record: i < records.count ? records[i] : nil)
         }
     }
 
     public func makeIterator() -> Iterator {
-        if predicate == nil && sort.isEmpty && distinct.isEmpty {
+        if values != nil { return Iterator(results: self, stream: nil, keys: [], records: [], items: valueItems()) }
+        if predicate == nil && sort.isEmpty && distinctKeys.isEmpty {
             if let w = core.write {
                 // In a write, iteration sees the objects as they were when it began (Realm's snapshot of a
                 // Results enumerated in a write). With none of the type's objects changed yet, that is the

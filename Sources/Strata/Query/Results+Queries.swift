@@ -3,7 +3,7 @@ import Foundation
 
 // Narrowing and ordering a Results: filters, sorts, distinct, and their key paths.
 
-extension Results {
+extension Results where Element: Object {
     /// The objects matching a predicate in Realm's syntax, e.g. `filter("age > %@ AND name BEGINSWITH 'A'", 18)`.
     /// A malformed predicate traps with the position and what was expected.
     public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
@@ -22,7 +22,7 @@ extension Results {
     /// The objects matching a parsed query (from a string, or from an `NSPredicate`).
     func filter(_ query: QueryExpr) throws -> Results<Element> {
         let expr = try query.resolve(binding.info, bindings: bindingResolver)
-        return Results(core: core, binding: binding, predicate: predicate.map { .and($0, expr) } ?? expr, sort: sort, distinct: distinct, base: base)
+        return Results(core: core, binding: binding, predicate: predicate.map { .and($0, expr) } ?? expr, sort: sort, distinct: distinctKeys, base: base)
     }
 
     /// The objects matching a type-safe query, e.g. `where { $0.age > 18 && $0.name.starts(with: "A") }`.
@@ -33,7 +33,7 @@ extension Results {
         } catch {
             fatalError("Invalid query: \(error)")
         }
-        return Results(core: core, binding: binding, predicate: predicate.map { .and($0, expr) } ?? expr, sort: sort, distinct: distinct, base: base)
+        return Results(core: core, binding: binding, predicate: predicate.map { .and($0, expr) } ?? expr, sort: sort, distinct: distinctKeys, base: base)
     }
 
     public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
@@ -46,13 +46,13 @@ extension Results {
 
     public func sorted<S: Sequence>(by descriptors: S) -> Results<Element> where S.Element == SortDescriptor {
         let keys = descriptors.map { d -> (key: SortKey, ascending: Bool) in (sortKey(d.keyPath, "sort"), d.ascending) }
-        return Results(core: core, binding: binding, predicate: predicate, sort: keys + sort, distinct: distinct, base: base)
+        return Results(core: core, binding: binding, predicate: predicate, sort: keys + sort, distinct: distinctKeys, base: base)
     }
 
     /// One object per distinct combination of the values of `keyPaths` (the first in sort order); key paths
     /// may go through to-one links (`owner.name`).
     public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
-        Results(core: core, binding: binding, predicate: predicate, sort: sort, distinct: distinct + keyPaths.map { sortKey($0, "distinct") }, base: base)
+        Results(core: core, binding: binding, predicate: predicate, sort: sort, distinct: distinctKeys + keyPaths.map { sortKey($0, "distinct") }, base: base)
     }
 
     /// `distinct(by:)` with key paths: `distinct(by: [\.firstName, \.owner?.name])`.

@@ -33,31 +33,48 @@ enum SortKey: @unchecked Sendable {
 }
 
 /// The objects of one type matching a query, in a sort order: a live view of the Realm's current version.
+/// Also the projections of such objects (`Results<PersonProjection>`), and the values of a collection of
+/// values, filtered or sorted (`person.scores.sorted(ascending: false)` is a `Results<Int>`).
 ///
 /// Evaluation is lazy and cached per version: `count`, subscripts and iteration evaluate once, and again
 /// only after the Realm moves to another version or changes in its write transaction.
-public struct Results<Element: Object>: RandomAccessCollection, CustomStringConvertible {
+public struct Results<Element: _RealmResultsElement>: RandomAccessCollection, CustomStringConvertible {
     let core: RealmCore
+    /// The objects' type (the projected type for projections; the owner's type for values).
     let binding: TypeBinding
     let predicate: Predicate?
     let sort: [(key: SortKey, ascending: Bool)]
     /// Properties (or key paths through to-one links) whose values must be distinct: the first object in sort
     /// order of each combination stays.
-    let distinct: [SortKey]
+    let distinctKeys: [SortKey]
     /// The collection whose objects these are (`person.dogs.filter(...)`); nil: every object of the type.
     let base: ResultsBase?
+    /// For projections: the projection of each object found.
+    let projector: ((Object) -> Element)?
+    /// For values: the collection they come from and what narrows and orders them.
+    let values: ValueSource<Element>?
     let cache = ResultsCache()
 
     init(
         core: RealmCore, binding: TypeBinding, predicate: Predicate?, sort: [(key: SortKey, ascending: Bool)], distinct: [SortKey] = [],
-        base: ResultsBase? = nil
+        base: ResultsBase? = nil, projector: ((Object) -> Element)? = nil, values: ValueSource<Element>? = nil
     ) {
         self.core = core
         self.binding = binding
         self.predicate = predicate
         self.sort = sort
-        self.distinct = distinct
+        self.distinctKeys = distinct
         self.base = base
+        self.projector = projector
+        self.values = values
+    }
+
+    /// The same results read from `core` (another version or instance of the file).
+    func moved(to core: RealmCore) -> Results<Element> {
+        let name = binding.info.schema.className
+        let binding = self.binding.objectClass == DynamicObject.self ? core.dynamicBinding(name) : core.binding(forClass: self.binding.objectClass)
+        return Results(
+            core: core, binding: binding, predicate: predicate, sort: sort, distinct: distinctKeys, base: base, projector: projector, values: values)
     }
 
     final class ResultsCache {
@@ -66,6 +83,8 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         /// Copies of the records of `keys`, when they were kept (empty otherwise: objects read by key).
         var records: [[UInt8]?] = []
         var recordsKept = false
+        /// For values: the stored values, narrowed and ordered.
+        var items: [StoredValue] = []
     }
 
     /// The matching keys, evaluated for the current version, and with `needsRecords` copies of their records
@@ -80,7 +99,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
             if let compiled, !compiled.evaluate(ref, key: key, in: context) { return true }
             let record: [UInt8]?
             if needsRecords, case .bytes(let raw, _) = ref { record = [UInt8](raw) } else { record = nil }
-            rows.append((key, record, sort.map { $0.key.value(ref, key: key, context) }, distinct.map { $0.value(ref, key: key, context) }))
+            rows.append((key, record, sort.map { $0.key.value(ref, key: key, context) }, distinctKeys.map { $0.value(ref, key: key, context) }))
             return true
         }
         if !sort.isEmpty {
@@ -92,7 +111,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
                 return false
             }
         }
-        if !distinct.isEmpty {
+        if !distinctKeys.isEmpty {
             var seen = Set<[StoredValue]>()
             rows = rows.filter { seen.insert($0.distinctValues).inserted }
         }
@@ -119,7 +138,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
     /// What the predicate (or a sort or distinct through links) needs to follow links, when it does.
     func queryContext() -> QueryContext? {
-        let throughLinks = (sort.map(\.key) + distinct).contains { if case .path = $0 { return true } else { return false } }
+        let throughLinks = (sort.map(\.key) + distinctKeys).contains { if case .path = $0 { return true } else { return false } }
         guard predicate?.readsOtherObjects == true || throughLinks else { return nil }
         return QueryContext(core: core)
     }
@@ -128,7 +147,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     var linkedPartitions: Set<UInt32> {
         var out = predicate?.linkedPartitions ?? []
         if let partition = base?.partition(in: core) { out.insert(partition) }
-        for key in sort.map(\.key) + distinct {
+        for key in sort.map(\.key) + distinctKeys {
             if case .path(let path) = key {
                 for step in path.steps { if case .link(_, let t) = step { out.insert(t.partition) } }
             }
@@ -222,16 +241,17 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
     public var startIndex: Int { 0 }
     /// Cached with the keys (collection algorithms ask for it at every step).
-    public var endIndex: Int { evaluated(needsRecords: false).keys.count }
+    public var endIndex: Int { values != nil ? valueItems().count : evaluated(needsRecords: false).keys.count }
 
     public var count: Int {
-        if predicate == nil && sort.isEmpty && distinct.isEmpty && base == nil, !core.isInWriteTransaction, cache.token != core.changeToken {
+        if values != nil { return valueItems().count }
+        if predicate == nil && sort.isEmpty && distinctKeys.isEmpty && base == nil, !core.isInWriteTransaction, cache.token != core.changeToken {
             // Every object of the type: counted by a scan that keeps nothing.
             var n = 0
             core.forEachRecord(binding) { _, _ in n += 1; return true }
             return n
         }
-        if sort.isEmpty && distinct.isEmpty, let predicate, !core.isInWriteTransaction, cache.token != core.changeToken {
+        if sort.isEmpty && distinctKeys.isEmpty, let predicate, !core.isInWriteTransaction, cache.token != core.changeToken {
             // The rows are checked where they lie; only their keys are kept (and cached, for endIndex).
             var keys: [Int64] = []
             let context = queryContext()
@@ -250,19 +270,31 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     }
 
     public subscript(position: Int) -> Element {
+        if let values {
+            let items = valueItems()
+            require(position >= 0 && position < items.count, "Index \(position) is out of bounds (must be less than \(items.count)).")
+            return values.element(items[position])
+        }
         let c = evaluated()
         require(position >= 0 && position < c.keys.count, "Index \(position) is out of bounds (must be less than \(c.keys.count)).")
-        return object(c.keys[position], position < c.records.count ? c.records[position] : nil)
+        return element(c.keys[position], position < c.records.count ? c.records[position] : nil)
     }
 
-    func object(_ key: Int64, _ record: [UInt8]?) -> Element {
+    /// The object `key` (with a copy of its record, when one was kept), as an `Element`.
+    func element(_ key: Int64, _ record: [UInt8]?) -> Element {
+        element(core.makeObject(binding: binding, key: key, record: record))
+    }
+
+    /// `object` as an `Element`: itself, or its projection.
+    func element(_ object: Object) -> Element {
+        if let projector { return projector(object) }
         // The binding is for Element's class, whose init() makes an Element.
-        let object = core.makeObject(binding: binding, key: key, record: record)
-        return binding.objectClass == Element.self ? unsafeDowncast(object, to: Element.self) : object as! Element
+        return binding.objectClass == Element.self ? unsafeBitCast(object, to: Element.self) : object as! Element
     }
 
     public var first: Element? {
-        if sort.isEmpty && distinct.isEmpty, !core.isInWriteTransaction, cache.token != core.changeToken {
+        if let values { return valueItems().first.map(values.element) }
+        if sort.isEmpty && distinctKeys.isEmpty, !core.isInWriteTransaction, cache.token != core.changeToken {
             // In scan order: the first match ends the scan (or the pinned candidates' reads).
             var found: (key: Int64, record: [UInt8]?)? = nil
             let context = queryContext()
@@ -272,20 +304,22 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
                 if case .bytes(let raw, _) = ref { found = (key, [UInt8](raw)) } else { found = (key, nil) }
                 return false
             }
-            return found.map { object($0.key, $0.record) }
+            return found.map { element($0.key, $0.record) }
         }
         let c = evaluated()
-        return c.keys.isEmpty ? nil : object(c.keys[0], c.records.first ?? nil)
+        return c.keys.isEmpty ? nil : element(c.keys[0], c.records.first ?? nil)
     }
 
     public var last: Element? {
+        if let values { return valueItems().last.map(values.element) }
         let c = evaluated()
         guard let key = c.keys.last else { return nil }
-        return object(key, c.records.count == c.keys.count ? c.records[c.keys.count - 1] : nil)
+        return element(key, c.records.count == c.keys.count ? c.records[c.keys.count - 1] : nil)
     }
 
     public var isEmpty: Bool {
-        if sort.isEmpty && distinct.isEmpty, !core.isInWriteTransaction, cache.token != core.changeToken {
+        if values != nil { return valueItems().isEmpty }
+        if sort.isEmpty && distinctKeys.isEmpty, !core.isInWriteTransaction, cache.token != core.changeToken {
             var any = false
             let context = queryContext()
             let compiled = predicate.map(RowPredicate.init)
@@ -299,16 +333,18 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         return evaluated().keys.isEmpty
     }
 
-    public func index(of object: Element) -> Int? {
-        guard let a = object._accessor, a.core === core else { return nil }
-        return evaluated().keys.firstIndex(of: a.key)
-    }
-
     public var realm: Realm? { Realm(core: core) }
     public var isInvalidated: Bool { core.isInvalidated }
 
     /// RealmSwift's format: `Results<Dog> <0x…> (` and each object nested, five levels at most.
     public var description: String { description(depth: RealmDescription.maxDepth) }
+}
+
+extension Results where Element: Object {
+    public func index(of object: Element) -> Int? {
+        guard let a = object._accessor, a.core === core else { return nil }
+        return evaluated().keys.firstIndex(of: a.key)
+    }
 }
 
 extension TypeInfo {

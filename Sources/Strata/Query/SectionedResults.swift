@@ -52,7 +52,7 @@ public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: Obj
     public func freeze() -> SectionedResults { SectionedResults(results: results.freeze(), sectionKey: sectionKey) }
     public func thaw() -> SectionedResults? { results.thaw().map { SectionedResults(results: $0, sectionKey: sectionKey) } }
 
-    func object(_ key: Int64) -> SectionElement { results.object(key, nil) }
+    func object(_ key: Int64) -> SectionElement { results.element(key, nil) }
 
     /// Calls `block` with the sections now (`.initial`), then after each change: objects deleted (in old index
     /// paths), inserted and modified (in new ones), and the sections inserted and deleted.
@@ -171,7 +171,7 @@ public enum SectionedResultsChange<Collection> {
     case error(any Error)
 }
 
-extension Results {
+extension Results where Element: Object {
     /// The results sorted by `keyPath` and grouped into one section per value.
     public func sectioned<K: _Persistable & Hashable>(by keyPath: KeyPath<Element, K>, ascending: Bool = true) -> SectionedResults<K, Element> {
         SectionedResults(results: sorted(by: keyPath, ascending: ascending), sectionKey: { $0[keyPath: keyPath] })
