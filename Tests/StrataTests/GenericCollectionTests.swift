@@ -35,6 +35,14 @@ func olderThan<C: RealmCollection>(_ dogs: C, _ age: Int) -> Results<GDog> where
     dogs.filter("age > %@", age).sorted(byKeyPath: "name")
 }
 
+func keyCount<M: RealmKeyedCollection>(_ map: M) -> Int { map.keys.count }
+
+func priceOf<M: RealmKeyedCollection>(_ map: M, _ key: M.Key) -> M.Value? { map[key] }
+
+func itemCount<S: RealmSectionedResult>(_ sectioned: S) -> Int { sectioned.count }
+
+func frozenCopy<S: RealmSectionedResult>(_ sectioned: S) -> S { sectioned.freeze() }
+
 actor DogCounter {
     func count(_ dogs: ThreadSafe<Results<GDog>>) -> Int { dogs.wrappedValue?.count ?? -1 }
 }
@@ -212,6 +220,35 @@ actor DogCounter {
         #expect(heavy?.count == 3)
         heavy = nil
         #expect(wrapper.wrappedValue == nil)
+    }
+
+    /// Maps are `RealmKeyedCollection`s; sectioned results and their sections are `RealmSectionedResult`s,
+    /// freezable and handed to another thread.
+    @Test func keyedAndSectionedCollectionsTakeGenericHelpers() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Self.open(dir)
+        let owner = try Self.fill(realm)
+        #expect(keyCount(owner.prices) == 2)
+        #expect(priceOf(owner.prices, "b") == Decimal128(stringLiteral: "2.25"))
+        let byAge = realm.objects(GDog.self).sectioned(by: { $0.age >= 6 }, sortDescriptors: [SortDescriptor(keyPath: "age")])
+        #expect(itemCount(byAge) == 2)
+        #expect(itemCount(byAge[1]) == 4)
+        let frozen = frozenCopy(byAge)
+        #expect(frozen.isFrozen && frozen != byAge && byAge == byAge)
+        #expect(frozenCopy(byAge[0]).isFrozen && byAge[0] == byAge[0])
+        let reference = ThreadSafeReference(to: byAge[1])
+        let url = realm.configuration.fileURL!
+        let seen = Locked<[String]>([])
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            defer { done.signal() }
+            guard let other = try? Realm(configuration: .init(fileURL: url, objectTypes: [GDog.self, GOwner.self])),
+                let section = other.resolve(reference)
+            else { return }
+            seen.withLock { $0 = section.map(\.name) }
+        }.start()
+        done.wait()
+        #expect(seen.withLock { $0 } == ["dot", "ada", "cy", "stray"])
     }
 
     @Test func queriesOnUnmanagedListsAndResolvingTwiceTrapAsRealmSwiftDoes() async {

@@ -294,3 +294,19 @@ extension Map: LegacyCollection {
         return copy
     }
 }
+
+/// The protocol of RealmSwift's keyed collections (`Map`), for generic code over them:
+/// `func total<M: RealmKeyedCollection>(_ m: M) -> Int where M.Value == Int { m.values.reduce(0, +) }`.
+public protocol RealmKeyedCollection: Sequence, ThreadConfined, CustomStringConvertible {
+    associatedtype Key: _MapKey
+    associatedtype Value: RealmCollectionValue
+    var count: Int { get }
+    var keys: [Key] { get }
+    var values: [Value] { get }
+    subscript(key: Key) -> Value? { get set }
+    func updateValue(_ value: Value, forKey key: Key)
+    func removeObject(for key: Key)
+    func removeAll()
+}
+
+extension Map: RealmKeyedCollection where Value: RealmCollectionValue {}

@@ -11,8 +11,9 @@ import Foundation
 /// ```
 /// A collection's queries give `Results` of its objects in its order (`person.dogs.filter("age > 3")`),
 /// live as every `Results` is. In RealmSwift, collections of values (`List<Int>`) are `RealmCollection`s too;
-/// in Strata their aggregates (`min()`, `max()`, `sum()`, `average()`) are methods of `List`, `MutableSet`
-/// and `Map` themselves, and sorting them gives an array (`sorted()`), not `Results`.
+/// in Strata their aggregates (`min()`, `max()`, `sum()`, `average()`) and queries (`sorted(ascending:)`,
+/// `distinct()`, `filter("self > 3")`, which give a `Results` of values) are methods of `List`, `MutableSet`
+/// and `Map` themselves.
 public protocol RealmCollection<Element>: RandomAccessCollection, CustomStringConvertible, ThreadConfined where Element: Object, Index == Int {
     /// The index of `object` in the collection; nil when it is not there.
     func index(of object: Element) -> Int?

@@ -191,3 +191,44 @@ extension Results where Element: Object {
         return SectionedResults(results: sorted(by: sortDescriptors), sectionKey: block)
     }
 }
+
+/// What `SectionedResults` and `ResultsSection` have in common, for generic code written against RealmSwift's
+/// protocol of that name: a live, freezable collection of a Realm.
+public protocol RealmSectionedResult: RandomAccessCollection, Equatable, ThreadConfined {
+    var count: Int { get }
+}
+
+extension SectionedResults: RealmSectionedResult {
+    /// The same sectioned results (copies of one value, or of its frozen or thawed forms are not the same).
+    public static func == (a: SectionedResults, b: SectionedResults) -> Bool { a.cache === b.cache }
+}
+
+extension ResultsSection: RealmSectionedResult {
+    public var realm: Realm? { parent.realm }
+    public var isInvalidated: Bool { parent.isInvalidated }
+    public var isFrozen: Bool { parent.isFrozen }
+    /// This section as of the Realm's current version, immutable, readable from any thread.
+    public func freeze() -> ResultsSection { ResultsSection(parent: parent.freeze(), key: key) }
+    /// The live section; nil when its Realm cannot give the sectioned results again.
+    public func thaw() -> ResultsSection? { parent.thaw().map { ResultsSection(parent: $0, key: key) } }
+    /// The same section of the same sectioned results.
+    public static func == (a: ResultsSection, b: ResultsSection) -> Bool { a.parent == b.parent && a.key == b.key }
+}
+
+extension SectionedResults: Referable {
+    var referenceCore: RealmCore? { results.core }
+    func referenceMaker() -> @Sendable (RealmCore) -> Any? {
+        let make = results.referenceMaker()
+        nonisolated(unsafe) let sectionKey = self.sectionKey
+        return { core in (make(core) as? Results<SectionElement>).map { SectionedResults(results: $0, sectionKey: sectionKey) } }
+    }
+}
+
+extension ResultsSection: Referable {
+    var referenceCore: RealmCore? { parent.results.core }
+    func referenceMaker() -> @Sendable (RealmCore) -> Any? {
+        let make = parent.referenceMaker()
+        nonisolated(unsafe) let key = self.key
+        return { core in (make(core) as? SectionedResults<Key, Element>).map { ResultsSection(parent: $0, key: key) } }
+    }
+}
