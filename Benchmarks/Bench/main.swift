@@ -12,6 +12,7 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Comma-separated workloads: \(Runner.allWorkloads.joined(separator: ","))") var workloads = Runner.allWorkloads.joined(separator: ",")
     @Option(help: "Runs per workload (the table shows the median, min-max).") var runs = 3
     @Option(help: "Write the figures as JSON to this path.") var json: String?
+    @Option(help: "Write an SVG bar chart of the ratios against each peer to this path.") var chart: String?
     @Option(help: "Comma-separated peers: sqlite,lmdb,grdb,rocksdb (RocksDB runs the sustained workload only)") var peers = "sqlite,lmdb,grdb,rocksdb"
     @Option(help: "Directory for the databases (default: a temporary directory, removed afterwards).") var dir: String?
     @Option(help: "Random primary-key lookups.") var lookups = 1_000_000
@@ -51,6 +52,9 @@ struct BenchCommand: ParsableCommand {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             try encoder.encode(report).write(to: URL(fileURLWithPath: json))
+        }
+        if let chart {
+            try Data(Chart.svg(report, peers: peerList).utf8).write(to: URL(fileURLWithPath: chart))
         }
         if !disagreements.isEmpty { throw ExitCode(1) }
         #endif

@@ -109,6 +109,10 @@ public struct Row: Codable, Sendable {
     /// Strata's median over each peer's, oriented so that > 1 means Strata is better.
     public var ratios: [String: Double]
     public var note: String?
+
+    public init(workload: String, unit: Unit, results: [String: Measurement], ratios: [String: Double], note: String?) {
+        (self.workload, self.unit, self.results, self.ratios, self.note) = (workload, unit, results, ratios, note)
+    }
 }
 
 public struct Report: Codable, Sendable {
@@ -122,6 +126,14 @@ public struct Report: Codable, Sendable {
     public var rows: [Row]
     /// Results every engine must agree on (e.g. the sum of ages), per engine.
     public var checks: [String: [String: Int]]
+
+    public init(
+        machine: String, cores: Int, toolchain: String, commit: String, n: Int, runs: Int, durability: String, rows: [Row],
+        checks: [String: [String: Int]]
+    ) {
+        (self.machine, self.cores, self.toolchain, self.commit, self.n, self.runs) = (machine, cores, toolchain, commit, n, runs)
+        (self.durability, self.rows, self.checks) = (durability, rows, checks)
+    }
 }
 
 /// Machine and build facts for the report's header.
