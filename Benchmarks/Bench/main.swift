@@ -13,6 +13,7 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Runs per workload (the table shows the median, min-max).") var runs = 3
     @Option(help: "Write the figures as JSON to this path.") var json: String?
     @Option(help: "Write an SVG bar chart of the ratios against each peer to this path.") var chart: String?
+    @Option(help: "Draw the chart (--chart) of a report written by --json, without running anything.") var replot: String?
     @Option(help: "Comma-separated peers: sqlite,lmdb,grdb,rocksdb (RocksDB runs the sustained workload only)") var peers = "sqlite,lmdb,grdb,rocksdb"
     @Option(help: "Directory for the databases (default: a temporary directory, removed afterwards).") var dir: String?
     @Option(help: "Random primary-key lookups.") var lookups = 1_000_000
@@ -22,6 +23,13 @@ struct BenchCommand: ParsableCommand {
         FileHandle.standardError.write(Data("Bench: this is a debug build, whose figures would mislead. Run `swift run -c release Bench`.\n".utf8))
         throw ExitCode(2)
         #else
+        if let replot {
+            guard let chart else { throw ValidationError("--replot needs --chart PATH to write the chart to") }
+            let report = try JSONDecoder().decode(Report.self, from: Data(contentsOf: URL(fileURLWithPath: replot)))
+            let peerList = peers.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+            try Data(Chart.svg(report, peers: peerList).utf8).write(to: URL(fileURLWithPath: chart))
+            return
+        }
         let wanted = Set(workloads.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) })
         let unknown = wanted.subtracting(Runner.allWorkloads)
         guard unknown.isEmpty else {

@@ -43,8 +43,11 @@ public enum Chart {
             let gx = x(pow(2, Double(p)))
             let label = p >= 0 ? "\(1 << p)x" : "1/\(1 << -p)"
             let stroke = p == 0 ? "stroke=\"#000000\" stroke-width=\"1.5\"" : "stroke=\"#dddddd\""
-            s += "<line x1=\"\(fmt(gx))\" y1=\"\(fmt(top - 6))\" x2=\"\(fmt(gx))\" y2=\"\(fmt(y))\" \(stroke)/>"
-            s += "<text x=\"\(fmt(gx))\" y=\"\(fmt(y + 14))\" text-anchor=\"middle\">\(escaped(label))</text>\n"
+            s += "<line x1=\"\(fmt(gx))\" y1=\"\(fmt(top - 6))\" x2=\"\(fmt(gx))\" y2=\"\(fmt(y))\" \(stroke)/>\n"
+            // A wide axis is labelled at every other power, so that labels do not run into each other.
+            if span <= 5 || p % 2 == 0 {
+                s += "<text x=\"\(fmt(gx))\" y=\"\(fmt(y + 14))\" text-anchor=\"middle\">\(escaped(label))</text>\n"
+            }
         }
         for (row, groupTop) in zip(rows, groupTops) {
             s += "<text x=\"\(fmt(labelWidth - 8))\" y=\"\(fmt(groupTop + barHeight))\" text-anchor=\"end\">\(escaped(row.workload))</text>\n"
