@@ -176,7 +176,8 @@ let package = Package(
         ),
         .testTarget(
             name: "EngineTests",
-            dependencies: ["Engine", "TestSupport", "EngineCrashChild", .product(name: "Atomics", package: "swift-atomics")],
+            // FuzzTargets: the fuzzers' checksum repair, which the encryption tests use to forge edits.
+            dependencies: ["Engine", "TestSupport", "EngineCrashChild", "FuzzTargets", .product(name: "Atomics", package: "swift-atomics")],
             swiftSettings: strictSettings + codecSettings
         ),
         .target(

@@ -1,5 +1,6 @@
 import Engine
 import Foundation
+import FuzzTargets
 import Testing
 import TestSupport
 

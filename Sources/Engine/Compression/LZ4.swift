@@ -11,7 +11,7 @@ import CLZ4
 package enum LZ4 {
     /// Appends the LZ4 block compression of `input` to `output` and returns the compressed size,
     /// or nil when LZ4 could not compress it.
-    static func compress(_ input: UnsafeRawBufferPointer, into output: GrowableBuffer) -> Int? {
+    package static func compress(_ input: UnsafeRawBufferPointer, into output: GrowableBuffer) -> Int? {
         guard input.count > 0, input.count <= Limits.maxBlockBytes else { return nil }
         let bound = PortableLZ4.compressBound(input.count)
         var written = 0
@@ -30,7 +30,7 @@ package enum LZ4 {
 
     /// Decompresses one block into `output` (replacing its contents). The caller stored `originalCount`
     /// beside the block, because the LZ4 block format does not record it.
-    static func decompress(_ block: UnsafeRawBufferPointer, originalCount: Int, into output: GrowableBuffer) throws {
+    package static func decompress(_ block: UnsafeRawBufferPointer, originalCount: Int, into output: GrowableBuffer) throws {
         guard originalCount > 0, originalCount <= Limits.maxBlockBytes else {
             throw StorageError.corrupted(
                 "block declares \(originalCount) uncompressed bytes, the limit is \(Limits.maxBlockBytes)",

@@ -4,13 +4,13 @@
 /// Then records, each a 24-byte header · payload:
 /// `u32 payloadCount` · `u32 flags` · `u64 sequence` · `u64 checksum` (XXH3-64 of the payload, seeded with
 /// the sequence and the length, so a header cannot be paired with another record's payload).
-enum LogRecord {
+package enum LogRecord {
     static let fileMagic: UInt64 = 0x4C57_4154_4152_5453  // "STRATAWL"
     static let formatVersion: UInt32 = 1
-    static let fileHeaderBytes = 16
-    static let headerBytes = 24
+    package static let fileHeaderBytes = 16
+    package static let headerBytes = 24
 
-    static func seed(sequence: UInt64, payloadCount: Int) -> UInt64 {
+    package static func seed(sequence: UInt64, payloadCount: Int) -> UInt64 {
         sequence ^ (UInt64(payloadCount) &* 0x9E37_79B9_7F4A_7C15)
     }
 
@@ -89,17 +89,17 @@ enum LogRecord {
         }
     }
 
-    struct Decoded {
-        var sequence: UInt64
+    package struct Decoded {
+        package var sequence: UInt64
         /// Header and payload, copied out of the file.
-        var record: MappedRegion
-        var offset: Int
+        package var record: MappedRegion
+        package var offset: Int
     }
 
-    struct Scan {
-        var records: [Decoded] = []
+    package struct Scan {
+        package var records: [Decoded] = []
         /// Bytes of the file up to the end of the last whole record.
-        var validBytes: Int = 0
+        package var validBytes: Int = 0
         /// Why reading stopped before the end of the file, if it did.
         var damage: StorageError? = nil
         /// The offset of a whole, valid record found after the damage: the damage is not a torn tail.
@@ -107,7 +107,7 @@ enum LogRecord {
     }
 
     /// Reads the records of one log file, stopping at the first one that is torn or fails its checksum.
-    static func scan(_ bytes: UnsafeRawBufferPointer) -> Scan {
+    package static func scan(_ bytes: UnsafeRawBufferPointer) -> Scan {
         var scan = Scan()
         var r = ByteReader(bytes)
         do {

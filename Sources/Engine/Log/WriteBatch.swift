@@ -147,7 +147,7 @@ package final class WriteBatch: @unchecked Sendable {
     }
 
     /// Rebuilds the operations of a record read back from the log. `record` holds the header and payload.
-    static func decode(record: MappedRegion) throws -> [UInt32: PartitionBatch] {
+    package static func decode(record: MappedRegion) throws -> [UInt32: PartitionBatch] {
         var partitions: [UInt32: PartitionBatch] = [:]
         var r = ByteReader(record.unsafeBytes, position: LogRecord.headerBytes)
         while !r.isAtEnd {

@@ -18,7 +18,7 @@ final class CachedBlock: Sendable {
 
 /// Blocks prepared for point reads, shared by every segment of a database (scans decompress into their own
 /// buffer). Bounded by bytes; the oldest insertion is evicted first.
-final class BlockCache: Sendable {
+package final class BlockCache: Sendable {
     struct Key: Hashable {
         var file: UInt64
         var block: Int

@@ -49,7 +49,7 @@ struct BlockView {
 }
 
 /// The result of looking a key up in one source.
-enum Lookup {
+package enum Lookup {
     case absent
     case deleted
     case found(UnsafeRawBufferPointer)

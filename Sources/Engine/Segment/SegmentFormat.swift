@@ -14,15 +14,15 @@
 /// bit 1 says so; checksums cover the sealed bytes. Header and footer stay plain (counts and offsets only).
 /// A block's raw bytes are its entries, `varint keyCount · varint (valueCount + 1, or 0 for a deletion) · key ·
 /// value`, sorted by key, then `entryCount x u32` entry offsets for binary search.
-enum SegmentFormat {
+package enum SegmentFormat {
     static let headerMagic: UInt64 = 0x4753_4154_4152_5453  // "STRATASG"
     static let footerMagic: UInt64 = 0x4653_4154_4152_5453  // "STRATASF"
     /// 2 added the key filter (header flag bit 0); format 1 segments still read, without one.
     static let formatVersion: UInt32 = 2
     static let flagKeyFilter: UInt32 = 1
     static let flagEncrypted: UInt32 = 2
-    static let headerBytes = 32
-    static let footerBytes = 88
+    package static let headerBytes = 32
+    package static let footerBytes = 88
 
     /// What an encrypted segment's index area authenticates besides its place: the footer's counts and the
     /// header's salt (the header's reserved word, random in an encrypted segment).
@@ -42,8 +42,8 @@ enum SegmentFormat {
 }
 
 /// The fixed header in front of every block.
-struct BlockHeader {
-    static let byteCount = 24
+package struct BlockHeader {
+    package static let byteCount = 24
     static let flagLZ4: UInt32 = 1
     static let flagEncrypted: UInt32 = 2
 
@@ -65,7 +65,7 @@ struct BlockHeader {
     }
 
     /// The checksum covers the stored bytes and, through the seed, the four fields before it.
-    static func checksum(stored: UnsafeRawBufferPointer, storedCount: UInt32, rawCount: UInt32, entryCount: UInt32, flags: UInt32) -> UInt64 {
+    package static func checksum(stored: UnsafeRawBufferPointer, storedCount: UInt32, rawCount: UInt32, entryCount: UInt32, flags: UInt32) -> UInt64 {
         let seed = (UInt64(storedCount) | UInt64(rawCount) << 32) ^ ((UInt64(entryCount) | UInt64(flags) << 32) &* 0xC2B2_AE3D_27D4_EB4F)
         return Checksum.xxh3(stored, seed: seed)
     }

@@ -18,7 +18,7 @@ extension SegmentReader {
     }
 
     /// Looks `key` up: at most one block read.
-    func lookup<R>(_ key: UnsafeRawBufferPointer, hash: UInt64? = nil, _ body: (Lookup) throws -> R) throws -> R {
+    package func lookup<R>(_ key: UnsafeRawBufferPointer, hash: UInt64? = nil, _ body: (Lookup) throws -> R) throws -> R {
         if let filter = try index().filter,
             !KeyFilter.mayContain(
                 hash: hash ?? KeyFilter.hash(key), words: UnsafeRawBufferPointer(rebasing: indexArea(try index())[filter.offset...]),

@@ -40,7 +40,7 @@ extension SegmentReader {
     }
 
     /// Reads every block and entry, checking checksums and key order. Returns the problems found.
-    func verify() -> [String] {
+    package func verify() -> [String] {
         var problems: [String] = []
         var previous: [UInt8]? = nil
         let scratch = GrowableBuffer()

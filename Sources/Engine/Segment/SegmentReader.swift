@@ -8,7 +8,7 @@
 //     never a trap.
 
 /// An open, mapped, sealed segment.
-final class SegmentReader: Sendable {
+package final class SegmentReader: Sendable {
     let fileNumber: UInt64
     let name: String
     let partition: UInt32
@@ -45,7 +45,7 @@ final class SegmentReader: Sendable {
     /// Checks the header and footer of a mapped segment. The index is checked when first used, and each block
     /// when first read.
     /// `cipher`: the database's (an encrypted segment needs it; a plain one in an encrypted database is refused).
-    init(
+    package init(
         region: MappedRegion, fileNumber: UInt64, expectedPartition: UInt32?, databaseID: UInt64 = 0, cache: BlockCache? = nil,
         cipher: Cipher? = nil
     ) throws {

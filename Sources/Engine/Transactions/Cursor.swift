@@ -19,18 +19,18 @@ struct RunIterator {
 }
 
 /// A position in one segment; decompresses into its own scratch buffer.
-struct SegmentIterator {
+package struct SegmentIterator {
     let segment: SegmentReader
     private let scratch = GrowableBuffer(capacity: Tuning.blockBytes + 1024)
     private var block = -1
     private var view: BlockView? = nil
     private var position = 0
     private var nextPosition = 0
-    private(set) var key = UnsafeRawBufferPointer(start: nil, count: 0)
-    private(set) var value: UnsafeRawBufferPointer? = nil
-    private(set) var isValid = false
+    package private(set) var key = UnsafeRawBufferPointer(start: nil, count: 0)
+    package private(set) var value: UnsafeRawBufferPointer? = nil
+    package private(set) var isValid = false
 
-    init(segment: SegmentReader, from key: UnsafeRawBufferPointer?) throws {
+    package init(segment: SegmentReader, from key: UnsafeRawBufferPointer?) throws {
         self.segment = segment
         guard segment.blockCount > 0 else { return }
         if let key {
@@ -87,7 +87,7 @@ struct SegmentIterator {
         isValid = true
     }
 
-    mutating func next() throws { try decode() }
+    package mutating func next() throws { try decode() }
 }
 
 /// Merges a partition's sources into one ordered view with the newest version of each key.

@@ -15,7 +15,7 @@ extension Results where Element: Object {
     }
 
     /// `filter(_:_:)` with the arguments as an array; throws what that form traps with.
-    func filter(_ predicateFormat: String, arguments: [Any?]) throws -> Results<Element> {
+    package func filter(_ predicateFormat: String, arguments: [Any?]) throws -> Results<Element> {
         try filter(QueryParser.parse(predicateFormat, arguments: arguments))
     }
 

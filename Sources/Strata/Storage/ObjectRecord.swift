@@ -15,7 +15,7 @@ import Foundation
 /// Fields are found by their stable id, so a renamed property needs no rewrite and a record written before a
 /// property was added simply lacks it (the reader supplies the declared default). Reading one property
 /// walks the small field table and decodes only that payload.
-enum ObjectRecord {
+package enum ObjectRecord {
     static let format: UInt8 = 1
     /// How deep lists may nest (an `AnyRealmValue` holding lists of lists); deeper input is refused as damaged.
     static let maxListDepth = 64
@@ -36,7 +36,7 @@ enum ObjectRecord {
     /// A record of `fields`, written in ascending field-id order (the order every writer uses, so that records
     /// of one type and schema version share one layout whatever order a model declares its properties in).
     /// With a `layout` whose fields are exactly these and whose slots the values fit, in format 2.
-    static func encode(schemaVersion: UInt64, fields: [(id: UInt32, value: StoredValue)], layout: RecordLayout? = nil) -> [UInt8] {
+    package static func encode(schemaVersion: UInt64, fields: [(id: UInt32, value: StoredValue)], layout: RecordLayout? = nil) -> [UInt8] {
         var out: [UInt8] = []
         let sorted = fields.sorted { $0.id < $1.id }
         if let layout, sorted.count == layout.fields.count, zip(sorted, layout.fields).allSatisfy({ $0.id == $1.id }),
@@ -197,7 +197,7 @@ enum ObjectRecord {
     }
 
     /// The schema version a record was written under.
-    static func schemaVersion(_ bytes: UnsafeRawBufferPointer) throws -> UInt64 {
+    package static func schemaVersion(_ bytes: UnsafeRawBufferPointer) throws -> UInt64 {
         // The usual record: a version below 128, one byte.
         if bytes.count >= 2, bytes[1] < 0x80, bytes[0] == RecordLayout.format || bytes[0] == format || bytes[0] == RecordLayout.legacyFormat {
             return UInt64(bytes[1])
@@ -214,7 +214,7 @@ enum ObjectRecord {
 
     /// The value of field `id`, or nil when the record has no such field. A record of fixed slots (format 2 or
     /// 3) is read in the layout `layouts` gives for its schema version.
-    static func value(of id: UInt32, in bytes: UnsafeRawBufferPointer, layouts: RecordLayouts) throws -> StoredValue? {
+    package static func value(of id: UInt32, in bytes: UnsafeRawBufferPointer, layouts: RecordLayouts) throws -> StoredValue? {
         if RecordLayout.isLayout(bytes.first) {
             return try layouts.required(try schemaVersion(bytes)).value(of: id, in: bytes)
         }
@@ -244,7 +244,7 @@ enum ObjectRecord {
     }
 
     /// Every field of a record: its schema version and field id -> value.
-    static func decodeAll(_ bytes: UnsafeRawBufferPointer, layouts: RecordLayouts) throws -> (schemaVersion: UInt64, fields: FieldValues) {
+    package static func decodeAll(_ bytes: UnsafeRawBufferPointer, layouts: RecordLayouts) throws -> (schemaVersion: UInt64, fields: FieldValues) {
         if RecordLayout.isLayout(bytes.first) {
             let version = try schemaVersion(bytes)
             return (version, try layouts.required(version).decodeAll(bytes))
@@ -328,15 +328,15 @@ enum ObjectRecord {
 /// A record's fields by stable id: a short list searched linearly. Records have a handful of fields, and one
 /// small array per object costs far less than a dictionary (hashing, buckets) in migrations, which handle
 /// every object of a type.
-struct FieldValues: Sequence, Equatable {
+package struct FieldValues: Sequence, Equatable {
     private(set) var entries: [(id: UInt32, value: StoredValue)] = []
 
     init() {}
     init(minimumCapacity: Int) { entries.reserveCapacity(minimumCapacity) }
 
-    var count: Int { entries.count }
+    package var count: Int { entries.count }
 
-    subscript(id: UInt32) -> StoredValue? {
+    package subscript(id: UInt32) -> StoredValue? {
         get {
             for e in entries where e.id == id { return e.value }
             return nil
@@ -364,9 +364,9 @@ struct FieldValues: Sequence, Equatable {
     /// Adds a field known not to be present.
     mutating func appendNew(_ id: UInt32, _ value: StoredValue) { entries.append((id, value)) }
 
-    func makeIterator() -> IndexingIterator<[(id: UInt32, value: StoredValue)]> { entries.makeIterator() }
+    package func makeIterator() -> IndexingIterator<[(id: UInt32, value: StoredValue)]> { entries.makeIterator() }
 
-    static func == (a: FieldValues, b: FieldValues) -> Bool {
+    package static func == (a: FieldValues, b: FieldValues) -> Bool {
         a.count == b.count && a.entries.allSatisfy { e in b[e.id] == e.value }
     }
 }

@@ -23,7 +23,7 @@ import Foundation
 /// as a Double, which cannot hold every `Date` (a `Date` is a Double of seconds since 2001, and the sum rounds
 /// half of today's dates by one unit in the last place). Format 3 keeps the `Date`'s own Double. Readers take
 /// both (`Places.legacyDates`); the background migrator rewrites format-2 records in format 3.
-struct RecordLayout: Sendable, Equatable {
+package struct RecordLayout: Sendable, Equatable {
     enum Kind: UInt8, Sendable {
         case int = 1, bool, float, double, date, uuid, objectId, link, variable
 
@@ -63,15 +63,15 @@ struct RecordLayout: Sendable, Equatable {
         let position: Int
     }
 
-    static let format: UInt8 = 3
+    package static let format: UInt8 = 3
     /// The format of earlier releases: this one with dates as seconds since 1970.
-    static let legacyFormat: UInt8 = 2
+    package static let legacyFormat: UInt8 = 2
     /// `StoredType.recordFormat` of a type whose records no longer need the background upgrade.
     static let storedFormat = 3
 
     /// Whether `format` (a record's first byte) is one of fixed slots, this release's or the earlier one.
     @inline(__always)
-    static func isLayout(_ format: UInt8?) -> Bool { format == Self.format || format == legacyFormat }
+    package static func isLayout(_ format: UInt8?) -> Bool { format == Self.format || format == legacyFormat }
 
     /// The fields, by ascending id.
     let fields: [Field]
@@ -80,7 +80,7 @@ struct RecordLayout: Sendable, Equatable {
     let fixedSize: Int
     let variableCount: Int
 
-    init(_ properties: [StoredSchema.StoredProperty]) {
+    package init(_ properties: [StoredSchema.StoredProperty]) {
         let sorted = properties.sorted { $0.fieldId < $1.fieldId }
         var fields: [Field] = []
         var nullable = 0, fixed = 0, variable = 0

@@ -3,7 +3,7 @@ import Foundation
 
 /// The layouts records of one partition may have been written in, by schema version: the type at the current
 /// version, at each pending online migration's version and at every version of the schema's history.
-struct RecordLayouts: Sendable {
+package struct RecordLayouts: Sendable {
     /// By version; a schema's history is short, and a list is searched faster than a dictionary is hashed.
     private var byVersion: [(version: UInt64, layout: RecordLayout)] = []
     /// Asked for a version this set lacks: a record written after the set was made, by an instance of the
@@ -12,7 +12,7 @@ struct RecordLayouts: Sendable {
 
     init() {}
 
-    init(_ layouts: [UInt64: RecordLayout]) {
+    package init(_ layouts: [UInt64: RecordLayout]) {
         for (v, l) in layouts { self[v] = l }
     }
 

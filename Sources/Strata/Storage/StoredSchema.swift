@@ -3,8 +3,8 @@ import Foundation
 
 /// The schema as persisted in the file's metadata partition: every type's partition and properties with
 /// their stable field ids. Written through ordinary transactions, so it commits atomically with the data.
-struct StoredSchema: Codable, Equatable, Sendable {
-    struct StoredProperty: Codable, Equatable, Sendable {
+package struct StoredSchema: Codable, Equatable, Sendable {
+    package struct StoredProperty: Codable, Equatable, Sendable {
         var fieldId: UInt32
         var name: String
         var type: PropertyType
@@ -100,7 +100,7 @@ struct StoredSchema: Codable, Equatable, Sendable {
 
     func type(named name: String) -> StoredType? { types.first { $0.name == name } }
 
-    static func decode(_ bytes: [UInt8], file: String) throws -> StoredSchema {
+    package static func decode(_ bytes: [UInt8], file: String) throws -> StoredSchema {
         do {
             return try JSONDecoder().decode(StoredSchema.self, from: Data(bytes))
         } catch {

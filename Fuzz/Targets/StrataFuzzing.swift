@@ -1,4 +1,6 @@
+import Engine
 import Foundation
+import Strata
 
 /// Entry points for the object layer's fuzz targets: none may trap, whatever the bytes.
 package enum StrataFuzzing {
@@ -31,18 +33,28 @@ package enum StrataFuzzing {
         }
     }
 
-    /// The layout format-2 inputs are read in: one field of each kind, nil allowed where it may be.
-    static let recordLayout = RecordLayout([
-        .init(fieldId: 1, name: "int", type: .int, isOptional: false, isPrimaryKey: false, isIndexed: false, objectClassName: nil),
-        .init(fieldId: 2, name: "string", type: .string, isOptional: false, isPrimaryKey: false, isIndexed: false, objectClassName: nil),
-        .init(fieldId: 3, name: "optionalInt", type: .int, isOptional: true, isPrimaryKey: false, isIndexed: false, objectClassName: nil),
-        .init(fieldId: 4, name: "bool", type: .bool, isOptional: false, isPrimaryKey: false, isIndexed: false, objectClassName: nil),
-        .init(fieldId: 5, name: "double", type: .double, isOptional: false, isPrimaryKey: false, isIndexed: false, objectClassName: nil),
-        .init(fieldId: 6, name: "date", type: .date, isOptional: true, isPrimaryKey: false, isIndexed: false, objectClassName: nil),
-        .init(fieldId: 7, name: "data", type: .data, isOptional: true, isPrimaryKey: false, isIndexed: false, objectClassName: nil),
-        .init(fieldId: 8, name: "uuid", type: .UUID, isOptional: false, isPrimaryKey: false, isIndexed: false, objectClassName: nil),
-        .init(fieldId: 9, name: "list", type: .any, isOptional: false, isPrimaryKey: false, isIndexed: false, objectClassName: nil, isList: true),
-    ])
+    /// The layout format-2 inputs are read in: one field of each kind, nil allowed where it may be (the
+    /// properties as the stored schema's JSON gives them).
+    static let recordLayout = RecordLayout(properties(
+        """
+        [{"fieldId":1,"name":"int","type":"int","isOptional":false,"isPrimaryKey":false,"isIndexed":false},
+         {"fieldId":2,"name":"string","type":"string","isOptional":false,"isPrimaryKey":false,"isIndexed":false},
+         {"fieldId":3,"name":"optionalInt","type":"int","isOptional":true,"isPrimaryKey":false,"isIndexed":false},
+         {"fieldId":4,"name":"bool","type":"bool","isOptional":false,"isPrimaryKey":false,"isIndexed":false},
+         {"fieldId":5,"name":"double","type":"double","isOptional":false,"isPrimaryKey":false,"isIndexed":false},
+         {"fieldId":6,"name":"date","type":"date","isOptional":true,"isPrimaryKey":false,"isIndexed":false},
+         {"fieldId":7,"name":"data","type":"data","isOptional":true,"isPrimaryKey":false,"isIndexed":false},
+         {"fieldId":8,"name":"uuid","type":"UUID","isOptional":false,"isPrimaryKey":false,"isIndexed":false},
+         {"fieldId":9,"name":"list","type":"any","isOptional":false,"isPrimaryKey":false,"isIndexed":false,"isList":true}]
+        """))
+
+    static func properties(_ json: String) -> [StoredSchema.StoredProperty] {
+        do {
+            return try JSONDecoder().decode([StoredSchema.StoredProperty].self, from: Data(json.utf8))
+        } catch {
+            fatalError("the fuzz target's own layout does not decode: \(error)")
+        }
+    }
 
     /// Equal, or the same bits (NaN is not equal to itself but decodes the same each time).
     static func sameBits(_ a: StoredValue, _ b: StoredValue) -> Bool {
@@ -55,14 +67,29 @@ package enum StrataFuzzing {
         return nil
     }
 
-    /// A query string, parsed and resolved against a small model.
+    /// A query string, parsed, resolved against a small model and run over an in-memory Realm holding one
+    /// object of it (as `filter` does, but throwing where `filter` would trap).
     package static func query(_ bytes: [UInt8]) -> String? {
         let text = String(decoding: bytes, as: UTF8.self)
-        let info = TypeRegistry.info(for: FuzzModel.self)
-        if let expr = try? QueryParser.parse(text, arguments: [1, "a", [1, 2]]), let p = try? expr.resolve(info) {
-            _ = p.evaluate(.values(info.defaults))
+        let realm: Realm
+        do {
+            realm = try queryRealm()
+        } catch {
+            return "opening the in-memory Realm failed: \(error)"
+        }
+        if let matching = try? realm.objects(FuzzModel.self).filter(text, arguments: [1, "a", [1, 2]]) {
+            _ = matching.count
         }
         return nil
+    }
+
+    /// The thread's in-memory Realm of `FuzzModel`, with one object in it.
+    static func queryRealm() throws -> Realm {
+        let realm = try Realm(configuration: .init(inMemoryIdentifier: "strata-fuzz-query", objectTypes: [FuzzModel.self]))
+        if realm.objects(FuzzModel.self).isEmpty {
+            try realm.write { realm.add(FuzzModel()) }
+        }
+        return realm
     }
 
     /// Valid inputs for the corpus.
@@ -76,19 +103,19 @@ package enum StrataFuzzing {
             (6, .date(Date(timeIntervalSince1970: 1000))), (7, .null), (8, .uuid(UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)))),
             (9, .list([.int(1), .string("x"), .list([.null])])),
         ], layout: recordLayout)
-        let schema = StoredSchema(schemaVersion: 2, nextPartition: 3, types: [
-            .init(name: "Person", partition: 1, primaryKeyPartition: 2, nextFieldId: 3, properties: [
-                .init(fieldId: 1, name: "id", type: .string, isOptional: false, isPrimaryKey: true, isIndexed: true, objectClassName: nil),
-                .init(fieldId: 2, name: "age", type: .int, isOptional: true, isPrimaryKey: false, isIndexed: false, objectClassName: nil),
-            ]),
-        ])
+        let schema = """
+            {"formatVersion":1,"nextPartition":3,"schemaVersion":2,"types":[{"name":"Person","nextFieldId":3,"partition":1,\
+            "primaryKeyPartition":2,"properties":[{"fieldId":1,"isIndexed":true,"isOptional":false,"isPrimaryKey":true,\
+            "name":"id","type":"string"},{"fieldId":2,"isIndexed":false,"isOptional":true,"isPrimaryKey":false,"name":"age",\
+            "type":"int"}]}]}
+            """
         let queries = [
             "age > 18 AND name BEGINSWITH[c] 'a'", "NOT (age < %@) OR name == %@", "id IN %@", "age BETWEEN {1, 10}",
             "name LIKE 'a*b?'", "flag", "TRUEPREDICATE", "(age >= 1 && age <= 2) || name ENDSWITH[cd] \"x\"",
         ]
         return [
             "recordDecode": [record, record2],
-            "schemaDecode": [schema.encoded()],
+            "schemaDecode": [Array(schema.utf8)],
             "queryParse": queries.map { Array($0.utf8) },
         ]
     }

@@ -1,3 +1,5 @@
+import Engine
+
 /// Entry points for the fuzz targets (`Fuzz/Targets`): each feeds arbitrary bytes to one decoder or to the
 /// whole engine. None may trap, whatever the bytes; a returned string describes a wrong result (a bug).
 package enum EngineFuzzing {
