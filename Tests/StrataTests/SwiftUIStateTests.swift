@@ -146,4 +146,25 @@ final class SUItem: Object {
         unmanaged.set(\.name, "new")
         #expect(draft.name == "new")
     }
+
+    @Test func sectionedResultsFollowTheirQueryOrderAndWrites() throws {
+        let dir = try TemporaryDirectory()
+        let config = Self.configuration(dir, "s.realm")
+        try Self.fill(config, ["pear", "apple", "plum", "avocado", "banana"])
+        let state = ObservedSectionedResultsState(
+            SUItem.self, sectionBlock: { String($0.name.prefix(1)) }, sortDescriptors: [SortDescriptor(keyPath: "name")], configuration: config)
+        var redraws = 0
+        state.onChange = { redraws += 1 }
+        #expect(state.results.allKeys == ["a", "b", "p"])
+        #expect(state.results[2].map(\.name) == ["pear", "plum"])
+        #expect(state.results == state.results)  // the same sections until something changes
+        state.base.searchText("a", on: \.name)
+        #expect(state.results.allKeys == ["a", "b", "p"] && state.results[2].map(\.name) == ["pear"])
+        state.sortDescriptors = [SortDescriptor(keyPath: "name", ascending: false)]
+        #expect(state.results.allKeys == ["p", "b", "a"])
+        state.remove(at: IndexPath(indexes: [0, 0]))
+        #expect(state.results.allKeys == ["b", "a"] && redraws >= 3)
+        let byDone = ObservedSectionedResultsState(SUItem.self, sectionKeyPath: \.done, configuration: config)
+        #expect(byDone.results.allKeys == [false] && byDone.results[0].count == 4)
+    }
 }

@@ -157,10 +157,68 @@ public final class ObservedResultsState<ResultType: Object> {
         }
     }
 
-    private func invalidate() {
+    func invalidate() {
         token?.invalidate()
         token = nil
         current = nil
         onChange()
+    }
+}
+
+/// The state behind `@ObservedSectionedResults`: an `ObservedResultsState`'s objects (its Realm, filter, query and
+/// search), sorted by `sortDescriptors` and grouped into sections by a key path or a block.
+public final class ObservedSectionedResultsState<Key: _Persistable & Hashable, ResultType: Object> {
+    /// The objects before sectioning: set `filter`, `where` or a search here.
+    public let base: ObservedResultsState<ResultType>
+    private let section: (Results<ResultType>, [SortDescriptor]) -> SectionedResults<Key, ResultType>
+    /// The order of the objects; the first descriptor must decide the sections (RealmSwift's rule).
+    public var sortDescriptors: [SortDescriptor] { didSet { base.invalidate() } }
+    private var current: (base: Results<ResultType>, sectioned: SectionedResults<Key, ResultType>)?
+
+    /// Called after the sections changed.
+    public var onChange: () -> Void {
+        get { base.onChange }
+        set { base.onChange = newValue }
+    }
+
+    /// Sections by the value at `sectionKeyPath`; the objects are sorted by it first, then by `sortDescriptors`.
+    public init(
+        _ type: ResultType.Type, sectionKeyPath: KeyPath<ResultType, Key>, sortDescriptors: [SortDescriptor] = [],
+        configuration: Realm.Configuration? = nil, keyPaths: [String]? = nil
+    ) {
+        base = ObservedResultsState(type, configuration: configuration, keyPaths: keyPaths)
+        let name = TypeRegistry.info(for: ResultType.self).name(of: sectionKeyPath)
+        self.sortDescriptors = sortDescriptors
+        section = { results, descriptors in
+            let order = descriptors.first?.keyPath == name ? descriptors : [SortDescriptor(keyPath: name)] + descriptors
+            return results.sectioned(by: sectionKeyPath, sortDescriptors: order)
+        }
+    }
+
+    /// Sections by the key `sectionBlock` gives each object; `sortDescriptors` (at least one) must keep each
+    /// section's objects together.
+    public init(
+        _ type: ResultType.Type, sectionBlock: @escaping (ResultType) -> Key, sortDescriptors: [SortDescriptor],
+        configuration: Realm.Configuration? = nil, keyPaths: [String]? = nil
+    ) {
+        base = ObservedResultsState(type, configuration: configuration, keyPaths: keyPaths)
+        self.sortDescriptors = sortDescriptors
+        section = { results, descriptors in results.sectioned(by: sectionBlock, sortDescriptors: descriptors) }
+    }
+
+    public func update(environment: RealmEnvironment) { base.update(environment: environment) }
+
+    /// The sections, made again only when the objects' query or order changed (they are live in between).
+    public var results: SectionedResults<Key, ResultType> {
+        let objects = base.results
+        if let current, current.base.cache === objects.cache { return current.sectioned }
+        let sectioned = section(objects, sortDescriptors)
+        current = (objects, sectioned)
+        return sectioned
+    }
+
+    /// Deletes the object at `indexPath` (`[section, item]`), in a write transaction of its own.
+    public func remove(at indexPath: IndexPath) {
+        base.remove(results[indexPath[0]][indexPath[1]])
     }
 }

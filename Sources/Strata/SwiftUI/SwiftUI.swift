@@ -1,10 +1,11 @@
-// RealmSwift's SwiftUI API: `@ObservedResults`, `@ObservedRealmObject`, `@StateRealmObject`, `.searchable` over
-// observed results, and the environment values `realmConfiguration` and `realm`.
+// RealmSwift's SwiftUI API: `@ObservedResults`, `@ObservedSectionedResults`, `@ObservedRealmObject`,
+// `@StateRealmObject`, `.searchable` over observed results, and the environment values `realmConfiguration`
+// and `realm`.
 //
 // Only an Apple build compiles this file (SwiftUI exists on Apple platforms only), and none has been run yet.
 // Each wrapper forwards to a state type that holds all of its logic and is tested on Linux
-// (`ObservedResultsState`, `ObservedObjectState`, `RealmEnvironment`; `SwiftUIStateTests`). What only an Apple
-// build checks is what is here: the property wrappers' shapes, `DynamicProperty.update()` handing the
+// (`ObservedResultsState`, `ObservedSectionedResultsState`, `ObservedObjectState`, `RealmEnvironment`;
+// `SwiftUIStateTests`). What only an Apple build checks is what is here: the property wrappers' shapes, `DynamicProperty.update()` handing the
 // environment to the state, `objectWillChange` on each change, and the bindings.
 //
 // `@AsyncOpen` and `@AutoOpen` open synchronized Realms in RealmSwift; Strata has no sync and leaves them out.
@@ -107,6 +108,58 @@ final class ObservableState<State: AnyObject>: ObservableObject {
     public func remove(_ object: ResultType) { storage.state.remove(object) }
 
     func searchText<V>(_ text: String, on keyPath: KeyPath<ResultType, V>) { storage.state.searchText(text, on: keyPath) }
+}
+
+/// The objects of one type in the view's Realm, grouped into sections and observed.
+@MainActor
+@propertyWrapper public struct ObservedSectionedResults<Key: _Persistable & Hashable, ResultType: Object>: DynamicProperty {
+    @Environment(\.strataRealmEnvironment) private var environment
+    @StateObject private var storage: ObservableState<ObservedSectionedResultsState<Key, ResultType>>
+
+    public var wrappedValue: SectionedResults<Key, ResultType> { storage.state.results }
+    public var projectedValue: Self { self }
+
+    public var filter: NSPredicate? {
+        get { storage.state.base.predicate }
+        nonmutating set { storage.state.base.predicate = newValue }
+    }
+
+    public var `where`: ((Query<ResultType>) -> Query<Bool>)? {
+        get { storage.state.base.where }
+        nonmutating set { storage.state.base.where = newValue }
+    }
+
+    public var sortDescriptors: [SortDescriptor] {
+        get { storage.state.sortDescriptors }
+        nonmutating set { storage.state.sortDescriptors = newValue }
+    }
+
+    public init(
+        _ type: ResultType.Type, sectionKeyPath: KeyPath<ResultType, Key>, sortDescriptors: [SortDescriptor] = [],
+        filter: NSPredicate? = nil, keyPaths: [String]? = nil, configuration: Realm.Configuration? = nil
+    ) {
+        let state = ObservedSectionedResultsState(
+            type, sectionKeyPath: sectionKeyPath, sortDescriptors: sortDescriptors, configuration: configuration, keyPaths: keyPaths)
+        state.base.predicate = filter
+        _storage = StateObject(wrappedValue: ObservableState(state) { $0.onChange = $1 })
+    }
+
+    public init(
+        _ type: ResultType.Type, sectionBlock: @escaping (ResultType) -> Key, sortDescriptors: [SortDescriptor], filter: NSPredicate? = nil,
+        keyPaths: [String]? = nil, configuration: Realm.Configuration? = nil
+    ) {
+        let state = ObservedSectionedResultsState(
+            type, sectionBlock: sectionBlock, sortDescriptors: sortDescriptors, configuration: configuration, keyPaths: keyPaths)
+        state.base.predicate = filter
+        _storage = StateObject(wrappedValue: ObservableState(state) { $0.onChange = $1 })
+    }
+
+    nonisolated public func update() {
+        MainActor.assumeIsolated { storage.state.update(environment: environment) }
+    }
+
+    /// Deletes the object at each index path (`[section, item]`).
+    public func remove(at indexPath: IndexPath) { storage.state.remove(at: indexPath) }
 }
 
 extension View {
