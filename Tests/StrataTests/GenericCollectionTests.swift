@@ -222,6 +222,18 @@ actor DogCounter {
         #expect(wrapper.wrappedValue == nil)
     }
 
+    /// A collection's `Results` with nothing narrowing it iterates the collection's objects, in its order.
+    @Test func aCollectionsResultsIteratesItsOwnObjects() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Self.open(dir)
+        let owner = try Self.fill(realm)
+        let results = try #require(owner.dogs._results)
+        #expect(results.map(\.name) == ["cy", "rex", "ada", "bo", "rex"])
+        #expect(Array(results).count == results.count)
+        let owners = try #require(owner.dogs[0].owners._results)
+        #expect(owners.map(\.id) == [1])
+    }
+
     /// Maps are `RealmKeyedCollection`s; sectioned results and their sections are `RealmSectionedResult`s,
     /// freezable and handed to another thread.
     @Test func keyedAndSectionedCollectionsTakeGenericHelpers() throws {

@@ -13,6 +13,7 @@ final class RVPlayer: Object {
     @Persisted var maybeScores: List<Int?>
     @Persisted var weights: MutableSet<Double>
     @Persisted var prices: Map<String, Double>
+    @Persisted var mixed: List<AnyRealmValue>
 }
 
 final class RVPlayerName: Projection<RVPlayer> {
@@ -195,5 +196,26 @@ func largestValue<T: RealmCollectionValue & MinMaxType & SortableType>(_ list: L
         }
         let keyPathText = String(decoding: keyPath?.standardErrorContent ?? [], as: UTF8.self)
         #expect(keyPathText.contains("can only compare the values themselves, named 'self'"), "\(keyPathText.suffix(400))")
+    }
+
+    /// A `Results<AnyRealmValue>` hands out the objects its values name, and sorts values of different kinds
+    /// by kind, numbers of different types by value.
+    @Test func mixedValuesKeepTheirObjectsAndSortByKind() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Self.open(dir)
+        let player = try Self.fill(realm)
+        try realm.write {
+            let other = realm.create(RVPlayer.self, value: ["id": 2, "name": "Bo"])
+            player.mixed.append(objectsIn: [.string("b"), .int(3), .object(other), .double(1.5), .bool(true), .none, .string("a")])
+        }
+        let sorted = Array(player.mixed.sorted(ascending: true))
+        #expect(sorted.prefix(5) == [.none, .bool(true), .double(1.5), .int(3), .string("a")])
+        #expect(sorted[5] == .string("b"))
+        guard case .object(let object) = sorted[6] else {
+            Issue.record("the object came back as \(sorted[6])")
+            return
+        }
+        #expect((object as? RVPlayer)?.name == "Bo")
+        #expect(Array(player.mixed.filter("self == 3")) == [.int(3)])
     }
 }

@@ -22,8 +22,11 @@ extension Results {
         let state: ScanState?
         let keys: [Int64]
         let records: [[UInt8]?]
-        /// For values: the stored values to hand out.
+        /// For values: the stored values to hand out, and how they become elements.
         let items: [StoredValue]
+        private let values: ValueSource<Element>?
+        /// For projections: the projection of each object.
+        private let projector: ((Object) -> Element)?
         var i = 0
         /// Whether the binding's objects are exactly `Element`s (then no dynamic cast is needed).
         let exactClass: Bool
@@ -47,6 +50,8 @@ extension Results {
         init(results: Results, stream: MergingIterator?, keys: [Int64], records: [[UInt8]?], items: [StoredValue] = []) {
             self.results = results
             self.items = items
+            values = results.values
+            projector = results.projector
             let state = stream.map { ScanState(stream: $0) }
             self.state = state
             self.keys = keys
@@ -84,11 +89,11 @@ extension Results {
 
         public mutating func next() -> Element? {
             guard let object = nextObject() else {
-                guard let values = results.values, i < items.count else { return nil }
+                guard let values, i < items.count else { return nil }
                 defer { i += 1 }
-                return values.element(items[i])
+                return values.element(items[i], in: core)
             }
-            if let projector = results.projector { return projector(object) }
+            if let projector { return projector(object) }
             return exactClass ? unsafeBitCast(object, to: Element.self) : object as! Element
         }
 
@@ -143,7 +148,7 @@ extension Results {
 
     public func makeIterator() -> Iterator {
         if values != nil { return Iterator(results: self, stream: nil, keys: [], records: [], items: valueItems()) }
-        if predicate == nil && sort.isEmpty && distinctKeys.isEmpty {
+        if predicate == nil && sort.isEmpty && distinctKeys.isEmpty && base == nil {
             if let w = core.write {
                 // In a write, iteration sees the objects as they were when it began (Realm's snapshot of a
                 // Results enumerated in a write). With none of the type's objects changed yet, that is the

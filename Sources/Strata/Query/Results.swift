@@ -273,7 +273,7 @@ public struct Results<Element: _RealmResultsElement>: RandomAccessCollection, Cu
         if let values {
             let items = valueItems()
             require(position >= 0 && position < items.count, "Index \(position) is out of bounds (must be less than \(items.count)).")
-            return values.element(items[position])
+            return values.element(items[position], in: core)
         }
         let c = evaluated()
         require(position >= 0 && position < c.keys.count, "Index \(position) is out of bounds (must be less than \(c.keys.count)).")
@@ -293,7 +293,7 @@ public struct Results<Element: _RealmResultsElement>: RandomAccessCollection, Cu
     }
 
     public var first: Element? {
-        if let values { return valueItems().first.map(values.element) }
+        if let values { return valueItems().first.map { values.element($0, in: core) } }
         if sort.isEmpty && distinctKeys.isEmpty, !core.isInWriteTransaction, cache.token != core.changeToken {
             // In scan order: the first match ends the scan (or the pinned candidates' reads).
             var found: (key: Int64, record: [UInt8]?)? = nil
@@ -311,7 +311,7 @@ public struct Results<Element: _RealmResultsElement>: RandomAccessCollection, Cu
     }
 
     public var last: Element? {
-        if let values { return valueItems().last.map(values.element) }
+        if let values { return valueItems().last.map { values.element($0, in: core) } }
         let c = evaluated()
         guard let key = c.keys.last else { return nil }
         return element(key, c.records.count == c.keys.count ? c.records[c.keys.count - 1] : nil)

@@ -24,11 +24,12 @@ struct ValueSource<Element>: @unchecked Sendable {
     /// The order of the values; nil: the collection's.
     var ascending: Bool? = nil
     var distinct = false
-    /// A stored value as an element; nil for one the element type refuses (a failable custom type).
-    let make: (StoredValue) -> Element?
+    /// A stored value as an element, read in a Realm (an `AnyRealmValue` may name an object); nil for one the
+    /// element type refuses (a failable custom type).
+    let make: (StoredValue, RealmCore?) -> Element?
 
-    func element(_ v: StoredValue) -> Element {
-        guard let e = make(v) else { fatalError("Could not convert value '\(v)' to type \(Element.self).") }
+    func element(_ v: StoredValue, in core: RealmCore) -> Element {
+        guard let e = make(v, core) else { fatalError("Could not convert value '\(v)' to type \(Element.self).") }
         return e
     }
 
@@ -51,26 +52,43 @@ struct ValueSource<Element>: @unchecked Sendable {
     /// The collection's stored elements (a map's values), filtered, made distinct and sorted.
     func narrowed(_ stored: [StoredValue]) -> [StoredValue] {
         var items = shape == .mapValues ? stride(from: 1, to: stored.count, by: 2).map { stored[$0] } : stored
-        items = items.filter { make($0) != nil }
+        items = items.filter { make($0, nil) != nil }
         if let predicate { items = items.filter { predicate.evaluate(.values([$0])) } }
         if distinct {
             var seen = Set<StoredValue>()
             items = items.filter { seen.insert($0).inserted }
         }
         if let ascending {
-            // Realm's order: nil first, then by value.
+            // Realm's order: nil first, then by value; values of kinds that do not compare (in an AnyRealmValue)
+            // by kind first, so that the order is a total one.
             items.sort { a, b in
                 let c: Int
                 switch (a.isNull, b.isNull) {
                 case (true, true): c = 0
                 case (true, false): c = -1
                 case (false, true): c = 1
-                default: c = StoredValue.compare(a, b) ?? 0
+                default: c = StoredValue.compare(a, b) ?? (Self.kindRank(a) < Self.kindRank(b) ? -1 : (Self.kindRank(a) > Self.kindRank(b) ? 1 : 0))
                 }
                 return ascending ? c < 0 : c > 0
             }
         }
         return items
+    }
+
+    /// The order of kinds of values that do not compare with each other (in an `AnyRealmValue`): booleans,
+    /// numbers, strings, binary data, dates, object ids, UUIDs, then anything else.
+    static func kindRank(_ v: StoredValue) -> Int {
+        switch v {
+        case .null: 0
+        case .bool: 1
+        case .int, .float, .double, .decimal: 2
+        case .string: 3
+        case .data: 4
+        case .date: 5
+        case .objectId: 6
+        case .uuid: 7
+        default: 8
+        }
     }
 
     /// A parsed query on the values: only the value itself (`self`) can be tested.
@@ -165,7 +183,19 @@ extension ValueSource where Element: RealmCollectionValue {
         }
         self.init(
             owner: accessor.binding.objectClass, ownerName: accessor.info.schema.className, key: accessor.key, property: location.property,
-            shape: shape, type: Element._propertyType, make: { Element._fromStored($0) })
+            shape: shape, type: Element._propertyType, make: Self.maker())
+    }
+
+    /// Stored values as elements. An `AnyRealmValue` naming an object is that object, read in the Results'
+    /// Realm (a collection nested in one is an unmanaged copy: its place in the object is not the Results').
+    static func maker() -> (StoredValue, RealmCore?) -> Element? {
+        guard Element.self == AnyRealmValue.self else { return { stored, _ in Element._fromStored(stored) } }
+        return { stored, core in
+            guard let (className, key) = AnyRealmValue.objectReference(stored) else { return Element._fromStored(stored) }
+            guard let core else { return AnyRealmValue.none as? Element }
+            let value: AnyRealmValue = core.object(className: className, key: key).map { .object($0) } ?? AnyRealmValue.none
+            return value as? Element
+        }
     }
 }
 

@@ -71,24 +71,29 @@ public final class ObservedResultsState<ResultType: Object> {
     deinit { token?.invalidate() }
 
     /// The environment the view has now (SwiftUI calls the wrapper's `update()` with it before each body).
+    /// The view is being updated and reads the results next: the change is not announced (SwiftUI forbids
+    /// publishing changes from within a view update).
     public func update(environment: RealmEnvironment) {
         guard environment.configuration?.identity != self.environment.configuration?.identity else { return }
         self.environment = environment
-        invalidate()
+        invalidate(notify: false)
     }
 
     /// The configuration in use.
     public var resolvedConfiguration: Realm.Configuration { environment.resolve(configuration) }
 
     /// Narrows the results to objects whose `keyPath` contains `text` (case-insensitively); an empty text
-    /// shows everything again.
-    public func searchText<V>(_ text: String, on keyPath: KeyPath<ResultType, V>) {
+    /// shows everything again. Called while a view's body is built (`.searchable`), it does not announce the
+    /// change itself: it returns whether the search changed, and the caller tells the view afterwards.
+    @discardableResult
+    public func searchText<V>(_ text: String, on keyPath: KeyPath<ResultType, V>) -> Bool {
         let name = TypeRegistry.info(for: ResultType.self).name(of: keyPath)
         let wanted = text.isEmpty ? nil : (text: text, keyPath: name)
         // Called as a view's body is built (`.searchable`): only a new search changes anything.
-        guard wanted?.text != search?.text || wanted?.keyPath != search?.keyPath else { return }
+        guard wanted?.text != search?.text || wanted?.keyPath != search?.keyPath else { return false }
         search = wanted
-        invalidate()
+        invalidate(notify: false)
+        return true
     }
 
     /// The results, made and observed on first use after any change to what they are.
@@ -157,11 +162,11 @@ public final class ObservedResultsState<ResultType: Object> {
         }
     }
 
-    func invalidate() {
+    func invalidate(notify: Bool = true) {
         token?.invalidate()
         token = nil
         current = nil
-        onChange()
+        if notify { onChange() }
     }
 }
 

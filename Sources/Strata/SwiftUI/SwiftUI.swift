@@ -43,6 +43,12 @@ extension EnvironmentValues {
     var strataRealmEnvironment: RealmEnvironment { RealmEnvironment(configuration: self[RealmConfigurationKey.self]) }
 }
 
+/// A value that closures SwiftUI requires to be `Sendable` carry, though it is used on the main thread only.
+struct UncheckedBox<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}
+
 /// Holds a state type for SwiftUI: its changes become `objectWillChange`.
 @MainActor
 final class ObservableState<State: AnyObject>: ObservableObject {
@@ -107,7 +113,12 @@ final class ObservableState<State: AnyObject>: ObservableObject {
     /// Deletes `object`.
     public func remove(_ object: ResultType) { storage.state.remove(object) }
 
-    func searchText<V>(_ text: String, on keyPath: KeyPath<ResultType, V>) { storage.state.searchText(text, on: keyPath) }
+    /// Called while the view's body is built: a new search is announced after the update, not during it.
+    func searchText<V>(_ text: String, on keyPath: KeyPath<ResultType, V>) {
+        guard storage.state.searchText(text, on: keyPath) else { return }
+        let storage = self.storage
+        Task { @MainActor in storage.objectWillChange.send() }
+    }
 }
 
 /// The objects of one type in the view's Realm, grouped into sections and observed.
@@ -208,12 +219,12 @@ extension View {
 
     public var wrappedValue: ObjectType { state.object }
 
-    /// A binding to a property: reading gives its value (the last one once the object was deleted); writing sets
-    /// it in a write transaction of its own.
+    /// A binding to a property: reading gives its value (the one it had at its last change once the object was
+    /// deleted); writing sets it in a write transaction of its own.
     public subscript<V: Equatable>(dynamicMember keyPath: ReferenceWritableKeyPath<ObjectType, V>) -> Binding<V> {
-        let state = self.state
-        let last = state.object[keyPath: keyPath]
-        return Binding(get: { state.value(keyPath, fallback: last) }, set: { state.set(keyPath, $0) })
+        // The state is the view's, used on the main thread only; the box lets `Binding`'s closures carry it.
+        let box = UncheckedBox((state, keyPath))
+        return Binding(get: { box.value.0.value(box.value.1) }, set: { box.value.0.set(box.value.1, $0) })
     }
 
     /// Deletes the object, in a write transaction of its own.
