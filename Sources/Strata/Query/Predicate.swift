@@ -5,6 +5,19 @@ enum CompareOp: String, Sendable {
     case equal = "==", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
 }
 
+extension CompareOp {
+    /// The operator with its operands swapped (`3 < age` is `age > 3`).
+    var flipped: CompareOp {
+        switch self {
+        case .less: .greater
+        case .lessOrEqual: .greaterOrEqual
+        case .greater: .less
+        case .greaterOrEqual: .lessOrEqual
+        default: self
+        }
+    }
+}
+
 /// String operators of queries.
 enum StringOp: String, Sendable {
     case beginsWith = "BEGINSWITH", endsWith = "ENDSWITH", contains = "CONTAINS", like = "LIKE"
@@ -240,24 +253,19 @@ indirect enum QueryExpr: Sendable {
         }
     }
 
+    /// A numeric constant as the type of the property it is compared with (`weight > 3` on a Double).
+    static func coerce(_ v: StoredValue, for type: PropertyType) -> StoredValue {
+        switch (type, v) {
+        case (.double, .int(let x)): return .double(Double(x))
+        case (.float, .int(let x)): return .float(Float(x))
+        case (.float, .double(let x)): return .float(Float(x))
+        default: return v
+        }
+    }
+
     func resolve(_ info: TypeInfo, bindings: BindingResolver? = nil) throws -> Predicate {
-        func flip(_ op: CompareOp) -> CompareOp {
-            switch op {
-            case .less: .greater
-            case .lessOrEqual: .greaterOrEqual
-            case .greater: .less
-            case .greaterOrEqual: .lessOrEqual
-            default: op
-            }
-        }
-        func coerce(_ v: StoredValue, for type: PropertyType) -> StoredValue {
-            switch (type, v) {
-            case (.double, .int(let x)): return .double(Double(x))
-            case (.float, .int(let x)): return .float(Float(x))
-            case (.float, .double(let x)): return .float(Float(x))
-            default: return v
-            }
-        }
+        func flip(_ op: CompareOp) -> CompareOp { op.flipped }
+        func coerce(_ v: StoredValue, for type: PropertyType) -> StoredValue { Self.coerce(v, for: type) }
         /// `coerce`, after checking that a constant can be compared with a property of `type` at all: one of
         /// another kind is Realm's "Invalid value" error, never a query that silently matches nothing.
         func checked(_ v: StoredValue, for type: PropertyType, _ name: String) throws -> StoredValue {

@@ -101,21 +101,7 @@ struct ValueSource<Element>: @unchecked Sendable {
             guard QueryExpr.comparable(v, with: type) else {
                 throw QueryError("Expected object of type \(QueryExpr.realmTypeName(type)) for 'self', but received: \(QueryExpr.describe(v))")
             }
-            switch (type, v) {
-            case (.double, .int(let x)): return .double(Double(x))
-            case (.float, .int(let x)): return .float(Float(x))
-            case (.float, .double(let x)): return .float(Float(x))
-            default: return v
-            }
-        }
-        func flip(_ op: CompareOp) -> CompareOp {
-            switch op {
-            case .less: .greater
-            case .lessOrEqual: .greaterOrEqual
-            case .greater: .less
-            case .greaterOrEqual: .lessOrEqual
-            default: op
-            }
+            return QueryExpr.coerce(v, for: type)
         }
         switch e {
         case .truePredicate: return .constant(true)
@@ -124,7 +110,7 @@ struct ValueSource<Element>: @unchecked Sendable {
         case .or(let a, let b): return .or(try resolve(a), try resolve(b))
         case .not(let a): return .not(try resolve(a))
         case .comparison(let l, let op, .value(let v), let options) where isSelf(l): return .compare(0, op, try constant(v), options)
-        case .comparison(.value(let v), let op, let r, let options) where isSelf(r): return .compare(0, flip(op), try constant(v), options)
+        case .comparison(.value(let v), let op, let r, let options) where isSelf(r): return .compare(0, op.flipped, try constant(v), options)
         case .stringOp(let l, let op, .value(.string(let s)), let options) where isSelf(l): return .string(0, op, s, options)
         case .isIn(let l, .list(let vs), let options) where isSelf(l): return .isIn(0, try vs.map(constant), options)
         case .between(let l, .list(let bounds)) where isSelf(l) && bounds.count == 2:
