@@ -15,18 +15,31 @@ final class CollectionObserver<C>: ChangeObserver {
     /// For collections of objects: the element type and the properties of it that count.
     let elements: (binding: TypeBinding, properties: [Int])?
     let block: (RealmCollectionChange<C>) -> Void
+    /// For a `Results` of the collection's values: the values it shows (filtered, distinct, sorted).
+    let narrow: (([StoredValue]) -> [StoredValue])?
     var done = false
 
-    init(
+    convenience init(
         collection: C, accessor: ObjectAccessor, property: Int, queue: DispatchQueue?, elements: (binding: TypeBinding, properties: [Int])?,
         block: @escaping (RealmCollectionChange<C>) -> Void
     ) {
+        self.init(
+            collection: collection, binding: accessor.binding, key: accessor.key, property: property, queue: queue, elements: elements,
+            narrow: nil, block: block)
+    }
+
+    init(
+        collection: C, binding: TypeBinding, key: Int64, property: Int, queue: DispatchQueue?,
+        elements: (binding: TypeBinding, properties: [Int])?, narrow: (([StoredValue]) -> [StoredValue])?,
+        block: @escaping (RealmCollectionChange<C>) -> Void
+    ) {
         self.collection = collection
-        self.binding = accessor.binding
-        self.key = accessor.key
+        self.binding = binding
+        self.key = key
         self.property = property
         self.queue = queue
         self.elements = elements
+        self.narrow = narrow
         self.block = block
     }
 
@@ -38,7 +51,9 @@ final class CollectionObserver<C>: ChangeObserver {
 
     /// The collection's stored elements in `snapshot` (nil when the owning object is not there).
     private func items(_ snapshot: Snapshot) throws -> [StoredValue]? {
-        try RealmCore.storedList(binding, key: key, property: property, in: snapshot)
+        let stored = try RealmCore.storedList(binding, key: key, property: property, in: snapshot)
+        guard let narrow else { return stored }
+        return stored.map(narrow)
     }
 
     func changes(core: RealmCore, old: Snapshot, new: Snapshot, summary: ChangeSummary) throws -> (() -> Void)? {

@@ -44,11 +44,6 @@ struct ValueSource<Element>: @unchecked Sendable {
         return narrowed(all)
     }
 
-    /// The values in `snapshot` (nil when the object is not there), for notifications.
-    func items(in snapshot: Snapshot, binding: TypeBinding) throws -> [StoredValue]? {
-        try RealmCore.storedList(binding, key: key, property: property, in: snapshot).map(narrowed)
-    }
-
     /// The collection's stored elements (a map's values), filtered, made distinct and sorted.
     func narrowed(_ stored: [StoredValue]) -> [StoredValue] {
         var items = shape == .mapValues ? stride(from: 1, to: stored.count, by: 2).map { stored[$0] } : stored
@@ -154,7 +149,10 @@ struct ValueSource<Element>: @unchecked Sendable {
     func observe(
         _ results: Results<Element>, on queue: DispatchQueue?, _ block: @escaping (RealmCollectionChange<Results<Element>>) -> Void
     ) -> NotificationToken where Element: _RealmResultsElement {
-        let observer = ValueResultsObserver(results: results, source: self, queue: queue, block: block)
+        // A list's observer, comparing the values the Results shows before and after a commit.
+        let observer = CollectionObserver(
+            collection: results, binding: results.binding, key: key, property: property, queue: queue, elements: nil, narrow: narrowed,
+            block: block)
         let token = results.core.addObserver(observer)
         RealmCore.deliver(observer.queue) { block(.initial(results)) }
         return token
@@ -182,47 +180,6 @@ extension ValueSource where Element: RealmCollectionValue {
             let value: AnyRealmValue = core.object(className: className, key: key).map { .object($0) } ?? AnyRealmValue.none
             return value as? Element
         }
-    }
-}
-
-/// The observer of a Results of values: the values before and after a commit that touched the owning object,
-/// compared.
-final class ValueResultsObserver<Element: _RealmResultsElement>: ChangeObserver {
-    let results: Results<Element>
-    let source: ValueSource<Element>
-    let queue: DispatchQueue?
-    let block: (RealmCollectionChange<Results<Element>>) -> Void
-    var done = false
-
-    init(
-        results: Results<Element>, source: ValueSource<Element>, queue: DispatchQueue?, block: @escaping (RealmCollectionChange<Results<Element>>) -> Void
-    ) {
-        self.results = results
-        self.source = source
-        self.queue = queue
-        self.block = block
-    }
-
-    func failed(_ error: Realm.Error) -> (() -> Void)? {
-        done = true
-        let block = self.block
-        return { block(.error(error)) }
-    }
-
-    func changes(core: RealmCore, old: Snapshot, new: Snapshot, summary: ChangeSummary) throws -> (() -> Void)? {
-        let binding = results.binding
-        guard !done, summary.everything || summary.keys[binding.partition]?.contains(source.key) == true else { return nil }
-        guard let before = try source.items(in: old, binding: binding) else { return nil }
-        let block = self.block, results = self.results
-        guard let after = try source.items(in: new, binding: binding) else {
-            // The owning object was deleted: every value goes, and nothing more is reported.
-            done = true
-            let all = Array(before.indices)
-            return all.isEmpty ? nil : { block(.update(results, deletions: all, insertions: [], modifications: [])) }
-        }
-        let (deletions, insertions, _) = CollectionObserver<Results<Element>>.diff(before, after)
-        if deletions.isEmpty && insertions.isEmpty { return nil }
-        return { block(.update(results, deletions: deletions.sorted(), insertions: insertions.sorted(), modifications: [])) }
     }
 }
 
