@@ -42,6 +42,89 @@ if arguments.count == 4, arguments[2] == "session", let n = Int(arguments[3]) {
     }
 }
 
+// EngineCrashChild PATH shared ID MODE [COUNT] (SharedProcessTests): one of several processes writing one
+// shared database. Each commit i of process ID puts key (ID << 32 | i) with crashChildValue(i) in partition 0,
+// increments the counter "total" in partition 1 and sets "last-ID" in partition 2 to i, in one transaction;
+// every 16 commits the process refreshes and checks that "total" equals the number of keys in partition 0 and
+// that each of its own keys is there (printing "INVARIANT" and exiting 3 otherwise). MODE: `commits`; `flush`
+// and `compaction` (a flush every 10 commits, a compaction every 25, each announced first); `reopen` (closes
+// and opens again every 20 commits, announcing "opening"); `encrypted` (`flush`, encrypted). With COUNT, the
+// process stops after that many commits in this life, closes and exits 0.
+if arguments.count >= 5, arguments[2] == "shared", let id = UInt64(arguments[3]) {
+    let mode = arguments[4]
+    let count = arguments.count >= 6 ? Int(arguments[5]) : nil
+    var options = Database.Options()
+    options.sharing = .shared
+    options.memtableFlushBytes = 32 * 1024
+    options.compactionSegmentTrigger = 3
+    if mode == "encrypted" { options.encryptionKey = crashChildKey }
+    let lastKey = Array("last-\(id)".utf8)
+    let totalKey = Array("total".utf8)
+    func number(_ bytes: [UInt8]?) -> UInt64? { bytes.map { $0.reduce(0) { $0 << 8 | UInt64($1) } } }
+    func check(_ db: Database, next: UInt64) throws {
+        try db.refresh()
+        let snapshot = try db.snapshot()
+        defer { snapshot.close() }
+        var keys: UInt64 = 0
+        var own: UInt64 = 0
+        try snapshot.scan(0) { k, v in
+            keys += 1
+            let value = k.reduce(0) { $0 << 8 | UInt64($1) }
+            if value >> 32 == id {
+                if [UInt8](v) != crashChildValue(value & 0xFFFF_FFFF) { own = .max }
+                own += own == .max ? 0 : 1
+            }
+            return true
+        }
+        let total = number(try snapshot.get(totalKey, in: 1)) ?? 0
+        if total != keys || own != next {
+            FileHandleWriter.out("INVARIANT total \(total) keys \(keys) own \(own) expected \(next)\n")
+            SystemProcess.exit(3)
+        }
+    }
+    do {
+        FileHandleWriter.out("opening\n")
+        var db = try Database.open(at: arguments[1], options: options)
+        var next = (number(try db.snapshot().get(lastKey, in: 2)) ?? UInt64.max) &+ 1
+        FileHandleWriter.out("start \(next)\n")
+        var done = 0
+        while count.map({ done < $0 }) ?? true {
+            try db.write { tx in
+                let total = number(try tx.snapshot.get(totalKey, in: 1)) ?? 0
+                try tx.put(totalKey, key(total + 1), in: 1)
+                try tx.put(key(id << 32 | next), crashChildValue(next), in: 0)
+                try tx.put(lastKey, key(next), in: 2)
+            }
+            FileHandleWriter.out("committed \(next)\n")
+            next += 1
+            done += 1
+            if next % 16 == 0 { try check(db, next: next) }
+            if mode != "commits" && mode != "reopen" && next % 10 == 9 {
+                FileHandleWriter.out("flushing \(next)\n")
+                try db.flush()
+            }
+            if (mode == "compaction" || mode == "encrypted") && next % 25 == 24 {
+                FileHandleWriter.out("compacting \(next)\n")
+                try db.compact()
+            }
+            if mode == "reopen" && next % 20 == 19 {
+                FileHandleWriter.out("closing \(next)\n")
+                try db.close()
+                FileHandleWriter.out("opening\n")
+                db = try Database.open(at: arguments[1], options: options)
+            }
+        }
+        try check(db, next: next)
+        try db.close()
+        FileHandleWriter.out("closed\n")
+        SystemProcess.exit(0)
+    } catch {
+        FileHandleWriter.out("ERROR \(error)\n")
+        FileHandleWriter.error("EngineCrashChild: \(error)\n")
+        SystemProcess.exit(1)
+    }
+}
+
 do {
     var options = Database.Options()
     options.memtableFlushBytes = 64 * 1024

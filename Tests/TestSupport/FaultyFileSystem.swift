@@ -128,6 +128,8 @@ package final class FaultyFileSystem: FileSystem {
         try base.syncDirectory(atPath: path, kind)
     }
     package func lock(atPath path: String) throws -> any FileLock { try checkAlive(); return try base.lock(atPath: path) }
+    package func read(atPath path: String, from offset: Int) throws -> [UInt8] { try checkAlive(); return try base.read(atPath: path, from: offset) }
+    package func processLock(atPath path: String) throws -> any ProcessLock { try checkAlive(); return try base.processLock(atPath: path) }
 }
 
 final class FaultyWritableFile: WritableFile, @unchecked Sendable {

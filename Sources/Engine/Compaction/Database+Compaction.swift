@@ -9,10 +9,12 @@ extension Database {
         if options.readOnly {
             throw StorageError(.invalidArgument, "the database was opened read-only (Database.compact)", file: directory)
         }
-        try onMaintenance {
-            let ids = partition.map { [$0] } ?? currentVersion.partitions.keys.sorted()
-            for id in ids { try compactPartition(id, minimumSegments: 2) }
+        let work = {
+            let ids = partition.map { [$0] } ?? self.currentVersion.partitions.keys.sorted()
+            for id in ids { try self.compactPartition(id, minimumSegments: 2) }
         }
+        if isShared { return try withSharedWriterLock(work) }
+        try onMaintenance(work)
     }
 
     /// Compacts every partition whose segments the size-tiered policy says to merge (`compactionWindow`),

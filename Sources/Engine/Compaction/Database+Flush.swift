@@ -13,10 +13,15 @@ extension Database {
         // Sync points 3-5 (Recovery.md, "Sync points").
         if options.durability == .deferred { try log.file.sync(.ordered) }
         let number = allocateFileNumber()
-        let file = try fileSystem.createFile(atPath: path(.log(number)))
+        var file = try fileSystem.createFile(atPath: path(.log(number)))
         try file.append(LogRecord.fileHeader(databaseID: databaseID))
         try file.sync(.ordered)
         try fileSystem.syncDirectory(atPath: directory, .durable)
+        if isShared {
+            // Every instance appends at the end, wherever the others left it (O_APPEND).
+            file.close()
+            file = try fileSystem.openForAppending(atPath: path(.log(number)))
+        }
         log.file.close()
         log.file = file
         log.number = number
@@ -31,6 +36,8 @@ extension Database {
             try? fileSystem.removeFile(atPath: path(.manifest(ms.manifestNumber)))
             ms.manifest = manifest
             ms.manifestNumber = manifestNumber
+            // Other instances find the new log through the manifest; this one reads on from its start.
+            shared?.tail.withLock { $0 = SharedState.Tail(log: number, offset: LogRecord.fileHeaderBytes) }
         }
         published.withLock { p in
             var parts = p.version.partitions
@@ -50,8 +57,11 @@ extension Database {
             defer { published.withLock { $0.flushScheduled = false } }
             guard !published.withLock({ $0.closed }) else { return }
             do {
-                try runFlush()
-                try compactWhereNeeded()
+                try withSharedWriterLock {
+                    guard !published.withLock({ $0.closed }) else { return }
+                    try runFlush()
+                    try compactWhereNeeded()
+                }
             } catch let error as StorageError {
                 published.withLock { $0.backgroundError = error }
             } catch {
@@ -65,7 +75,10 @@ extension Database {
         maintenance.async { [self] in
             guard !published.withLock({ $0.closed }) else { return }
             do {
-                try compactWhereNeeded()
+                try withSharedWriterLock {
+                    guard !published.withLock({ $0.closed }) else { return }
+                    try compactWhereNeeded()
+                }
             } catch let error as StorageError {
                 published.withLock { $0.backgroundError = error }
             } catch {
@@ -77,6 +90,15 @@ extension Database {
     /// Flushes the memtable now and waits for it (and for any background flush); with background
     /// maintenance, the flush goes through the compaction check as any other does.
     package func flush() throws {
+        if isShared {
+            try withSharedWriterLock {
+                try runFlush()
+                try freezeLocked()
+                try runFlush()
+            }
+            if options.backgroundMaintenance { scheduleCompaction() }
+            return
+        }
         try onMaintenance { try runFlush() }
         writerGate.wait()
         defer { writerGate.signal() }
@@ -167,7 +189,7 @@ extension Database {
             if (stopWhenClosed && sinceCheck >= Tuning.mergeCloseCheckEntries) || writtenNow == stopAfter {
                 sinceCheck = 0
                 // A merge with nothing left to write is finished instead.
-                if (stopWhenClosed && published.withLock({ $0.closed })) || writtenNow == stopAfter, it.isValid {
+                if (stopWhenClosed && isClosing) || writtenNow == stopAfter, it.isValid {
                     // A merge stopped with more to write is worth keeping. A suspension that fails costs only the
                     // merge's progress (nothing reads its output), so the merge is then dropped as before
                     // suspensions, and the next open starts it again.

@@ -44,12 +44,110 @@ extension Database {
             }
             try fs.createDirectory(atPath: directory)
         }
+        if options.sharing == .shared {
+            return try openShared(at: directory, options: options, fileSystem: fs, report: report, cipher: cipher)
+        }
         let lock: any FileLock
         do {
             lock = try fs.lock(atPath: directory + "/" + FileName.lock.name)
         } catch let e as StorageError where e.code == .locked && options.readOnly && options.readBesideWriter {
             lock = NoFileLock()
         }
+        if !(lock is NoFileLock) {
+            let sessions = liveSessions(in: directory, fileSystem: fs, except: nil)
+            if !sessions.isEmpty {
+                lock.unlock()
+                if options.readOnly && options.readBesideWriter {
+                    return try openShared(at: directory, options: options, fileSystem: fs, report: report, cipher: cipher)
+                }
+                throw StorageError(
+                    .locked,
+                    "the database is open in shared mode by \(sessions.count) other instance(s) (\(sessions.joined(separator: ", "))); "
+                        + "open it with sharing: .shared too, or close them first.",
+                    file: directory + "/" + FileName.lock.name)
+            }
+        }
+        do {
+            return try recover(at: directory, options: options, fileSystem: fs, report: report, cipher: cipher, lock: lock, sharing: nil)
+        } catch {
+            lock.unlock()
+            throw error
+        }
+    }
+
+    /// How an instance joins a shared database (`Database+Sharing.swift`).
+    struct SharingSetup {
+        var writerLock: (any ProcessLock)?
+        var session: String?
+        /// No other instance is open: this one recovers what a killed one left, as an exclusive open does.
+        var alone: Bool
+    }
+
+    /// Opens a shared database: registers a session under LOCK (taken a moment), then recovers holding
+    /// LOCK.writer, fully when alone, otherwise only reading what the files hold.
+    static func openShared(
+        at directory: String, options: Options, fileSystem fs: any FileSystem, report: UnsafeReportBox?, cipher: Cipher?
+    ) throws -> Database {
+        func path(_ n: String) -> String { directory + "/" + n }
+        var setup = SharingSetup(writerLock: nil, session: nil, alone: false)
+        do {
+            let gate = try fs.lock(atPath: path(FileName.lock.name))
+            defer { gate.unlock() }
+            if !options.readOnly {
+                let session = SessionFile.make()
+                setup.session = session
+                try fs.createFile(atPath: path(session)).close()
+            }
+        } catch let e as StorageError where e.code == .locked {
+            guard options.readOnly && options.readBesideWriter else {
+                throw StorageError(
+                    .locked,
+                    "the database is open exclusively by another process or instance (LOCK is held); open every instance with "
+                        + "sharing: .shared, or close that one first.",
+                    file: path(FileName.lock.name), underlying: SystemErrno.wouldBlock)
+            }
+        } catch {
+            if let session = setup.session { SessionFile.ended(session) }
+            throw error
+        }
+        func abandon() {
+            guard let session = setup.session else { return }
+            SessionFile.ended(session)
+            try? fs.removeFile(atPath: path(session))  // try?: cleanup after the error being thrown
+        }
+        if options.readOnly {
+            // No lock: a file can vanish under a reader that started from a manifest no longer current.
+            var attempts = 0
+            while true {
+                do {
+                    return try recover(at: directory, options: options, fileSystem: fs, report: report, cipher: cipher, lock: NoFileLock(), sharing: setup)
+                } catch let error as StorageError where error.isMissingFile && attempts < 100 {
+                    attempts += 1
+                    Syscalls.sleep(microseconds: 100)
+                }
+            }
+        }
+        do {
+            let writerLock = try fs.processLock(atPath: path(FileName.lock.name + ".writer"))
+            try writerLock.lock()
+            defer { writerLock.unlock() }
+            setup.writerLock = writerLock
+            setup.alone = liveSessions(in: directory, fileSystem: fs, except: setup.session).isEmpty
+            return try recover(at: directory, options: options, fileSystem: fs, report: report, cipher: cipher, lock: NoFileLock(), sharing: setup)
+        } catch {
+            abandon()
+            throw error
+        }
+    }
+
+    /// The rest of an open, holding what `open` or `openShared` took.
+    private static func recover(
+        at directory: String, options: Options, fileSystem fs: any FileSystem, report: UnsafeReportBox?, cipher: Cipher?, lock: any FileLock,
+        sharing: SharingSetup?
+    ) throws -> Database {
+        // Only an exclusive instance, or a shared one alone, rewrites what it finds (flushes a dead session's log,
+        // starts a new log, removes orphans).
+        let mayRewrite = !options.readOnly && (sharing?.alone ?? true)
         func path(_ n: FileName) -> String { directory + "/" + n.name }
         let names = try fs.listDirectory(atPath: directory)
         var parsed: [FileName] = names.compactMap { FileName(parsing: $0) }
@@ -123,6 +221,11 @@ extension Database {
             for info in infos {
                 let segmentPath = path(.segment(info.fileNumber))
                 guard fs.fileExists(atPath: segmentPath) else {
+                    if sharing != nil, (try? fs.read(atPath: path(.current), from: 0)) != Array((FileName.manifest(manifestNumber).name + "\n").utf8) {
+                        // try?: an unreadable CURRENT is found by the next attempt. Another instance replaced this
+                        // manifest meanwhile and removed what only it named: start again from the new one.
+                        throw StorageError(.io, "the manifest changed while it was read", file: segmentPath, underlying: SystemErrno.noEntry)
+                    }
                     throw StorageError.corrupted(
                         "the manifest lists \(FileName.segment(info.fileNumber).name), which is missing", file: FileName.manifest(manifestNumber).name,
                         offset: nil)
@@ -155,14 +258,18 @@ extension Database {
         var recovery = RecoveryReport()
         var sequence = manifest.lastFlushedSequence
         let logs = parsed.compactMap { name -> UInt64? in
-            if case .log(let n) = name, n >= manifest.logNumber { return n }
+            // (A shared database's logs past the newest the manifest names were made by a process killed
+            // before it could name them: nothing was written to them.)
+            if case .log(let n) = name, n >= manifest.logNumber, sharing == nil || n <= manifest.newestLogNumber { return n }
             return nil
         }.sorted()
         var builder = ReplayBuilder(partitions: partitions, nextIncarnation: incarnation)
         var reusableLog: UInt64? = nil
+        var lastLogValidBytes = LogRecord.fileHeaderBytes
         for (i, number) in logs.enumerated() {
             let name = FileName.log(number).name
-            let region = try fs.map(atPath: path(.log(number)))
+            // A shared database's log is read, not mapped: another process may cut a torn tail meanwhile.
+            let region = sharing != nil ? MappedRegion(copying: try fs.read(atPath: path(.log(number)), from: 0)) : try fs.map(atPath: path(.log(number)))
             if checkedID != 0, let id = region.withUnsafeBytes({ LogRecord.databaseID(ofLog: $0) }), id != 0, id != UInt32(truncatingIfNeeded: checkedID) {
                 throw StorageError.corrupted(
                     "the log belongs to another database (identity \(String(id, radix: 16)), this database's ends in "
@@ -171,6 +278,7 @@ extension Database {
                     file: name, offset: 12)
             }
             let scan = region.withUnsafeBytes { LogRecord.scan($0) }
+            if i == logs.count - 1 { lastLogValidBytes = max(scan.validBytes, LogRecord.fileHeaderBytes) }
             if i == logs.count - 1, scan.damage == nil, scan.records.isEmpty, region.count == LogRecord.fileHeaderBytes {
                 reusableLog = number
             }
@@ -223,9 +331,16 @@ extension Database {
         // writes nothing; otherwise a new one.
         let logNumber: UInt64
         let logFile: any WritableFile
+        var tailOffset = LogRecord.fileHeaderBytes
         if options.readOnly {
             logNumber = logs.last ?? manifest.logNumber
             logFile = RefusingFile(directory: directory)
+            tailOffset = lastLogValidBytes
+        } else if !mayRewrite {
+            // A shared instance beside others: it appends to the log they all append to.
+            logNumber = manifest.newestLogNumber
+            logFile = try fs.openForAppending(atPath: path(.log(logNumber)))
+            tailOffset = lastLogValidBytes
         } else if recovery.replayedCommits == 0, let reuse = reusableLog {
             logNumber = reuse
             logFile = try fs.openForAppending(atPath: path(.log(reuse)))
@@ -234,21 +349,29 @@ extension Database {
         } else {
             logNumber = max(manifest.nextFileNumber, (logs.last ?? 0) + 1)
             manifest.nextFileNumber = logNumber + 1
-            logFile = try fs.createFile(atPath: path(.log(logNumber)))
-            try logFile.append(LogRecord.fileHeader(databaseID: manifest.databaseID))
+            let created = try fs.createFile(atPath: path(.log(logNumber)))
+            try created.append(LogRecord.fileHeader(databaseID: manifest.databaseID))
             // Sync points 11-12 (Recovery.md, "Sync points").
-            try logFile.sync(.ordered)
+            try created.sync(.ordered)
             try fs.syncDirectory(atPath: directory, .durable)
+            if sharing != nil {
+                // Every instance appends at the end, wherever the others left it (O_APPEND).
+                created.close()
+                logFile = try fs.openForAppending(atPath: path(.log(logNumber)))
+            } else {
+                logFile = created
+            }
         }
 
         let version = Version(sequence: sequence, partitions: builder.partitions)
         let db = Database(
             directory: directory, fileSystem: fs, options: options, fileLock: lock, version: version,
             log: LogState(file: logFile, number: logNumber), manifest: manifest, manifestNumber: manifestNumber,
-            nextIncarnation: builder.nextIncarnation, blockCache: blockCache)
+            nextIncarnation: builder.nextIncarnation, blockCache: blockCache,
+            shared: sharing.map { SharedState(writerLock: $0.writerLock, session: $0.session, tail: .init(log: logNumber, offset: tailOffset)) })
 
         // Replayed commits go to segments now, so that the old logs can go and the next open is quick.
-        if options.readOnly {
+        if !mayRewrite {
             return db
         }
         if recovery.replayedCommits > 0 {

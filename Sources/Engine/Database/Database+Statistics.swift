@@ -87,15 +87,17 @@ extension Database {
     package func checkConsistency() -> [String] {
         var problems: [String] = []
         let current = currentVersion
-        let manifest = manifestState.withLock { $0.manifest }
+        let (manifest, manifestNumber) = manifestState.withLock { ($0.manifest, $0.manifestNumber) }
         for (id, ps) in current.partitions.sorted(by: { $0.key < $1.key }) {
             for s in ps.segments {
                 if s.partition != id { problems.append("\(s.name): belongs to partition \(s.partition), listed under \(id)") }
                 problems += s.verify()
             }
         }
-        // The durable manifest may lag the live state (a drop not yet flushed), but every file it names must exist.
-        for (id, infos) in manifest.partitions {
+        // The durable manifest may lag the live state (a drop not yet flushed), but every file it names must exist
+        // (unless it is no longer the current one: in a shared database, another instance may have replaced it).
+        let stillCurrent = !isShared || (try? fileSystem.read(atPath: path(.current), from: 0)) == Array((FileName.manifest(manifestNumber).name + "\n").utf8)
+        for (id, infos) in manifest.partitions where stillCurrent {
             for info in infos where !fileSystem.fileExists(atPath: path(.segment(info.fileNumber))) {
                 problems.append("MANIFEST: partition \(id) lists \(FileName.segment(info.fileNumber).name), which is missing")
             }

@@ -61,6 +61,9 @@ package final class Database: @unchecked Sendable {
         package var mergeEntriesBeforeSuspending: Int? = nil
         /// Tests: whether a close does its share of merging (`advanceMergesAtClose`).
         package var closeMergeShare = true
+        /// Whether other instances, in this process or others, may open the database at the same time
+        /// (`Database+Sharing.swift`).
+        package var sharing: Sharing = .exclusive
         package init() {}
     }
 
@@ -72,6 +75,8 @@ package final class Database: @unchecked Sendable {
     /// The cipher of an encrypted database (`Options.encryptionKey`); nil for a plain one.
     let cipher: Cipher?
     private let fileLock: any FileLock
+    /// The coordination of a shared database (`Options.sharing`); nil for an exclusive one.
+    let shared: SharedState?
     let registry = SnapshotRegistry()
     let blockCache: BlockCache
     let writerGate = DispatchSemaphore(value: 1)
@@ -83,7 +88,9 @@ package final class Database: @unchecked Sendable {
     private let instance = Database.instances.loadThenWrappingIncrement(by: 1, ordering: .relaxed)
 
     /// Runs `body` on the maintenance queue and waits for it; inline when already there.
+    /// A shared database runs it inline: there, every job holds the writer gate, which serializes them.
     func onMaintenance<R>(_ body: () throws -> R) rethrows -> R {
+        if shared != nil { return try body() }
         if DispatchQueue.getSpecific(key: Self.maintenanceKey) == instance { return try body() }
         return try maintenance.sync(execute: body)
     }
@@ -124,7 +131,7 @@ package final class Database: @unchecked Sendable {
     private let fileNumbers: ManagedAtomic<UInt64>
 
     init(directory: String, fileSystem: any FileSystem, options: Options, fileLock: any FileLock, version: Version,
-         log: LogState, manifest: Manifest, manifestNumber: UInt64, nextIncarnation: UInt64, blockCache: BlockCache) {
+         log: LogState, manifest: Manifest, manifestNumber: UInt64, nextIncarnation: UInt64, blockCache: BlockCache, shared: SharedState? = nil) {
         self.directory = directory
         self.databaseID = manifest.databaseID
         self.blockCache = blockCache
@@ -132,6 +139,7 @@ package final class Database: @unchecked Sendable {
         self.options = options
         self.cipher = options.encryptionKey.flatMap { Cipher(key: $0) }
         self.fileLock = fileLock
+        self.shared = shared
         self.published = Locked(Published(version: version, nextIncarnation: nextIncarnation))
         self.log = log
         self.manifestState = Locked(ManifestState(manifest: manifest, manifestNumber: manifestNumber))
@@ -150,6 +158,16 @@ package final class Database: @unchecked Sendable {
         fileNumbers.loadThenWrappingIncrement(by: 1, ordering: .relaxed)
     }
     var nextFileNumber: UInt64 { fileNumbers.load(ordering: .relaxed) }
+
+    /// Makes the next file number at least `number` (another process's manifest allocated up to it).
+    func advanceFileNumbers(to number: UInt64) {
+        var current = fileNumbers.load(ordering: .relaxed)
+        while current < number {
+            let (exchanged, original) = fileNumbers.compareExchange(expected: current, desired: number, ordering: .relaxed)
+            if exchanged { return }
+            current = original
+        }
+    }
 
     var currentVersion: Version { published.withLock { $0.version } }
 
@@ -183,9 +201,20 @@ package final class Database: @unchecked Sendable {
             if options.readOnly {
                 throw StorageError(.invalidArgument, "the database was opened read-only (Database.beginWrite); open it without readOnly to write", file: directory)
             }
-            return WriteTransaction(database: self, snapshot: try snapshotForWriter())
         } catch {
             writerGate.signal()
+            throw error
+        }
+        do {
+            try lockForWriting()
+        } catch {
+            writerGate.signal()
+            throw error
+        }
+        do {
+            return WriteTransaction(database: self, snapshot: try snapshotForWriter())
+        } catch {
+            endWrite()
             throw error
         }
     }
@@ -208,7 +237,10 @@ package final class Database: @unchecked Sendable {
         }
     }
 
-    func endWrite() { writerGate.signal() }
+    func endWrite() {
+        unlockAfterWriting()
+        writerGate.signal()
+    }
 
     /// Appends, syncs and publishes one transaction. Called with the writer gate held.
     func commit(_ batch: WriteBatch) throws -> UInt64 {
@@ -220,6 +252,26 @@ package final class Database: @unchecked Sendable {
         if batch.isEmpty { return base.sequence }
         let sequence = base.sequence + 1
         LogRecord.seal(batch, sequence: sequence)
+        let flushNow: Bool
+        if let shared {
+            // A refresh on another thread must not replay this record before it is published here.
+            flushNow = try shared.tail.withLock { tail in
+                let before = log.file.size
+                let flush = try appendAndPublish(batch, sequence: sequence, base: base)
+                tail.offset += log.file.size - before
+                return flush
+            }
+        } else {
+            flushNow = try appendAndPublish(batch, sequence: sequence, base: base)
+        }
+        if flushNow && options.backgroundMaintenance {
+            try? freezeAndScheduleFlush()
+        }
+        return sequence
+    }
+
+    /// Appends a sealed batch to the log and publishes it; returns whether the memtable should be flushed.
+    private func appendAndPublish(_ batch: WriteBatch, sequence: UInt64, base: Version) throws -> Bool {
         do {
             if let cipher {
                 // The log gets the sealed record; the plain one stays the memtable's arena.
@@ -257,7 +309,7 @@ package final class Database: @unchecked Sendable {
             }
             changes.append((id, pb, active))
         }
-        let flushNow = published.withLock { p -> Bool in
+        return published.withLock { p -> Bool in
             var partitions = p.version.partitions
             for (id, pb, active) in changes {
                 var current = partitions[id]
@@ -274,10 +326,6 @@ package final class Database: @unchecked Sendable {
             p.version = Version(sequence: sequence, partitions: partitions)
             return p.version.activeBytes >= options.memtableFlushBytes && !p.version.hasFrozen && !p.flushScheduled
         }
-        if flushNow && options.backgroundMaintenance {
-            try? freezeAndScheduleFlush()
-        }
-        return sequence
     }
 
     /// Syncs the log: in `.deferred` durability, makes every commit so far durable.
@@ -292,6 +340,7 @@ package final class Database: @unchecked Sendable {
 
     /// Flushes the memtable, waits for background work and releases the lock. Further use throws `.closed`.
     package func close() throws {
+        if let shared { return try closeShared(shared) }
         writerGate.wait()
         defer { writerGate.signal() }
         let (wasClosed, poisoned) = published.withLock { p -> (Bool, Bool) in
@@ -304,15 +353,7 @@ package final class Database: @unchecked Sendable {
         onMaintenance {
             guard !poisoned, !options.readOnly else { return }
             do {
-                if currentVersion.partitions.values.contains(where: { !$0.active.isEmpty || !$0.frozen.isEmpty }) {
-                    try runFlush()  // what an earlier, failed flush left frozen
-                    try freezeLocked()
-                    try runFlush()
-                }
-                if options.backgroundMaintenance {
-                    try mergeSmallSegmentsNow()
-                    try advanceMergesAtClose(sessionFlushedBytes: manifestState.withLock { $0.flushedBytes })
-                }
+                try flushAtClose()
             } catch {
                 failure = error
             }
@@ -321,12 +362,60 @@ package final class Database: @unchecked Sendable {
         if let failure { throw failure }
     }
 
+    /// A shared database's close: the last instance open flushes, as an exclusive one's close does; the others
+    /// leave their commits in the log for the rest.
+    private func closeShared(_ shared: SharedState) throws {
+        shared.closing.withLock { $0 = true }
+        writerGate.wait()
+        defer { writerGate.signal() }
+        let (wasClosed, poisoned) = published.withLock { p -> (Bool, Bool) in
+            let was = p.closed
+            p.closed = true
+            return (was, p.poisoned != nil)
+        }
+        if wasClosed { return }
+        var failure: (any Error)? = nil
+        if !poisoned, !options.readOnly, let lock = shared.writerLock {
+            do {
+                try lock.lock()
+                defer { lock.unlock() }
+                try catchUp(asWriter: true)
+                if otherLiveSessions().isEmpty { try flushAtClose() }
+            } catch {
+                failure = error
+            }
+        }
+        abandonFiles()
+        if let failure { throw failure }
+    }
+
+    /// What a close writes: the memtable to a segment, and its share of merging.
+    private func flushAtClose() throws {
+        if currentVersion.partitions.values.contains(where: { !$0.active.isEmpty || !$0.frozen.isEmpty }) {
+            try runFlush()  // what an earlier, failed flush left frozen
+            try freezeLocked()
+            try runFlush()
+        }
+        if options.backgroundMaintenance {
+            try mergeSmallSegmentsNow()
+            try advanceMergesAtClose(sessionFlushedBytes: manifestState.withLock { $0.flushedBytes })
+        }
+    }
+
     /// Whether this read-only open is beside another process that holds the database (`readBesideWriter`).
-    package var isBesideWriter: Bool { fileLock is NoFileLock }
+    package var isBesideWriter: Bool { shared == nil && fileLock is NoFileLock }
 
     /// Closes the log and releases the lock.
     func abandonFiles() {
         log.file.close()
         fileLock.unlock()
+        if let session = shared?.session {
+            SessionFile.ended(session)
+            // try?: a session file left behind is removed by the next instance that finds its process gone.
+            try? fileSystem.removeFile(atPath: directory + "/" + session)
+        }
     }
+
+    /// Whether a close has begun: a long merge stops for it.
+    var isClosing: Bool { published.withLock { $0.closed } || shared?.closing.withLock { $0 } == true }
 }

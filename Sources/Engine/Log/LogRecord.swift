@@ -107,21 +107,26 @@ package enum LogRecord {
     }
 
     /// Reads the records of one log file, stopping at the first one that is torn or fails its checksum.
-    package static func scan(_ bytes: UnsafeRawBufferPointer) -> Scan {
+    /// With `fileOffset`, `bytes` are the file from that offset on (where a record starts; the file header is
+    /// before it), and every offset in the result is the file's.
+    package static func scan(_ bytes: UnsafeRawBufferPointer, fileOffset: Int = 0) -> Scan {
         var scan = Scan()
         var r = ByteReader(bytes)
+        scan.validBytes = fileOffset
         do {
             if bytes.count == 0 { return scan }
-            let magic = try r.readUInt64LE("log file magic")
-            guard magic == fileMagic else {
-                throw StorageError.corrupted("not a Strata log file (bad magic number)", file: nil, offset: 0)
+            if fileOffset == 0 {
+                let magic = try r.readUInt64LE("log file magic")
+                guard magic == fileMagic else {
+                    throw StorageError.corrupted("not a Strata log file (bad magic number)", file: nil, offset: 0)
+                }
+                let version = try r.readUInt32LE("log format version")
+                guard version <= formatVersion else {
+                    throw StorageError(.formatTooNew, "log format version \(version) is newer than this build's \(formatVersion)", file: nil, offset: 8)
+                }
+                _ = try r.readUInt32LE("log flags")
+                scan.validBytes = r.position
             }
-            let version = try r.readUInt32LE("log format version")
-            guard version <= formatVersion else {
-                throw StorageError(.formatTooNew, "log format version \(version) is newer than this build's \(formatVersion)", file: nil, offset: 8)
-            }
-            _ = try r.readUInt32LE("log flags")
-            scan.validBytes = r.position
             while !r.isAtEnd {
                 let start = r.position
                 let payloadCount = Int(try r.readUInt32LE("record length"))
@@ -142,18 +147,20 @@ package enum LogRecord {
                         file: nil, offset: start)
                 }
                 let whole = UnsafeRawBufferPointer(rebasing: bytes[start..<r.position])
-                scan.records.append(Decoded(sequence: sequence, record: MappedRegion(copying: whole), offset: start))
-                scan.validBytes = r.position
+                scan.records.append(Decoded(sequence: sequence, record: MappedRegion(copying: whole), offset: fileOffset + start))
+                scan.validBytes = fileOffset + r.position
             }
         } catch let error as StorageError {
             var e = error
-            if e.offset == nil { e.offset = r.position }
+            e.offset = fileOffset + (e.offset ?? r.position)
             scan.damage = e
         } catch {
-            scan.damage = StorageError.corrupted("\(error)", file: nil, offset: r.position)
+            scan.damage = StorageError.corrupted("\(error)", file: nil, offset: fileOffset + r.position)
         }
         if scan.damage != nil {
-            scan.validRecordAfterDamage = findRecord(in: bytes, after: scan.validBytes, lastSequence: scan.records.last?.sequence)
+            scan.validRecordAfterDamage = findRecord(
+                in: bytes, after: scan.validBytes - fileOffset, lastSequence: scan.records.last?.sequence
+            ).map { fileOffset + $0 }
         }
         return scan
     }

@@ -20,6 +20,26 @@ package protocol FileSystem: Sendable {
     func syncDirectory(atPath path: String, _ kind: SyncKind) throws
     /// Takes an exclusive lock on `path`, creating it; throws `.locked` when another holder has it.
     func lock(atPath path: String) throws -> any FileLock
+    /// The bytes of `path` from `offset` to its end, read rather than mapped: a file another process may
+    /// shorten meanwhile (shared databases' logs).
+    func read(atPath path: String, from offset: Int) throws -> [UInt8]
+    /// A lock on `path` (created if missing) that its owner takes and releases many times, excluding every
+    /// other owner of a lock on the same path, in this process or another (`Database.Options.Sharing`).
+    func processLock(atPath path: String) throws -> any ProcessLock
+}
+
+/// An exclusive lock taken and released around each piece of work: nothing is held between them.
+package protocol ProcessLock: AnyObject, Sendable {
+    /// Waits until this owner holds the lock.
+    func lock() throws
+    /// Releases it (the lock's file stays open).
+    func unlock()
+}
+
+extension StorageError {
+    /// Whether the error is a missing file (ENOENT): another process may have removed it since this one read
+    /// the manifest that named it.
+    package var isMissingFile: Bool { (underlying as? SystemErrno) == .noEntry }
 }
 
 /// A file open for appending.
@@ -118,6 +138,12 @@ package struct PosixFileSystem: FileSystem {
         }
         return PosixFileLock(fd: fd)
     }
+
+    package func read(atPath path: String, from offset: Int) throws -> [UInt8] { try Syscalls.readFile(path, from: offset) }
+
+    package func processLock(atPath path: String) throws -> any ProcessLock {
+        PosixProcessLock(fd: try Syscalls.open(path, flags: Syscalls.readWriteCreate), path: path)
+    }
 }
 
 final class PosixWritableFile: WritableFile, @unchecked Sendable {
@@ -154,6 +180,19 @@ final class PosixWritableFile: WritableFile, @unchecked Sendable {
 /// No lock: a read-only open beside the process that holds the real one (`Options.readBesideWriter`).
 final class NoFileLock: FileLock {
     func unlock() {}
+}
+
+/// `flock` on a file kept open: the lock comes and goes, the descriptor stays.
+final class PosixProcessLock: ProcessLock, @unchecked Sendable {
+    private let fd: Int32
+    private let path: String
+    init(fd: Int32, path: String) {
+        self.fd = fd
+        self.path = path
+    }
+    deinit { Syscalls.close(fd) }
+    func lock() throws { try Syscalls.lockWaiting(fd, path: path) }
+    func unlock() { Syscalls.unlock(fd, path: path) }
 }
 
 final class PosixFileLock: FileLock, @unchecked Sendable {

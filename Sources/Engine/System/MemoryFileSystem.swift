@@ -1,3 +1,4 @@
+import Dispatch
 
 /// Files in memory, for in-memory databases and for crash tests.
 ///
@@ -15,6 +16,8 @@ package final class MemoryFileSystem: FileSystem {
         var entries: [String: Inode] = [:]
         var durableEntries: [String: Inode] = [:]
         var locked: [String: Int] = [:]
+        /// The process locks per path: one semaphore that every owner of a lock on the path waits on.
+        var processLocks: [String: DispatchSemaphore] = [:]
         var nextLockToken = 0
     }
 
@@ -125,6 +128,24 @@ package final class MemoryFileSystem: FileSystem {
         }
     }
 
+    package func read(atPath path: String, from offset: Int) throws -> [UInt8] {
+        try state.withLock { s in
+            guard let inode = s.entries[path] else {
+                throw StorageError(.io, "no such file", file: path, underlying: SystemErrno(2))
+            }
+            return offset < inode.data.count ? Array(inode.data[offset...]) : []
+        }
+    }
+
+    package func processLock(atPath path: String) throws -> any ProcessLock {
+        state.withLock { s in
+            if s.entries[path] == nil { s.entries[path] = Inode() }
+            let semaphore = s.processLocks[path] ?? DispatchSemaphore(value: 1)
+            s.processLocks[path] = semaphore
+            return MemoryProcessLock(semaphore: semaphore)
+        }
+    }
+
     func append(_ bytes: UnsafeRawBufferPointer, to inode: Inode) {
         state.withLock { _ in inode.data.append(contentsOf: bytes) }
     }
@@ -194,6 +215,13 @@ final class MemoryWritableFile: WritableFile, @unchecked Sendable {
     func sync(_ kind: SyncKind) throws { fs.sync(inode) }
     func close() {}
     var size: Int { fs.size(of: inode) }
+}
+
+final class MemoryProcessLock: ProcessLock, @unchecked Sendable {
+    let semaphore: DispatchSemaphore
+    init(semaphore: DispatchSemaphore) { self.semaphore = semaphore }
+    func lock() throws { semaphore.wait() }
+    func unlock() { semaphore.signal() }
 }
 
 final class MemoryFileLock: FileLock, @unchecked Sendable {

@@ -1,5 +1,5 @@
 // Guards: every system call the engine makes. This is the only file that calls open, pwrite, fsync,
-// fcntl, ftruncate, mmap, munmap, flock, rename, unlink, mkdir, realpath and readdir. Each wrapper makes one
+// fcntl, ftruncate, mmap, munmap, flock, pread, rename, unlink, mkdir, realpath, readdir, getpid and kill(pid, 0). Each wrapper makes one
 // call, retries on EINTR, and turns -1 into a StorageError naming the call, the path and the errno. EBADF and
 // EFAULT trap: they can only mean a bug in this file's callers.
 //
@@ -49,6 +49,7 @@ public struct SystemErrno: Error, Sendable, CustomStringConvertible, Equatable {
     public static let noSpace = SystemErrno(ENOSPC)
     public static let ioError = SystemErrno(EIO)
     public static let wouldBlock = SystemErrno(EWOULDBLOCK)
+    public static let noEntry = SystemErrno(ENOENT)
 }
 
 enum Syscalls {
@@ -210,6 +211,49 @@ enum Syscalls {
             if errno == EWOULDBLOCK { return false }
             throw fail("flock", path)
         }
+    }
+
+    /// Takes an exclusive `flock` on `fd`, waiting while another open file holds it.
+    static func lockWaiting(_ fd: Int32, path: String) throws {
+        try retrying("flock", path) { flock(fd, LOCK_EX) }
+    }
+
+    /// Releases a `flock` taken on `fd` (the file stays open).
+    static func unlock(_ fd: Int32, path: String) {
+        _ = flock(fd, LOCK_UN)
+    }
+
+    /// Reads `path` from byte `offset` to its end with `pread`: a file another process may shorten meanwhile
+    /// (a mapping of it would fault on the lost pages; a read just returns fewer bytes).
+    static func readFile(_ path: String, from offset: Int) throws -> [UInt8] {
+        let fd = try open(path, flags: O_RDONLY)
+        defer { close(fd) }
+        let size = try fileSize(fd, path: path)
+        guard size > offset else { return [] }
+        var out = [UInt8](repeating: 0, count: size - offset)
+        var done = 0
+        try out.withUnsafeMutableBytes { buffer in
+            while done < buffer.count {
+                let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw fail("pread", path)
+                }
+                if n == 0 { break }
+                done += n
+            }
+        }
+        if done < out.count { out.removeLast(out.count - done) }
+        return out
+    }
+
+    /// This process's identity (`getpid`).
+    static var processID: Int32 { getpid() }
+
+    /// Whether process `pid` exists (`kill(pid, 0)`): EPERM means it does, but belongs to someone else.
+    static func processExists(_ pid: Int32) -> Bool {
+        if kill(pid, 0) == 0 { return true }
+        return errno == EPERM
     }
 
     static func sleep(microseconds: UInt32) {
