@@ -117,11 +117,14 @@ extension Database {
         }
         if options.readOnly {
             // No lock: a file can vanish under a reader that started from a manifest no longer current.
+            // What it then finds missing is not damage if CURRENT changed meanwhile: it starts again.
             var attempts = 0
             while true {
+                let current = try? fs.read(atPath: path(FileName.current.name), from: 0)  // try?: compared below, nil is a change too
                 do {
                     return try recover(at: directory, options: options, fileSystem: fs, report: report, cipher: cipher, lock: NoFileLock(), sharing: setup)
-                } catch let error as StorageError where error.isMissingFile && attempts < 100 {
+                } catch let error as StorageError where attempts < 100 {
+                    guard error.isMissingFile || (try? fs.read(atPath: path(FileName.current.name), from: 0)) != current else { throw error }
                     attempts += 1
                     Syscalls.sleep(microseconds: 100)
                 }
@@ -147,7 +150,7 @@ extension Database {
     ) throws -> Database {
         // Only an exclusive instance, or a shared one alone, rewrites what it finds (flushes a dead session's log,
         // starts a new log, removes orphans).
-        let mayRewrite = !options.readOnly && (sharing?.alone ?? true)
+        var mayRewrite = !options.readOnly && (sharing?.alone ?? true)
         func path(_ n: FileName) -> String { directory + "/" + n.name }
         let names = try fs.listDirectory(atPath: directory)
         var parsed: [FileName] = names.compactMap { FileName(parsing: $0) }
@@ -206,6 +209,11 @@ extension Database {
                 }
             }
         }
+
+        // A database this instance creates, or whose creation stopped before its first log, has no log to share:
+        // the instance makes it, as an instance alone does (holding LOCK.writer, no other instance has anything
+        // in flight).
+        if sharing != nil, !options.readOnly, !fs.fileExists(atPath: path(.log(manifest.newestLogNumber))) { mayRewrite = true }
 
         // The identity every file must carry (0 in a manifest from before identities: nothing is checked, and
         // the database gets one now, written with its next manifest).
