@@ -66,6 +66,21 @@ extension Realm {
                 self.memtableBytes = memtableBytes
             }
         }
+        /// Whether other processes may open the file at the same time (Strata's addition; the `Multiprocess`
+        /// article). `.shared`, the default: an app and its widgets and extensions, or a service and its tools,
+        /// open it together, see each other's commits and get each other's notifications, and nothing is locked
+        /// while a process is idle. `.exclusive`: this process alone, with no coordination cost; another process
+        /// gets `Realm.Error.alreadyOpen`. The first open of a file in a process decides for every instance of it.
+        /// In-memory Realms are always exclusive.
+        public var processSharing: ProcessSharing = .shared
+
+        /// How a Realm file is shared between processes.
+        public enum ProcessSharing: Sendable, Hashable {
+            /// Any number of processes open the file together.
+            case shared
+            /// One process holds the file while it is open.
+            case exclusive
+        }
         /// The file system under a file-backed Realm (tests inject faults through it); nil means the real one.
         var fileSystem: (any FileSystem)?
         /// Batch bytes at which a migration inside open spills its transaction to segments, so that its memory

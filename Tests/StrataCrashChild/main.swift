@@ -74,6 +74,58 @@ if arguments.count == 5, arguments[1] == "online", let count = Int(arguments[3])
         exit(1)
     }
 }
+// `StrataCrashChild share PATH` (MultiProcessRealmTests): opens the shared Realm at PATH with `SharedNote`,
+// observes its notes sorted by id and prints each change set it is told of ("changes ins=[..] del=[..] mod=[..]");
+// prints "ready" once its first notification came, then runs one step per line read from standard input:
+// `insert` adds notes 1, 2 and 3; `modify` changes note 1's text; `delete` deletes note 2; `quit` exits.
+final class SharedNote: Object {
+    @Persisted(primaryKey: true) var id: Int
+    @Persisted var text = ""
+}
+
+if arguments.count == 3, arguments[1] == "share" {
+    do {
+        let config = Realm.Configuration(fileURL: URL(fileURLWithPath: arguments[2]), objectTypes: [SharedNote.self])
+        // A Realm confined to a queue refreshes there when other instances (and processes) commit.
+        let queue = DispatchQueue(label: "share.realm")
+        let ready = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var realm: Realm! = nil
+        nonisolated(unsafe) var token: NotificationToken? = nil
+        try queue.sync {
+            realm = try Realm(configuration: config, queue: queue)
+            token = realm.objects(SharedNote.self).sorted(byKeyPath: "id").observe { change in
+                switch change {
+                case .initial: ready.signal()
+                case .update(_, let deletions, let insertions, let modifications):
+                    say("changes ins=\(insertions) del=\(deletions) mod=\(modifications)")
+                case .error(let error): say("ERROR \(error)")
+                }
+            }
+        }
+        ready.wait()
+        say("ready")
+        while let line = readLine(), ["insert", "modify", "delete"].contains(line) {
+            try queue.sync {
+                try realm.write {
+                    switch line {
+                    case "insert":
+                        for id in 1...3 { realm.add(SharedNote(value: ["id": id, "text": "note \(id)"])) }
+                    case "modify":
+                        realm.object(ofType: SharedNote.self, forPrimaryKey: 1)?.text = "changed"
+                    default:
+                        if let note = realm.object(ofType: SharedNote.self, forPrimaryKey: 2) { realm.delete(note) }
+                    }
+                }
+            }
+        }
+        queue.sync { token?.invalidate() }
+        exit(0)
+    } catch {
+        say("ERROR \(error)")
+        exit(1)
+    }
+}
+
 if arguments.count == 3, arguments[1] == "misuse" {
     // A transform that creates an object: the probe at open must trap, naming the type.
     let config = Realm.Configuration(fileURL: URL(fileURLWithPath: arguments[2]), schemaVersion: 1, migrationBlock: { m, _ in

@@ -50,6 +50,8 @@ extension Database {
         /// Set when a close begins: a background merge then stops (and is suspended) instead of making the close
         /// wait for it.
         let closing = Locked(false)
+        /// The keys of the commits other instances made, as catching up replays them (`takeOtherCommits`).
+        let otherCommits = Locked<[CommitKeys]>([])
 
         init(writerLock: (any ProcessLock)?, session: String?, tail: Tail) {
             self.writerLock = writerLock
@@ -58,7 +60,30 @@ extension Database {
         }
     }
 
-    var isShared: Bool { shared != nil }
+    /// Whether other instances may have the database open (`Options.sharing`).
+    package var isShared: Bool { shared != nil }
+
+    /// What one commit of another instance wrote: the keys it put or deleted, per partition, and the partitions
+    /// it dropped. The object layer builds its change sets from them, as it does from its own commits.
+    package struct CommitKeys: Sendable {
+        package var sequence: UInt64
+        package var keys: [UInt32: [[UInt8]]] = [:]
+        package var dropped: Set<UInt32> = []
+    }
+
+    /// The most commits `takeOtherCommits` keeps; older ones are dropped (a reader then knows only that
+    /// something changed).
+    package static let otherCommitsKept = 4096
+
+    /// The commits of other instances replayed since the last call, oldest first (at most `otherCommitsKept`:
+    /// a gap in the sequence numbers means more were replayed than kept, or some were flushed to segments before
+    /// this instance could read them from the log).
+    package func takeOtherCommits() -> [CommitKeys] {
+        shared?.otherCommits.withLock { list in
+            defer { list = [] }
+            return list
+        } ?? []
+    }
 
     // MARK: Refreshing
 
@@ -87,6 +112,16 @@ extension Database {
         defer { lock.unlock() }
         try catchUp(asWriter: true)
         return try body()
+    }
+
+    /// Runs `body` if no write transaction of this instance is open now (none starts while it runs); returns
+    /// whether it ran.
+    @discardableResult
+    package func ifNoWriteIsOpen(_ body: () throws -> Void) rethrows -> Bool {
+        guard writerGate.wait(timeout: .now()) == .success else { return false }
+        defer { writerGate.signal() }
+        try body()
+        return true
     }
 
     /// Takes LOCK.writer for a write transaction (the writer gate is held) and catches up.
@@ -153,7 +188,7 @@ extension Database {
             try published.withLock { p in
                 var builder = ReplayBuilder(partitions: p.version.partitions, nextIncarnation: p.nextIncarnation)
                 var sequence = p.version.sequence
-                try replay(scan.records, log: tail.log, name: name, after: &sequence, into: &builder)
+                try replay(scan.records, log: tail.log, name: name, after: &sequence, into: &builder, reportingAfter: sequence)
                 p.version = Version(sequence: sequence, partitions: builder.partitions)
                 p.nextIncarnation = builder.nextIncarnation
             }
@@ -183,9 +218,12 @@ extension Database {
     }
 
     /// Replays `records` after `sequence` into `builder`.
+    /// Records after `reportingAfter` are new to this instance: their keys go to `takeOtherCommits`.
     private func replay(
-        _ records: [LogRecord.Decoded], log: UInt64, name: String, after sequence: inout UInt64, into builder: inout ReplayBuilder
+        _ records: [LogRecord.Decoded], log: UInt64, name: String, after sequence: inout UInt64, into builder: inout ReplayBuilder,
+        reportingAfter: UInt64
     ) throws {
+        var reported: [CommitKeys] = []
         for record in records {
             if record.sequence <= sequence { continue }
             guard record.sequence == sequence + 1 else {
@@ -203,6 +241,23 @@ extension Database {
             }
             builder.apply(ops, arena: plain, sequence: record.sequence)
             sequence = record.sequence
+            if record.sequence > reportingAfter {
+                var commit = CommitKeys(sequence: record.sequence)
+                for (id, pb) in ops {
+                    if pb.drop { commit.dropped.insert(id) }
+                    if !pb.slots.isEmpty {
+                        commit.keys[id] = pb.slots.map { slot in
+                            Array(plain.unsafeBytes[slot.keyOffset..<(slot.keyOffset + Int(slot.keyCount))])
+                        }
+                    }
+                }
+                reported.append(commit)
+            }
+        }
+        guard !reported.isEmpty, let shared else { return }
+        shared.otherCommits.withLock { list in
+            list += reported
+            if list.count > Self.otherCommitsKept { list.removeFirst(list.count - Self.otherCommitsKept) }
         }
     }
 
@@ -252,12 +307,13 @@ extension Database {
         }
         var builder = ReplayBuilder(partitions: partitions, nextIncarnation: nextIncarnation)
         var sequence = manifest.lastFlushedSequence
+        let seen = old.sequence
         var newTail = SharedState.Tail(log: manifest.newestLogNumber, offset: LogRecord.fileHeaderBytes)
         for logNumber in try logsToReplay(manifest) {
             let name = FileName.log(logNumber).name
             let bytes = try fileSystem.read(atPath: path(.log(logNumber)), from: 0)
             let scan = bytes.withUnsafeBytes { LogRecord.scan($0) }
-            try replay(scan.records, log: logNumber, name: name, after: &sequence, into: &builder)
+            try replay(scan.records, log: logNumber, name: name, after: &sequence, into: &builder, reportingAfter: seen)
             if let damage = scan.damage, logNumber != manifest.newestLogNumber {
                 throw damage.located(file: name)
             }
@@ -299,7 +355,9 @@ extension Database {
         Self.liveSessions(in: directory, fileSystem: fileSystem, except: shared?.session)
     }
 
-    static func liveSessions(in directory: String, fileSystem: any FileSystem, except own: String?) -> [String] {
+    /// The session files of the shared instances open on the database in `directory`, in any process (those
+    /// of dead processes are removed on the way).
+    package static func liveSessions(in directory: String, fileSystem: any FileSystem = PosixFileSystem(), except own: String? = nil) -> [String] {
         // try?: a directory that cannot be listed has no sessions this instance could see.
         guard let names = try? fileSystem.listDirectory(atPath: directory) else { return [] }
         var live: [String] = []

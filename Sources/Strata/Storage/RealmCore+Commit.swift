@@ -25,6 +25,17 @@ extension RealmCore {
         } catch {
             throw realmError(error, fileURL: configuration.fileURL)
         }
+        if database.isShared {
+            // The engine caught up with other processes as the write began: their commits' change sets, and a
+            // schema one of them wrote, before this write reads anything.
+            shared.absorbOtherCommits()
+            do {
+                try shared.reloadSchemaIfStale(from: tx.snapshot)
+            } catch {
+                tx.abort()
+                throw realmError(error, fileURL: configuration.fileURL)
+            }
+        }
         writeSerial += 1
         write = WriteState(tx: tx)
         // The write sees the latest version, as Realm's does.

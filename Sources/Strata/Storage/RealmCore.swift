@@ -181,7 +181,14 @@ final class RealmCore: @unchecked Sendable {
     }
 
     func moveToLatest(skipping: Set<ObjectIdentifier> = []) throws {
+        if database.isShared, write == nil {
+            // Other processes' commits (a write caught up as it began).
+            if try database.refresh() { shared.absorbOtherCommits() }
+        }
         let next = try database.snapshot()
+        if database.isShared, write == nil, shared.schemaIsStale.withLock({ $0 }) {
+            try database.ifNoWriteIsOpen { try shared.reloadSchemaIfStale(from: next) }
+        }
         let old = snapshot
         snapshot = next
         let observers = currentObservers

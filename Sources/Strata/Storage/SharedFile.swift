@@ -20,6 +20,10 @@ final class SharedFile: @unchecked Sendable {
     let migrations = Locked<[String: TypeMigration]>([:])
     /// Rewrites what online migrations left behind.
     let migrator = BackgroundMigrator()
+    /// The poll of a shared file for other processes' commits (`SharedFile+Processes.swift`).
+    let watcher = Locked<(any DispatchSourceTimer)?>(nil)
+    /// Another process committed a schema this process has not read yet.
+    let schemaIsStale = Locked(false)
 
     private struct WeakFile { weak var file: SharedFile? }
     private static let open = Locked<[String: WeakFile]>([:])
@@ -37,6 +41,7 @@ final class SharedFile: @unchecked Sendable {
         self.memory = memory
         self.storedSchema = Locked(schema)
         migrator.file = self
+        startWatchingOtherProcesses()
     }
 
     func migration(for typeName: String) -> TypeMigration? { migrations.withLock { $0[typeName] } }
@@ -70,6 +75,9 @@ final class SharedFile: @unchecked Sendable {
         }
     }
 
+    /// The instances of this file still open.
+    func coresOpen() -> [RealmCore] { cores.withLock { $0.compactMap(\.core) } }
+
     /// Tells every other instance of this file that `core` committed.
     func committed(by core: RealmCore) {
         let others = cores.withLock { $0.compactMap(\.core).filter { $0 !== core } }
@@ -77,6 +85,7 @@ final class SharedFile: @unchecked Sendable {
     }
 
     deinit {
+        stopWatchingOtherProcesses()
         // try?: a close that fails leaves its commits in the write-ahead log, which the next open replays.
         try? database.close()
         // An in-memory Realm's data lives while an instance does, as in Realm.
@@ -161,6 +170,7 @@ final class SharedFile: @unchecked Sendable {
         options.encryptionKey = key
         options.blockCacheBytes = config.memoryBudget.blockCacheBytes
         options.memtableFlushBytes = config.memoryBudget.memtableBytes
+        options.sharing = memory == nil && config.processSharing == .shared ? .shared : .exclusive
         // `maximumNumberOfActiveVersions` is enforced when a write begins (`RealmCore.beginWrite`), not by the
         // engine: a Realm that could not take the snapshot of its own commit would silently stay behind it.
         let database: Database
@@ -264,6 +274,13 @@ final class SharedFile: @unchecked Sendable {
         let identity = config.identity
         if open.withLock({ $0[identity]?.file }) != nil {
             throw Realm.Error(.alreadyOpen, "cannot delete the files of \(config.fileURL?.lastPathComponent ?? identity): it is open", fileURL: config.fileURL)
+        }
+        if let url = config.fileURL, config.inMemoryIdentifier == nil,
+            [url.path, RealmFileImport.convertedPath(for: url.path)].contains(where: isOpenInAnotherProcess)
+        {
+            throw Realm.Error(
+                .alreadyOpen, "cannot delete the files of \(url.lastPathComponent): another process has it open", fileURL: config.fileURL,
+                suggestion: "Close the Realm in the other process (an app extension or widget) first.")
         }
         if let id = config.inMemoryIdentifier {
             return memoryFileSystems.withLock { $0.removeValue(forKey: id) } != nil

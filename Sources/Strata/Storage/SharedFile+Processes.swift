@@ -1,0 +1,96 @@
+import Dispatch
+import Engine
+import Foundation
+
+// Other processes on a shared file (`Realm.Configuration.processSharing`, the engine's `Database+Sharing.swift`).
+//
+// - Their commits reach this process when the engine catches up: at every write (under the writer lock), at
+//   every refresh, and from a poll of the files every `pollInterval` while some instance here has an observer.
+// - The engine hands over the keys each of their commits wrote; they become this file's commit log entries, so
+//   observers here get the change sets they would get for a commit made here. A commit flushed to segments before
+//   this process read it from the log has no entry: observers re-evaluate ("unknown changes"), never miss it.
+// - A schema another process wrote (a type or property it added) replaces the stored schema here, at the next
+//   write or refresh with no write open in this process.
+
+extension SharedFile {
+    /// How often a shared file is checked for other processes' commits while it has observers.
+    static let pollInterval: DispatchTimeInterval = .milliseconds(50)
+
+    /// Starts the poll of a shared file (nothing for an exclusive one). It holds the file weakly and stops with it.
+    func startWatchingOtherProcesses() {
+        guard database.isShared else { return }
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
+        timer.schedule(deadline: .now() + Self.pollInterval, repeating: Self.pollInterval, leeway: .milliseconds(10))
+        timer.setEventHandler { [weak self] in self?.pollOtherProcesses() }
+        timer.resume()
+        watcher.withLock { $0 = timer }
+    }
+
+    func stopWatchingOtherProcesses() {
+        watcher.withLock { timer in
+            timer?.cancel()
+            timer = nil
+        }
+    }
+
+    private func pollOtherProcesses() {
+        guard isObserved() else { return }
+        let changed: Bool
+        do {
+            changed = try database.refresh()
+        } catch {
+            // The instances find the error themselves at their next refresh or write, which throws it; the
+            // poll only wakes them.
+            changed = true
+        }
+        guard changed else { return }
+        absorbOtherCommits()
+        let all = coresOpen()
+        for core in all { core.otherInstanceCommitted() }
+    }
+
+    /// Records the commits of other processes the engine replayed since the last call, as commit log entries.
+    func absorbOtherCommits() {
+        let commits = database.takeOtherCommits()
+        guard !commits.isEmpty else { return }
+        var schemaChanged = false
+        for commit in commits {
+            var summary = ChangeSummary()
+            summary.everything = !commit.dropped.isEmpty
+            var count = 0
+            for (partition, keys) in commit.keys {
+                if partition == StoredSchema.metadataPartition {
+                    if keys.contains(StoredSchema.schemaKey) {
+                        schemaChanged = true
+                        summary.everything = true
+                    }
+                    continue
+                }
+                count += keys.count
+                var decoded = Set<Int64>()
+                for key in keys {
+                    if let k = key.withUnsafeBytes({ ObjectKey.decode($0) }) { decoded.insert(k) }
+                }
+                summary.keys[partition, default: []].formUnion(decoded)
+            }
+            if count > RealmCore.largeCommit { summary = .unknown }
+            recordCommit(sequence: commit.sequence, summary)
+        }
+        if schemaChanged { schemaIsStale.withLock { $0 = true } }
+    }
+
+    /// Replaces the stored schema with the one `snapshot` holds when another process changed it. Called where no
+    /// write of this process is open (a write's own schema changes live in `storedSchema` until it commits).
+    func reloadSchemaIfStale(from snapshot: Snapshot) throws {
+        guard schemaIsStale.withLock({ $0 }) else { return }
+        guard let bytes = try snapshot.get(StoredSchema.schemaKey, in: StoredSchema.metadataPartition) else { return }
+        let schema = try StoredSchema.decode(bytes, file: displayName)
+        storedSchema.withLock { $0 = schema }
+        schemaIsStale.withLock { $0 = false }
+    }
+
+    /// Whether another process has the file open: what `deleteFiles` refuses.
+    static func isOpenInAnotherProcess(_ path: String) -> Bool {
+        !Database.liveSessions(in: path).isEmpty
+    }
+}
