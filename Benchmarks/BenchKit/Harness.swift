@@ -184,7 +184,7 @@ public enum Format {
             if x >= 1e6 { return String(format: "%.2fM/s", x / 1e6) }
             if x >= 1e3 { return String(format: "%.0fk/s", x / 1e3) }
             return String(format: "%.1f/s", x)
-        case .milliseconds: return x >= 100 ? String(format: "%.0f ms", x) : String(format: "%.2f ms", x)
+        case .milliseconds: return x >= 100 ? String(format: "%.0f ms", x) : x < 0.1 ? String(format: "%.1f µs", x * 1000) : String(format: "%.2f ms", x)
         case .megabytes: return String(format: "%.1f MB", x)
         case .allocations, .factor, .keptFactor: return String(format: "%.2f", x)
         }

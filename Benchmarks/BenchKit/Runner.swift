@@ -19,6 +19,7 @@ public final class Runner {
         "insert", "enumerate-int", "enumerate-all", "lookup", "query-pk", "query", "query-indexed", "snapshot-read", "notify", "open", "size",
         "update-all", "delete-half",
         "migrate-combine", "migrate-rename", "migrate-retype", "sustained", "small-txn", "short-sessions", "codecs", "import-realm",
+        "sharing",
     ]
     /// Strata through its object API: the column every ratio is computed from.
     public static let strata = "Strata"
@@ -333,6 +334,26 @@ public final class Runner {
                 record("short sessions of 20,000: close", Self.strata, large.closeMilliseconds)
             }
         }
+        if wanted.contains("sharing") {
+            for _ in 0..<config.runs {
+                let dir = config.directory + "/sharing"
+                try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+                defer { try? FileManager.default.removeItem(atPath: dir) }  // try?: a scratch directory
+                let (s, q) = try sharingFigures(in: dir, commits: max(200, min(1000, config.n / 1000)))
+                record("commit 1 record: exclusive", Self.strata, s.exclusive)
+                record("commit 1 record: shared, alone", Self.strata, s.alone)
+                record("commit 1 record: shared, alone", "SQLite", q.alone)
+                record("commit 1 record: shared, idle second instance", Self.strata, s.idleSecond)
+                record("commit 1 record: shared, idle second instance", "SQLite", q.idleSecond)
+                record("commit 1 record: two instances alternating", Self.strata, s.alternating)
+                record("commit 1 record: two instances alternating", "SQLite", q.alternating)
+                record("refresh after another instance's commit", Self.strata, s.refresh)
+                record("refresh after another instance's commit", "SQLite", q.refresh)
+                record("commit 1 record: shared alone / exclusive", Self.strata, s.alone / s.exclusive)
+                record("commit 1 record, not synced: exclusive", Self.strata, s.deferredExclusive)
+                record("commit 1 record, not synced: shared, alone", Self.strata, s.deferredShared)
+            }
+        }
         progress("")
         if config.progress && isatty(2) == 0 { FileHandle.standardError.write(Data("\n".utf8)) }
 
@@ -383,6 +404,14 @@ public final class Runner {
             ("short sessions of 20,000: segments", .factor, "Strata: 60 sessions that open, commit 20,000 records (about 5 MB, more than a close merges itself) and close; the most segments any type's partition holds afterwards"),
             ("short sessions of 20,000: close", .milliseconds, "Strata: the median time of those sessions' closes (a close suspends the merge under way)"),
             ("import-realm", .perSecond, "Strata: a RealmSwift file of the N people (format 24, written by the project's Realm-format writer) converted into a Strata database, objects per second; compare with Strata's insert row (the aim: at least half of it)"),
+            ("commit 1 record: exclusive", .milliseconds, "Strata's engine, exclusive mode (LOCK held while open): the median of durable 1-record commits (64-byte value)"),
+            ("commit 1 record: shared, alone", .milliseconds, "the same in shared mode, one instance (Strata: LOCK.writer taken per commit, the log's new bytes read); SQLite: WAL, synchronous=FULL, one connection"),
+            ("commit 1 record: shared, idle second instance", .milliseconds, "the same with a second instance open and idle (Strata: a second Database; SQLite: a second connection)"),
+            ("commit 1 record: two instances alternating", .milliseconds, "commits alternate between two instances: each first reads the other's last commit"),
+            ("refresh after another instance's commit", .milliseconds, "Strata: refresh() of a second instance after each 1-record commit of the first; SQLite: the second connection's read of the new row"),
+            ("commit 1 record: shared alone / exclusive", .factor, "Strata: the shared, alone row over the exclusive row (the aim: at most 1.2)"),
+            ("commit 1 record, not synced: exclusive", .milliseconds, "Strata's engine, exclusive, deferred durability (no fdatasync): the CPU and system-call cost of a commit"),
+            ("commit 1 record, not synced: shared, alone", .milliseconds, "the same in shared mode: the difference is what coordination costs a commit"),
             ("size after migrate-retype, compacted", .megabytes, "the same after each engine's compaction: Strata's compact on open, SQLite's VACUUM, LMDB's mdb_env_copy2 with MDB_CP_COMPACT"),
         ]
         var order: [(String, Unit, String)] = []

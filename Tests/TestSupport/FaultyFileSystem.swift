@@ -130,6 +130,7 @@ package final class FaultyFileSystem: FileSystem {
     package func lock(atPath path: String) throws -> any FileLock { try checkAlive(); return try base.lock(atPath: path) }
     package func read(atPath path: String, from offset: Int) throws -> [UInt8] { try checkAlive(); return try base.read(atPath: path, from: offset) }
     package func processLock(atPath path: String) throws -> any ProcessLock { try checkAlive(); return try base.processLock(atPath: path) }
+    package func openForReading(atPath path: String) throws -> any ReadableFile { try checkAlive(); return try base.openForReading(atPath: path) }
 }
 
 final class FaultyWritableFile: WritableFile, @unchecked Sendable {

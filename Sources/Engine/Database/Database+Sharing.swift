@@ -50,6 +50,8 @@ extension Database {
         /// Set when a close begins: a background merge then stops (and is suspended) instead of making the close
         /// wait for it.
         let closing = Locked(false)
+        /// The log `tail` names, open for reading (guarded by `tail`'s lock).
+        var tailFile: (log: UInt64, file: any ReadableFile)?
         /// The keys of the commits other instances made, as catching up replays them (`takeOtherCommits`).
         let otherCommits = Locked<[CommitKeys]>([])
 
@@ -176,13 +178,21 @@ extension Database {
     }
 
     private func catchUpLocked(asWriter: Bool, ms: inout ManifestState, tail: inout SharedState.Tail) throws {
+        guard let shared else { return }
         let current = try readCurrent()
         if current != ms.manifestNumber {
             try rebuild(fromManifest: current, ms: &ms, tail: &tail)
         }
-        // The log tail: what was appended since the last look.
+        // The log tail: what was appended since the last look (often nothing: one `fstat`).
         let name = FileName.log(tail.log).name
-        let bytes = try fileSystem.read(atPath: path(.log(tail.log)), from: tail.offset)
+        let file: any ReadableFile
+        if let open = shared.tailFile, open.log == tail.log {
+            file = open.file
+        } else {
+            file = try fileSystem.openForReading(atPath: path(.log(tail.log)))
+            shared.tailFile = (tail.log, file)
+        }
+        let bytes = try file.size() > tail.offset ? try file.read(from: tail.offset) : []
         let scan = bytes.withUnsafeBytes { LogRecord.scan($0, fileOffset: tail.offset) }
         if !scan.records.isEmpty {
             try published.withLock { p in

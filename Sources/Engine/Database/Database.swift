@@ -402,8 +402,11 @@ package final class Database: @unchecked Sendable {
         }
     }
 
-    /// Whether this read-only open is beside another process that holds the database (`readBesideWriter`).
-    package var isBesideWriter: Bool { shared == nil && fileLock is NoFileLock }
+    /// Whether this read-only open is beside another process that holds the database (`readBesideWriter`), or, in
+    /// a shared database, that has it open too.
+    package var isBesideWriter: Bool {
+        shared == nil ? fileLock is NoFileLock : options.readOnly && !otherLiveSessions().isEmpty
+    }
 
     /// Closes the log and releases the lock.
     func abandonFiles() {

@@ -23,9 +23,19 @@ package protocol FileSystem: Sendable {
     /// The bytes of `path` from `offset` to its end, read rather than mapped: a file another process may
     /// shorten meanwhile (shared databases' logs).
     func read(atPath path: String, from offset: Int) throws -> [UInt8]
+    /// `path` open for reading as it grows (a shared database's current log).
+    func openForReading(atPath path: String) throws -> any ReadableFile
     /// A lock on `path` (created if missing) that its owner takes and releases many times, excluding every
     /// other owner of a lock on the same path, in this process or another (`Database.Options.Sharing`).
     func processLock(atPath path: String) throws -> any ProcessLock
+}
+
+/// A file open for reading, which another process may be appending to or shortening.
+package protocol ReadableFile: AnyObject, Sendable {
+    /// Its size now.
+    func size() throws -> Int
+    /// Its bytes from `offset` to its end now, read rather than mapped.
+    func read(from offset: Int) throws -> [UInt8]
 }
 
 /// An exclusive lock taken and released around each piece of work: nothing is held between them.
@@ -141,6 +151,10 @@ package struct PosixFileSystem: FileSystem {
 
     package func read(atPath path: String, from offset: Int) throws -> [UInt8] { try Syscalls.readFile(path, from: offset) }
 
+    package func openForReading(atPath path: String) throws -> any ReadableFile {
+        PosixReadableFile(fd: try Syscalls.open(path, flags: Syscalls.readOnly), path: path)
+    }
+
     package func processLock(atPath path: String) throws -> any ProcessLock {
         PosixProcessLock(fd: try Syscalls.open(path, flags: Syscalls.readWriteCreate), path: path)
     }
@@ -180,6 +194,18 @@ final class PosixWritableFile: WritableFile, @unchecked Sendable {
 /// No lock: a read-only open beside the process that holds the real one (`Options.readBesideWriter`).
 final class NoFileLock: FileLock {
     func unlock() {}
+}
+
+final class PosixReadableFile: ReadableFile, @unchecked Sendable {
+    private let fd: Int32
+    private let path: String
+    init(fd: Int32, path: String) {
+        self.fd = fd
+        self.path = path
+    }
+    deinit { Syscalls.close(fd) }
+    func size() throws -> Int { try Syscalls.fileSize(fd, path: path) }
+    func read(from offset: Int) throws -> [UInt8] { try Syscalls.read(fd, from: offset, path: path) }
 }
 
 /// `flock` on a file kept open: the lock comes and goes, the descriptor stays.

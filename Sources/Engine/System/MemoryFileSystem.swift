@@ -137,6 +137,15 @@ package final class MemoryFileSystem: FileSystem {
         }
     }
 
+    package func openForReading(atPath path: String) throws -> any ReadableFile {
+        try state.withLock { s in
+            guard let inode = s.entries[path] else {
+                throw StorageError(.io, "no such file", file: path, underlying: SystemErrno(2))
+            }
+            return MemoryReadableFile(fs: self, inode: inode)
+        }
+    }
+
     package func processLock(atPath path: String) throws -> any ProcessLock {
         state.withLock { s in
             if s.entries[path] == nil { s.entries[path] = Inode() }
@@ -155,6 +164,10 @@ package final class MemoryFileSystem: FileSystem {
     }
 
     func size(of inode: Inode) -> Int { state.withLock { _ in inode.data.count } }
+
+    func bytes(of inode: Inode, from offset: Int) -> [UInt8] {
+        state.withLock { _ in offset < inode.data.count ? Array(inode.data[offset...]) : [] }
+    }
 
     func unlock(_ path: String, token: Int) {
         state.withLock { s in
@@ -215,6 +228,17 @@ final class MemoryWritableFile: WritableFile, @unchecked Sendable {
     func sync(_ kind: SyncKind) throws { fs.sync(inode) }
     func close() {}
     var size: Int { fs.size(of: inode) }
+}
+
+final class MemoryReadableFile: ReadableFile, @unchecked Sendable {
+    let fs: MemoryFileSystem
+    let inode: MemoryFileSystem.Inode
+    init(fs: MemoryFileSystem, inode: MemoryFileSystem.Inode) {
+        self.fs = fs
+        self.inode = inode
+    }
+    func size() throws -> Int { fs.size(of: inode) }
+    func read(from offset: Int) throws -> [UInt8] { fs.bytes(of: inode, from: offset) }
 }
 
 final class MemoryProcessLock: ProcessLock, @unchecked Sendable {

@@ -228,22 +228,27 @@ enum Syscalls {
     static func readFile(_ path: String, from offset: Int) throws -> [UInt8] {
         let fd = try open(path, flags: O_RDONLY)
         defer { close(fd) }
-        let size = try fileSize(fd, path: path)
-        guard size > offset else { return [] }
-        var out = [UInt8](repeating: 0, count: size - offset)
+        return try read(fd, from: offset, path: path)
+    }
+
+    /// Reads `fd` from `offset` to its end with `pread` (a small file, such as CURRENT, in one call).
+    static func read(_ fd: Int32, from offset: Int, path: String) throws -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 256)
         var done = 0
-        try out.withUnsafeMutableBytes { buffer in
-            while done < buffer.count {
-                let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw fail("pread", path)
+        while true {
+            if done == out.count { out += [UInt8](repeating: 0, count: max(out.count, 64 * 1024)) }
+            let n = try out.withUnsafeMutableBytes { buffer -> Int in
+                while true {
+                    let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
+                    if n >= 0 { return n }
+                    if errno != EINTR { throw fail("pread", path) }
                 }
-                if n == 0 { break }
-                done += n
             }
+            if n == 0 { break }
+            done += n
+            if done < out.count && out.count == 256 { break }  // a short first read: the whole file was there
         }
-        if done < out.count { out.removeLast(out.count - done) }
+        out.removeLast(out.count - done)
         return out
     }
 
