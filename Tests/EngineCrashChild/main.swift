@@ -48,7 +48,8 @@ if arguments.count == 4, arguments[2] == "session", let n = Int(arguments[3]) {
 // every 16 commits the process refreshes and checks that "total" equals the number of keys in partition 0 and
 // that each of its own keys is there (printing "INVARIANT" and exiting 3 otherwise). MODE: `commits`; `flush`
 // and `compaction` (a flush every 10 commits, a compaction every 25, each announced first); `reopen` (closes
-// and opens again every 20 commits, announcing "opening"); `encrypted` (`flush`, encrypted). With COUNT, the
+// and opens again every 20 commits, announcing "opening"); `encrypted` (`flush`, encrypted); `spill` (every 15th
+// transaction spills its batch to segments before it commits, announced "spilling"). With COUNT, the
 // process stops after that many commits in this life, closes and exits 0.
 if arguments.count >= 5, arguments[2] == "shared", let id = UInt64(arguments[3]) {
     let mode = arguments[4]
@@ -89,10 +90,13 @@ if arguments.count >= 5, arguments[2] == "shared", let id = UInt64(arguments[3])
         FileHandleWriter.out("start \(next)\n")
         var done = 0
         while count.map({ done < $0 }) ?? true {
+            let spills = mode == "spill" && next % 15 == 14
+            if spills { FileHandleWriter.out("spilling \(next)\n") }
             try db.write { tx in
                 let total = number(try tx.snapshot.get(totalKey, in: 1)) ?? 0
-                try tx.put(totalKey, key(total + 1), in: 1)
                 try tx.put(key(id << 32 | next), crashChildValue(next), in: 0)
+                if spills { try tx.spill() }
+                try tx.put(totalKey, key(total + 1), in: 1)
                 try tx.put(lastKey, key(next), in: 2)
             }
             FileHandleWriter.out("committed \(next)\n")

@@ -130,10 +130,11 @@ import TestSupport
     }
 
     /// Two processes write; one of them, picked at random, is killed at a random instant of `mode` (see the
-    /// child's modes: plain commits, flushes, compactions, open and close, encrypted) and started again, 20 times
-    /// (`STRATA_TEST_SCALE` for more). After each kill a read-only instance checks every commit the killed one
-    /// acknowledged; the survivor must never fail or see a broken invariant.
-    @Test(arguments: Seeds.environmentOr([5]), ["commits", "flush", "compaction", "reopen", "encrypted"])
+    /// child's modes: plain commits, flushes, compactions, open and close, encrypted, spilled transactions) and
+    /// started again, 20 times (`STRATA_TEST_SCALE` for more); in `both`, both are killed at once each round.
+    /// After each kill a read-only instance checks every commit the killed ones acknowledged; a survivor must
+    /// never fail or see a broken invariant.
+    @Test(arguments: Seeds.environmentOr([5]), ["commits", "flush", "compaction", "reopen", "encrypted", "spill", "both"])
     func aKilledProcessCostsTheOthersNothing(seed: UInt64, mode: String) throws {
         guard let child = Self.childPath else {
             Issue.record("EngineCrashChild was not built beside the tests")
@@ -143,9 +144,26 @@ import TestSupport
         let path = temp.child("db")
         var rng = SplitMix64(seed: seed)
         var acknowledged: [UInt64: Int64] = [:]
-        var running = try (0..<2).map { try Child(path: child, database: path, id: UInt64($0), mode: mode) }
-        let marker = ["flush": "flushing ", "compaction": "compacting ", "reopen": rng.next() % 2 == 0 ? "opening" : "closing ", "encrypted": "flushing "][mode]
+        let childMode = mode == "both" ? "compaction" : mode
+        var running = try (0..<2).map { try Child(path: child, database: path, id: UInt64($0), mode: childMode) }
+        let marker = [
+            "flush": "flushing ", "compaction": "compacting ", "reopen": rng.next() % 2 == 0 ? "opening" : "closing ", "encrypted": "flushing ",
+            "spill": "spilling ",
+        ][mode]
         for round in 0..<(20 * Seeds.scale) {
+            if mode == "both" {
+                // Both at once, at a random moment: whatever each was doing.
+                SystemProcess.sleep(microseconds: UInt32(rng.next() % 60_000) + 5_000)
+                for c in running { SystemProcess.killHard(c.process.processIdentifier) }
+                for c in running {
+                    c.finish()
+                    if let failure = c.failure { Issue.record("round \(round): process \(c.id) had failed: \(failure)") }
+                    acknowledged[c.id] = max(acknowledged[c.id] ?? -1, c.lastAcknowledged)
+                }
+                try Self.verify(path, acknowledged: acknowledged, encrypted: false, "round \(round), after killing both")
+                running = try (0..<2).map { try Child(path: child, database: path, id: UInt64($0), mode: childMode) }
+                continue
+            }
             let victim = Int(rng.next() % 2)
             let target = running[victim]
             if let marker {
@@ -162,7 +180,7 @@ import TestSupport
             try Self.verify(path, acknowledged: acknowledged, encrypted: mode == "encrypted", "round \(round), after killing \(target.id)")
             let survivor = running[1 - victim]
             #expect(survivor.process.isRunning, "round \(round): the survivor stopped: \(survivor.failure ?? survivor.output.suffix(300).description)")
-            running[victim] = try Child(path: child, database: path, id: target.id, mode: mode)
+            running[victim] = try Child(path: child, database: path, id: target.id, mode: childMode)
         }
         for c in running {
             c.kill()
