@@ -12,23 +12,19 @@ import TestSupport
     final class Child: @unchecked Sendable {
         let process = Process()
         let id: UInt64
-        private let text = Locked("")
         private let pipe = Pipe()
+        private var collector: OutputCollector!
 
         init(path: String, database: String, id: UInt64, mode: String, count: Int? = nil) throws {
             self.id = id
             process.executableURL = URL(fileURLWithPath: path)
             process.arguments = [database, "shared", String(id), mode] + (count.map { [String($0)] } ?? [])
             process.standardOutput = pipe
-            let text = self.text
-            pipe.fileHandleForReading.readabilityHandler = { handle in
-                let data = handle.availableData
-                text.withLock { $0 += String(decoding: data, as: UTF8.self) }
-            }
             try process.run()
+            collector = OutputCollector(pipe)
         }
 
-        var output: String { text.withLock { $0 } }
+        var output: String { collector.output }
 
         /// Waits until the output holds `marker` `times` times (at most 10 s).
         func wait(for marker: String, times: Int) {
@@ -46,9 +42,7 @@ import TestSupport
         /// Waits for the end and collects the last of the output.
         func finish() {
             process.waitUntilExit()
-            pipe.fileHandleForReading.readabilityHandler = nil
-            let rest = pipe.fileHandleForReading.readDataToEndOfFile()
-            text.withLock { $0 += String(decoding: rest, as: UTF8.self) }
+            collector.waitForEnd()
         }
 
         /// The highest commit it acknowledged, -1 for none.

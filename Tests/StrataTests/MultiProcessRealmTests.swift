@@ -47,18 +47,14 @@ final class SharedNote: Object {
         let output = Pipe()
         process.standardInput = input
         process.standardOutput = output
-        let printed = Locked("")
-        output.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            printed.withLock { $0 += String(decoding: data, as: UTF8.self) }
-        }
         try process.run()
+        let printed = OutputCollector(output)
         defer {
             input.fileHandleForWriting.write(Data("quit\n".utf8))
             process.waitUntilExit()
-            output.fileHandleForReading.readabilityHandler = nil
+            printed.waitForEnd()
         }
-        func childLines() -> [String] { printed.withLock { $0 }.split(separator: "\n").map(String.init) }
+        func childLines() -> [String] { printed.output.split(separator: "\n").map(String.init) }
         func waitUntil(_ condition: () -> Bool) -> Bool {
             let deadline = Date().addingTimeInterval(10)
             while !condition() && Date() < deadline { SystemProcess.sleep(microseconds: 2_000) }

@@ -35,3 +35,31 @@ private func startChild(_ path: String, _ arguments: [String]) throws -> (Proces
     try process.run()
     return (process, output)
 }
+
+/// Collects what a child writes to a pipe, on a thread of its own that reads until the end of the stream (no
+/// dispatch source: on Linux, `FileHandle.readabilityHandler` can crash libdispatch when a killed child's pipe
+/// closes while the handler is being removed).
+public final class OutputCollector: @unchecked Sendable {
+    private let text = Locked("")
+    private let done = DispatchSemaphore(value: 0)
+
+    public init(_ pipe: Pipe) {
+        let handle = pipe.fileHandleForReading
+        let text = self.text
+        let done = self.done
+        Thread {
+            defer { done.signal() }
+            while true {
+                let data = handle.availableData
+                if data.isEmpty { return }
+                text.withLock { $0 += String(decoding: data, as: UTF8.self) }
+            }
+        }.start()
+    }
+
+    /// Everything read so far.
+    public var output: String { text.withLock { $0 } }
+
+    /// Waits until the stream ended (the child exited and every byte was read).
+    public func waitForEnd() { done.wait() }
+}

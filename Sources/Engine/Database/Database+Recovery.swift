@@ -133,10 +133,15 @@ extension Database {
         do {
             let writerLock = try fs.processLock(atPath: path(FileName.lock.name + ".writer"))
             try writerLock.lock()
-            defer { writerLock.unlock() }
-            setup.writerLock = writerLock
-            setup.alone = liveSessions(in: directory, fileSystem: fs, except: setup.session).isEmpty
-            return try recover(at: directory, options: options, fileSystem: fs, report: report, cipher: cipher, lock: NoFileLock(), sharing: setup)
+            let db: Database
+            do {
+                defer { writerLock.unlock() }
+                setup.writerLock = writerLock
+                setup.alone = liveSessions(in: directory, fileSystem: fs, except: setup.session).isEmpty
+                db = try recover(at: directory, options: options, fileSystem: fs, report: report, cipher: cipher, lock: NoFileLock(), sharing: setup)
+            }
+            if options.backgroundMaintenance { db.scheduleCompaction() }
+            return db
         } catch {
             abandon()
             throw error
@@ -403,7 +408,9 @@ extension Database {
         db.removeOrphans()
         // Segments left by earlier sessions (every close flushes one) are merged in the background as any
         // flush's would be: an app that writes a little at each launch keeps a bounded number of segments.
-        if options.backgroundMaintenance { db.scheduleCompaction() }
+        // (A shared open schedules it once it released LOCK.writer: the job shares this instance's lock descriptor,
+        // so the open's release would release the job's hold too.)
+        if options.backgroundMaintenance && sharing == nil { db.scheduleCompaction() }
         return db
     }
 

@@ -23,6 +23,9 @@
 // (2) A process's published Version is always a prefix of the commit sequence the files hold.
 // (3) Segment and log numbers are allocated only under LOCK.writer, from a counter caught up to the manifest,
 //     so two processes never create the same file.
+// (4) An instance's threads share one LOCK.writer descriptor, and a `flock` belongs to the descriptor, not the
+//     thread: only the holder of the writer gate takes or releases it (an open, before any job of the
+//     instance can run, is the one exception, and schedules its background work after releasing it).
 
 extension Database {
     /// How a database is shared between `Database` instances, in one process or several.
