@@ -17,6 +17,7 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Comma-separated peers: sqlite,lmdb,grdb,rocksdb (RocksDB runs the sustained workload only)") var peers = "sqlite,lmdb,grdb,rocksdb"
     @Option(help: "Directory for the databases (default: a temporary directory, removed afterwards).") var dir: String?
     @Option(help: "Random primary-key lookups.") var lookups = 1_000_000
+    @Option(help: "Strata's processSharing for every Realm the Bench opens: shared (the default) or exclusive.") var processSharing = "shared"
 
     func run() throws {
         #if DEBUG
@@ -30,6 +31,8 @@ struct BenchCommand: ParsableCommand {
             try Data(Chart.svg(report, peers: peerList).utf8).write(to: URL(fileURLWithPath: chart))
             return
         }
+        guard ["shared", "exclusive"].contains(processSharing) else { throw ValidationError("--process-sharing is shared or exclusive") }
+        StrataObjectPeer.useExclusiveFiles(processSharing == "exclusive")
         let wanted = Set(workloads.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) })
         let unknown = wanted.subtracting(Runner.allWorkloads)
         guard unknown.isEmpty else {

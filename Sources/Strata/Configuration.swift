@@ -72,7 +72,11 @@ extension Realm {
         /// while a process is idle. `.exclusive`: this process alone, with no coordination cost; another process
         /// gets `Realm.Error.alreadyOpen`. The first open of a file in a process decides for every instance of it.
         /// In-memory Realms are always exclusive.
-        public var processSharing: ProcessSharing = .shared
+        public var processSharing: ProcessSharing = Configuration.initialProcessSharing.withLock { $0 }
+
+        /// The `processSharing` new configurations start with: `.shared`, unless the Bench's `--process-sharing`
+        /// measures the object API in the other mode.
+        package static let initialProcessSharing = Locked<ProcessSharing>(.shared)
 
         /// How a Realm file is shared between processes.
         public enum ProcessSharing: Sendable, Hashable {

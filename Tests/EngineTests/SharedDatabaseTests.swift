@@ -173,30 +173,33 @@ import TestSupport
         try c.close()
     }
 
+    /// Whether another process could take both lock files of the database at `path` now (`flock -n`).
+    static func lockFilesAreFree(_ path: String) throws -> Bool {
+        let flock = ["/usr/bin/flock", "/bin/flock"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        for name in ["LOCK", "LOCK.writer"] {
+            if let flock {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: flock)
+                process.arguments = ["-n", path + "/" + name, "true"]
+                try process.run()
+                process.waitUntilExit()
+                if process.terminationStatus != 0 { return false }
+            } else {
+                // Without the tool, an exclusive lock taken through another descriptor says the same.
+                guard let lock = try? PosixFileSystem().lock(atPath: path + "/" + name) else { return false }
+                lock.unlock()
+            }
+        }
+        return true
+    }
+
     /// Between operations no lock is held: another process can take both lock files at once (`flock -n`).
     @Test func noLockIsHeldWhileIdle() throws {
-        let flock = ["/usr/bin/flock", "/bin/flock"].first { FileManager.default.isExecutableFile(atPath: $0) }
         let temp = try TemporaryDirectory()
         let path = temp.child("db")
         let a = try Database.open(at: path, options: Self.options(flushBytes: 4096, background: true))
         let b = try Database.open(at: path, options: Self.options(flushBytes: 4096, background: true))
-        func lockFilesAreFree() throws -> Bool {
-            for name in ["LOCK", "LOCK.writer"] {
-                if let flock {
-                    let process = Process()
-                    process.executableURL = URL(fileURLWithPath: flock)
-                    process.arguments = ["-n", path + "/" + name, "true"]
-                    try process.run()
-                    process.waitUntilExit()
-                    if process.terminationStatus != 0 { return false }
-                } else {
-                    // Without the tool, an exclusive lock taken through another descriptor says the same.
-                    guard let lock = try? PosixFileSystem().lock(atPath: path + "/" + name) else { return false }
-                    lock.unlock()
-                }
-            }
-            return true
-        }
+        func lockFilesAreFree() throws -> Bool { try Self.lockFilesAreFree(path) }
         #expect(try lockFilesAreFree(), "after open")
         for i in 0..<200 {
             try (i % 2 == 0 ? a : b).write { try $0.put(Self.key(UInt64(i)), [UInt8](repeating: 7, count: 100), in: 0) }
@@ -210,6 +213,26 @@ import TestSupport
         #expect(try lockFilesAreFree(), "after writes, a refresh, a flush and a compaction")
         try a.close()
         try b.close()
+    }
+
+    /// Paused background work (an app about to be suspended) holds no lock however much work is due; commits
+    /// still land, and resuming does what was put off.
+    @Test func pausedBackgroundWorkHoldsNoLock() throws {
+        let temp = try TemporaryDirectory()
+        let path = temp.child("db")
+        let db = try Database.open(at: path, options: Self.options(flushBytes: 2048, background: true))
+        for i in 0..<300 { try db.write { try $0.put(Self.key(UInt64(i)), [UInt8](repeating: 3, count: 200), in: 0) } }
+        db.pauseBackgroundWork()
+        #expect(try Self.lockFilesAreFree(path), "paused right after commits that asked for flushes and merges")
+        for i in 300..<400 { try db.write { try $0.put(Self.key(UInt64(i)), [UInt8](repeating: 4, count: 200), in: 0) } }
+        #expect(try Self.lockFilesAreFree(path), "paused, after more commits")
+        db.resumeBackgroundWork()
+        try db.flush()
+        let snapshot = try db.snapshot()
+        #expect(try snapshot.get(Self.key(399), in: 0) == [UInt8](repeating: 4, count: 200))
+        #expect(db.statistics().memtableBytes == 0)
+        snapshot.close()
+        try db.close()
     }
 
     /// A read-only shared instance (the `strata` tool beside an app) follows a writer without any lock.

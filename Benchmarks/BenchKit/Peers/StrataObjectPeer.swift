@@ -26,6 +26,12 @@ public final class StrataObjectPeer: BenchEngine {
         encryptionKey = encrypted ? Data((0..<64).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }) : nil
     }
 
+    /// Whether every Realm the Bench opens from now on is `.exclusive` rather than shared between processes (the
+    /// default): `Bench --process-sharing exclusive` measures what sharing costs the object API rows.
+    public static func useExclusiveFiles(_ exclusive: Bool) {
+        Realm.Configuration.initialProcessSharing.withLock { $0 = exclusive ? .exclusive : .shared }
+    }
+
     /// A variant of the plain peer under another name (the runner sets what differs, such as the codecs).
     public init(name: String) {
         self.name = name

@@ -58,7 +58,7 @@ extension Database {
             guard !published.withLock({ $0.closed }) else { return }
             do {
                 try withSharedWriterLock {
-                    guard !published.withLock({ $0.closed }) else { return }
+                    guard !published.withLock({ $0.closed }), !isPaused else { return }
                     try runFlush()
                     try compactWhereNeeded()
                 }
@@ -76,7 +76,7 @@ extension Database {
             guard !published.withLock({ $0.closed }) else { return }
             do {
                 try withSharedWriterLock {
-                    guard !published.withLock({ $0.closed }) else { return }
+                    guard !published.withLock({ $0.closed }), !isPaused else { return }
                     try compactWhereNeeded()
                 }
             } catch let error as StorageError {

@@ -85,6 +85,8 @@ package final class Database: @unchecked Sendable {
     /// background job held the last reference) does not wait for the queue it is on.
     private static let maintenanceKey = DispatchSpecificKey<UInt64>()
     private static let instances = ManagedAtomic<UInt64>(1)
+    /// `pauseBackgroundWork()` was called and `resumeBackgroundWork()` not since.
+    private let paused = ManagedAtomic(false)
     private let instance = Database.instances.loadThenWrappingIncrement(by: 1, ordering: .relaxed)
 
     /// Runs `body` on the maintenance queue and waits for it; inline when already there.
@@ -343,11 +345,7 @@ package final class Database: @unchecked Sendable {
         if let shared { return try closeShared(shared) }
         writerGate.wait()
         defer { writerGate.signal() }
-        let (wasClosed, poisoned) = published.withLock { p -> (Bool, Bool) in
-            let was = p.closed
-            p.closed = true
-            return (was, p.poisoned != nil)
-        }
+        let (wasClosed, poisoned) = markClosed()
         if wasClosed { return }
         var failure: (any Error)? = nil
         onMaintenance {
@@ -362,17 +360,22 @@ package final class Database: @unchecked Sendable {
         if let failure { throw failure }
     }
 
+    /// Marks the database closed; returns whether it already was, and whether it was poisoned.
+    private func markClosed() -> (wasClosed: Bool, poisoned: Bool) {
+        published.withLock { p in
+            let was = p.closed
+            p.closed = true
+            return (was, p.poisoned != nil)
+        }
+    }
+
     /// A shared database's close: the last instance open flushes, as an exclusive one's close does; the others
     /// leave their commits in the log for the rest.
     private func closeShared(_ shared: SharedState) throws {
         shared.closing.withLock { $0 = true }
         writerGate.wait()
         defer { writerGate.signal() }
-        let (wasClosed, poisoned) = published.withLock { p -> (Bool, Bool) in
-            let was = p.closed
-            p.closed = true
-            return (was, p.poisoned != nil)
-        }
+        let (wasClosed, poisoned) = markClosed()
         if wasClosed { return }
         var failure: (any Error)? = nil
         if !poisoned, !options.readOnly, let lock = shared.writerLock {
@@ -419,6 +422,38 @@ package final class Database: @unchecked Sendable {
         }
     }
 
-    /// Whether a close has begun: a long merge stops for it.
-    var isClosing: Bool { published.withLock { $0.closed } || shared?.closing.withLock { $0 } == true }
+    /// Whether a close has begun, or background work is paused: a long merge stops for it.
+    var isClosing: Bool { published.withLock { $0.closed } || shared?.closing.withLock { $0 } == true || isPaused }
+
+    // MARK: - Pausing
+
+    /// Stops background flushes and merges and waits until none runs: a merge under way is suspended as a close
+    /// suspends it, and jobs queued meanwhile do nothing. What an app calls before the system suspends it (iOS
+    /// kills a suspended app that holds a file lock in a shared container), so that a shared database holds no
+    /// lock while it sleeps. Commits still work; their flush waits for `resumeBackgroundWork()`.
+    package func pauseBackgroundWork() {
+        paused.store(true, ordering: .releasing)
+        if DispatchQueue.getSpecific(key: Self.maintenanceKey) != instance { maintenance.sync {} }
+    }
+
+    /// Lets background work run again, and starts what was put off.
+    package func resumeBackgroundWork() {
+        paused.store(false, ordering: .releasing)
+        guard options.backgroundMaintenance, !options.readOnly, !published.withLock({ $0.closed }) else { return }
+        maintenance.async { [self] in
+            do {
+                try withSharedWriterLock {
+                    guard !published.withLock({ $0.closed }), !isPaused else { return }
+                    try runFlush()
+                    try compactWhereNeeded()
+                }
+            } catch let error as StorageError {
+                published.withLock { $0.backgroundError = error }
+            } catch {
+                published.withLock { $0.backgroundError = StorageError(.io, "\(error)") }
+            }
+        }
+    }
+
+    var isPaused: Bool { paused.load(ordering: .acquiring) }
 }

@@ -74,6 +74,7 @@ extension RealmCore {
         require(!isFrozen, "Frozen Realms do not change and do not have change notifications")
         observerList.add(observer)
         attachToFileForMainQueueRefresh()
+        shared.watchOtherProcesses()
         let id = ObjectIdentifier(observer)
         return NotificationToken(id: id) { [weak observerList] in observerList?.remove(id) }
     }

@@ -16,14 +16,19 @@ extension SharedFile {
     /// How often a shared file is checked for other processes' commits while it has observers.
     static let pollInterval: DispatchTimeInterval = .milliseconds(50)
 
-    /// Starts the poll of a shared file (nothing for an exclusive one). It holds the file weakly and stops with it.
-    func startWatchingOtherProcesses() {
+    /// Starts the poll of a shared file when it is not running (nothing for an exclusive one): called as an
+    /// observer is added. It holds the file weakly, and stops once no instance observes (no wake-ups while
+    /// nothing listens).
+    func watchOtherProcesses() {
         guard database.isShared else { return }
-        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
-        timer.schedule(deadline: .now() + Self.pollInterval, repeating: Self.pollInterval, leeway: .milliseconds(10))
-        timer.setEventHandler { [weak self] in self?.pollOtherProcesses() }
-        timer.resume()
-        watcher.withLock { $0 = timer }
+        watcher.withLock { current in
+            guard current == nil else { return }
+            let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
+            timer.schedule(deadline: .now() + Self.pollInterval, repeating: Self.pollInterval, leeway: .milliseconds(10))
+            timer.setEventHandler { [weak self] in self?.pollOtherProcesses() }
+            timer.resume()
+            current = timer
+        }
     }
 
     func stopWatchingOtherProcesses() {
@@ -34,7 +39,12 @@ extension SharedFile {
     }
 
     private func pollOtherProcesses() {
-        guard isObserved() else { return }
+        guard isObserved() else {
+            stopWatchingOtherProcesses()
+            // An observer added meanwhile found the timer still there: start again for it.
+            if isObserved() { watchOtherProcesses() }
+            return
+        }
         let changed: Bool
         do {
             changed = try database.refresh()

@@ -41,7 +41,6 @@ final class SharedFile: @unchecked Sendable {
         self.memory = memory
         self.storedSchema = Locked(schema)
         migrator.file = self
-        startWatchingOtherProcesses()
     }
 
     func migration(for typeName: String) -> TypeMigration? { migrations.withLock { $0[typeName] } }
