@@ -53,8 +53,14 @@ extension Database {
     func freezeAndScheduleFlush() throws {
         try freezeLocked()
         published.withLock { $0.flushScheduled = true }
+        scheduleFlushAndCompaction(clearingFlushScheduled: true)
+    }
+
+    /// Queues a background job that flushes what is frozen and compacts where needed (nothing once closed or
+    /// while paused); its error is kept for the next caller (`backgroundError`).
+    func scheduleFlushAndCompaction(clearingFlushScheduled: Bool = false) {
         maintenance.async { [self] in
-            defer { published.withLock { $0.flushScheduled = false } }
+            defer { if clearingFlushScheduled { published.withLock { $0.flushScheduled = false } } }
             guard !published.withLock({ $0.closed }) else { return }
             do {
                 try withSharedWriterLock {

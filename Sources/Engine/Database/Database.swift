@@ -439,20 +439,8 @@ package final class Database: @unchecked Sendable {
     /// Lets background work run again, and starts what was put off.
     package func resumeBackgroundWork() {
         paused.store(false, ordering: .releasing)
-        guard options.backgroundMaintenance, !options.readOnly, !published.withLock({ $0.closed }) else { return }
-        maintenance.async { [self] in
-            do {
-                try withSharedWriterLock {
-                    guard !published.withLock({ $0.closed }), !isPaused else { return }
-                    try runFlush()
-                    try compactWhereNeeded()
-                }
-            } catch let error as StorageError {
-                published.withLock { $0.backgroundError = error }
-            } catch {
-                published.withLock { $0.backgroundError = StorageError(.io, "\(error)") }
-            }
-        }
+        guard options.backgroundMaintenance, !options.readOnly else { return }
+        scheduleFlushAndCompaction()
     }
 
     var isPaused: Bool { paused.load(ordering: .acquiring) }
