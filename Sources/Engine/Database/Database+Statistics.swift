@@ -94,15 +94,22 @@ extension Database {
                 problems += s.verify()
             }
         }
-        // The durable manifest may lag the live state (a drop not yet flushed), but every file it names must exist
-        // (unless it is no longer the current one: in a shared database, another instance may have replaced it).
-        let stillCurrent = !isShared || (try? fileSystem.read(atPath: path(.current), from: 0)) == Array((FileName.manifest(manifestNumber).name + "\n").utf8)
-        for (id, infos) in manifest.partitions where stillCurrent {
+        // The durable manifest may lag the live state (a drop not yet flushed), but every file it names must exist.
+        var missing: [String] = []
+        for (id, infos) in manifest.partitions {
             for info in infos where !fileSystem.fileExists(atPath: path(.segment(info.fileNumber))) {
-                problems.append("MANIFEST: partition \(id) lists \(FileName.segment(info.fileNumber).name), which is missing")
+                missing.append("MANIFEST: partition \(id) lists \(FileName.segment(info.fileNumber).name), which is missing")
             }
         }
-        return problems
+        // In a shared database another instance may have replaced the manifest and removed what only the old one
+        // named: files go only after CURRENT moved, so a file missing while CURRENT still names this manifest
+        // (checked after looking) is a real problem.
+        if !missing.isEmpty, isShared,
+            (try? fileSystem.read(atPath: path(.current), from: 0)) != Array((FileName.manifest(manifestNumber).name + "\n").utf8)
+        {
+            missing = []
+        }
+        return problems + missing
     }
 }
 
