@@ -60,6 +60,11 @@ public final class Logger: Sendable {
 enum StrataLog {
     private static let swiftLog = Logging.Logger(label: "strata")
 
+    static func info(_ message: String) {
+        swiftLog.info("\(message)")
+        Logger.shared?.log(level: .info, message: message)
+    }
+
     static func warning(_ message: String) {
         swiftLog.warning("\(message)")
         Logger.shared?.log(level: .warn, message: message)

@@ -214,6 +214,7 @@ public struct Realm: @unchecked Sendable {
         if SharedFile.isOpen(configuration) {
             fatalError("Cannot migrate Realms that are already open.")
         }
+        try SharedFile.refuseMigrationBesideOtherProcesses(configuration)
         let realm = try Realm(configuration: configuration)
         try realm.finishMigrations()
     }

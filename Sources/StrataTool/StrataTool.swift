@@ -318,7 +318,7 @@ struct Salvage: ParsableCommand {
 
 struct Compact: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Rewrites each type's segments into one, dropping deleted and overwritten records; needs the database to itself.")
+        abstract: "Rewrites each type's segments into one, dropping deleted and overwritten records; works beside an app that shares the file.")
     @Argument(help: "The database (a Realm's fileURL).") var path: String
     @OptionGroup var key: KeyOption
 
@@ -336,7 +336,7 @@ struct Compact: ParsableCommand {
 
 struct Migrate: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Finishes the online migrations pending in a database now; needs the app's configuration and the database to itself.")
+        abstract: "Finishes the online migrations pending in a database now; needs the app's configuration; works beside an app that shares the file.")
     @Argument(help: "The database (a Realm's fileURL).") var path: String
     @OptionGroup var key: KeyOption
 

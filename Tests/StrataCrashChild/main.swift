@@ -126,6 +126,25 @@ if arguments.count == 3, arguments[1] == "share" {
     }
 }
 
+// `StrataCrashChild tag PATH` (MultiProcessRealmTests): opens the shared Realm at PATH with a type the parent does
+// not declare (`SharedTag`) beside `SharedNote`, adds a tag, and prints "tags N" with the number of tags then.
+final class SharedTag: Object {
+    @Persisted(primaryKey: true) var name = ""
+}
+
+if arguments.count == 3, arguments[1] == "tag" {
+    do {
+        let realm = try Realm(configuration: Realm.Configuration(fileURL: URL(fileURLWithPath: arguments[2]), objectTypes: [SharedNote.self, SharedTag.self]))
+        let tags = realm.objects(SharedTag.self)
+        try realm.write { realm.add(SharedTag(value: ["name": "tag \(tags.count + 1)"])) }
+        say("tags \(tags.count) notes \(realm.objects(SharedNote.self).count)")
+        exit(0)
+    } catch {
+        say("ERROR \(error)")
+        exit(1)
+    }
+}
+
 if arguments.count == 3, arguments[1] == "misuse" {
     // A transform that creates an object: the probe at open must trap, naming the type.
     let config = Realm.Configuration(fileURL: URL(fileURLWithPath: arguments[2]), schemaVersion: 1, migrationBlock: { m, _ in
@@ -147,7 +166,7 @@ if arguments.count == 3, arguments[1] == "convert" {
     }
 }
 guard arguments.count == 3, arguments[1] == "migrate" else {
-    FileHandle.standardError.write(Data("usage: StrataCrashChild migrate PATH | online PATH COUNT SEED | misuse PATH | convert PATH\n".utf8))
+    FileHandle.standardError.write(Data("usage: StrataCrashChild migrate PATH | online PATH COUNT SEED | misuse PATH | convert PATH | share PATH | tag PATH\n".utf8))
     exit(2)
 }
 do {

@@ -1,6 +1,6 @@
 import Engine
 import Foundation
-import Strata
+@testable import Strata
 import Testing
 import TestSupport
 
@@ -8,6 +8,56 @@ import TestSupport
 final class SharedNote: Object {
     @Persisted(primaryKey: true) var id: Int
     @Persisted var text = ""
+}
+
+/// `SharedNote` with its text indexed: what a newer version of an app declares while an older extension still
+/// writes without the index.
+enum IndexedShare {
+    final class SharedNote: Object {
+        @Persisted(primaryKey: true) var id: Int
+        @Persisted(indexed: true) var text = ""
+        override class func className() -> String { "SharedNote" }
+    }
+}
+
+/// A type only this process declares (the child declares `SharedTag`, which this process does not).
+final class SharedLabel: Object {
+    @Persisted var name = ""
+}
+
+/// `StrataCrashChild share PATH` running beside a test: one command per line in, what it prints collected.
+final class ShareChild {
+    let process = Process()
+    let input = Pipe()
+    let printed: OutputCollector
+
+    init(_ executable: String, _ path: String) throws {
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["share", path]
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        printed = OutputCollector(output)
+    }
+
+    var lines: [String] { printed.output.split(separator: "\n").map(String.init) }
+    var changes: [String] { lines.filter { $0.hasPrefix("changes") } }
+
+    func send(_ command: String) { input.fileHandleForWriting.write(Data((command + "\n").utf8)) }
+
+    func quit() {
+        send("quit")
+        process.waitUntilExit()
+        printed.waitForEnd()
+    }
+}
+
+/// Waits up to 10 seconds for `condition`; returns it.
+func waitUntil(_ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(10)
+    while !condition() && Date() < deadline { SystemProcess.sleep(microseconds: 2_000) }
+    return condition()
 }
 
 /// A Realm shared with another process (`StrataCrashChild share`): its commits reach this process's Realm, its
@@ -40,30 +90,13 @@ final class SharedNote: Object {
         defer { queue.sync { token?.invalidate() } }
         ready.wait()
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: child)
-        process.arguments = ["share", url.path]
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        let printed = OutputCollector(output)
-        defer {
-            input.fileHandleForWriting.write(Data("quit\n".utf8))
-            process.waitUntilExit()
-            printed.waitForEnd()
-        }
-        func childLines() -> [String] { printed.output.split(separator: "\n").map(String.init) }
-        func waitUntil(_ condition: () -> Bool) -> Bool {
-            let deadline = Date().addingTimeInterval(10)
-            while !condition() && Date() < deadline { SystemProcess.sleep(microseconds: 2_000) }
-            return condition()
-        }
+        let other = try ShareChild(child, url.path)
+        defer { other.quit() }
+        func childLines() -> [String] { other.lines }
         #expect(waitUntil { childLines().contains("ready") }, "the child did not start: \(childLines())")
 
         for (step, command) in ["insert", "modify", "delete"].enumerated() {
-            input.fileHandleForWriting.write(Data((command + "\n").utf8))
+            other.send(command)
             #expect(waitUntil { childLines().filter { $0.hasPrefix("changes") }.count > step }, "\(command): the child saw no change")
             #expect(waitUntil { received.withLock { $0.count } > step }, "\(command): no notification here from the other process's commit")
             let theirs = childLines().filter { $0.hasPrefix("changes") }
@@ -84,5 +117,65 @@ final class SharedNote: Object {
         try plain.write { plain.add(SharedNote(value: ["id": 4, "text": "from the parent"])) }
         #expect(waitUntil { childLines().filter { $0.hasPrefix("changes") }.count == 4 }, "the child saw no change from here")
         #expect(childLines().filter { $0.hasPrefix("changes") }.last == "changes ins=[2] del=[] mod=[]")
+    }
+
+    /// An index one process declares is kept up by the writes of a process whose model does not know it (an
+    /// extension built before the app added the index): queries through the index find what that process wrote.
+    @Test func aWriterThatDoesNotKnowAnIndexKeepsItUp() throws {
+        let child = try #require(Self.childPath, "StrataCrashChild was not built beside the tests")
+        let dir = try TemporaryDirectory()
+        let url = URL(fileURLWithPath: dir.child("indexed.realm"))
+        let realm = try Realm(configuration: Realm.Configuration(fileURL: url, objectTypes: [IndexedShare.SharedNote.self]))
+        try realm.write { realm.add(IndexedShare.SharedNote(value: ["id": 10, "text": "note 3"])) }
+        let other = try ShareChild(child, url.path)
+        defer { other.quit() }
+        #expect(waitUntil { other.lines.contains("ready") }, "the child did not start: \(other.lines)")
+        func matches(_ text: String) -> [Int] {
+            realm.refresh()
+            let found = realm.objects(IndexedShare.SharedNote.self).filter("text == %@", text)
+            #expect(found.plan == .index(type: "SharedNote", property: "text"), "the query did not use the index")
+            return found.map(\.id).sorted()
+        }
+        for (step, command) in ["insert", "modify", "delete"].enumerated() {
+            other.send(command)
+            #expect(waitUntil { other.changes.count > step }, "\(command): the child saw no change")
+        }
+        // The child inserted notes 1-3 ("note N"), set note 1's text to "changed" and deleted note 2.
+        #expect(matches("note 1") == [])
+        #expect(matches("changed") == [1])
+        #expect(matches("note 2") == [])
+        #expect(matches("note 3") == [3, 10])
+        // This process's writes, which know the index, go on from the entries the other one wrote.
+        try realm.write { realm.object(ofType: IndexedShare.SharedNote.self, forPrimaryKey: 3)?.text = "changed" }
+        #expect(matches("changed") == [1, 3])
+        #expect(matches("note 3") == [10])
+        // What the index finds is what a scan finds.
+        let scanned = realm.objects(IndexedShare.SharedNote.self).filter { $0.text == "changed" }.map(\.id).sorted()
+        #expect(scanned == [1, 3])
+    }
+
+    /// A type another process added is kept when this process, which does not declare it, writes and changes the
+    /// schema itself; the other process finds its objects again.
+    @Test func aTypeAnotherProcessAddedSurvivesThisProcesssSchemaChanges() throws {
+        let child = try #require(Self.childPath, "StrataCrashChild was not built beside the tests")
+        let dir = try TemporaryDirectory()
+        let url = URL(fileURLWithPath: dir.child("types.realm"))
+        let realm = try Realm(configuration: Realm.Configuration(fileURL: url, objectTypes: [SharedNote.self]))
+        try realm.write { realm.add(SharedNote(value: ["id": 1, "text": "one"])) }
+
+        var run = try runProcess(child, ["tag", url.path])
+        #expect(run.status == 0 && run.out.contains("tags 1 notes 1"), "\(run.out) \(run.err)")
+        // A write here, and a type this process adds (a schema change of its own), after the other's.
+        try realm.write { realm.add(SharedNote(value: ["id": 2, "text": "two"])) }
+        let wider = try Realm(configuration: Realm.Configuration(fileURL: url, objectTypes: [SharedNote.self, SharedLabel.self]))
+        try wider.write { wider.add(SharedLabel(value: ["name": "label"])) }
+        let names = Set(realm.core.shared.storedSchema.withLock { $0?.types.map(\.name) ?? [] })
+        #expect(names == ["SharedNote", "SharedTag", "SharedLabel"])
+
+        run = try runProcess(child, ["tag", url.path])
+        #expect(run.status == 0 && run.out.contains("tags 2 notes 2"), "\(run.out) \(run.err)")
+        realm.refresh()
+        #expect(realm.objects(SharedNote.self).count == 2)
+        #expect(wider.objects(SharedLabel.self).count == 1)
     }
 }

@@ -145,4 +145,76 @@ enum S2Check {
             #expect(realm.migrationProgress.allSatisfy { $0.objectsMigrated == 0 }, "round \(round): the checker migrated")
             return realm.core.shared.storedSchema.withLock { $0?.pending ?? [] }.isEmpty
     }
+
+    /// An online migration another process started, and keeps writing through, is read and finished here while
+    /// both processes' migrators run: every object transformed exactly once whichever process rewrote it, and
+    /// every acknowledged write of both processes kept.
+    @Test func anOnlineMigrationStartedInAnotherProcessFinishesHere() throws {
+        let child = try #require(MigrationKillTests.childPath, "StrataCrashChild was not built beside the tests")
+        let temp = try TemporaryDirectory()
+        let url = URL(fileURLWithPath: temp.child("items.realm"))
+        try populate(url)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: child)
+        process.arguments = ["online", url.path, "\(Self.count)", "7"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let printed = OutputCollector(pipe)
+        #expect(waitUntil { printed.output.contains("opened") }, "the child did not open the file")
+
+        var config = checkConfig(url)
+        config.backgroundMigration = true
+        let realm = try Realm(configuration: config)
+        var rng = SplitMix64(seed: 7)
+        var twice: [String] = []
+        for i in 0..<200 {
+            realm.refresh()
+            let id = Int(rng.next() % UInt64(Self.count))
+            if let label = realm.object(ofType: S2Check.Item.self, forPrimaryKey: id)?.label, label != "item-\(id)#" { twice.append(label) }
+            try realm.write { realm.create(S2Check.Item.self, value: ["id": -1 - i, "value": i, "label": "parent"]) }
+        }
+        try realm.finishMigrations()
+        SystemProcess.killHard(process.processIdentifier)
+        process.waitUntilExit()
+        printed.waitForEnd()
+        #expect(twice.isEmpty, "labels read here while both processes migrated: \(twice.prefix(3))")
+        #expect(!printed.output.contains("twice"), "the child saw a label marked twice")
+
+        var values = Dictionary(uniqueKeysWithValues: (0..<Self.count).map { ($0, $0 % 1000) })
+        var created: [Int: Int] = [:]
+        var unsure: (id: Int, value: Int, fresh: Int)? = nil
+        for line in printed.output.split(separator: "\n") {
+            let parts = line.split(separator: " ").compactMap { Int($0) }
+            guard parts.count == 3 else { continue }
+            if line.hasPrefix("try ") {
+                unsure = (parts[0], parts[1], parts[2])
+            } else if line.hasPrefix("ack ") {
+                values[parts[0]] = parts[1]
+                created[parts[2]] = parts[1]
+                unsure = nil
+            }
+        }
+        #expect(!created.isEmpty, "the child acknowledged no write")
+        realm.refresh()
+        if let u = unsure, realm.object(ofType: S2Check.Item.self, forPrimaryKey: u.fresh) != nil {
+            values[u.id] = u.value
+            created[u.fresh] = u.value
+        }
+        var wrong: [String] = []
+        for item in realm.objects(S2Check.Item.self) {
+            if item.id < 0 {
+                if item.label != "parent" || item.value != -1 - item.id { wrong.append("parent's \(item.id): \(item.label) \(item.value)") }
+            } else if item.id < Self.count {
+                if item.label != "item-\(item.id)#" || item.value != values[item.id] {
+                    wrong.append("\(item.id): \(item.label) \(item.value), expected \(values[item.id] ?? -1)")
+                }
+            } else if item.label != "fresh" || item.value != created[item.id] {
+                wrong.append("new \(item.id): \(item.label) \(item.value), expected \(created[item.id] ?? -1)")
+            }
+        }
+        #expect(realm.objects(S2Check.Item.self).count == Self.count + created.count + 200)
+        #expect(wrong.isEmpty, "\(wrong.count) objects wrong, e.g. \(wrong.prefix(3))")
+        #expect(realm.core.shared.storedSchema.withLock { ($0?.pending ?? []).isEmpty }, "the migration did not finish")
+    }
 }

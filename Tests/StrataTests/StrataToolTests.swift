@@ -169,24 +169,75 @@ import TestSupport
         #expect(try Self.strata("verify", path).status == 0)
     }
 
-    @Test func readOnlyCommandsWorkBesideAnotherProcessAndWritingOnesRefuse() throws {
+    /// `StrataToolHost hold` running beside a test, with `arguments` after the path.
+    final class Holder {
+        let process = Process()
+        let input = Pipe()
+        let output = Pipe()
+        let ready: String
+
+        init(_ path: String, _ arguments: [String] = []) throws {
+            process.executableURL = URL(fileURLWithPath: try StrataToolTests.executable("StrataToolHost"))
+            process.arguments = ["hold", path] + arguments
+            process.standardInput = input
+            process.standardOutput = output
+            try process.run()
+            // Once it has the database open.
+            ready = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        }
+
+        /// What the holder reads now ("people N ...").
+        func check() -> String {
+            input.fileHandleForWriting.write(Data("check\n".utf8))
+            return String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        }
+
+        func end() {
+            try? input.fileHandleForWriting.close()  // try?: the holder may have exited already
+            process.waitUntilExit()
+        }
+    }
+
+    @Test func everyCommandWorksBesideAnAppSharingTheFile() throws {
         let dir = try TemporaryDirectory()
         let path = try Self.create(dir)
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: try Self.executable("StrataToolHost"))
-        holder.arguments = ["hold", path]
-        let input = Pipe(), output = Pipe()
-        holder.standardInput = input
-        holder.standardOutput = output
-        try holder.run()
-        defer {
-            try? input.fileHandleForWriting.close()
-            holder.waitUntilExit()
-        }
-        // Wait until it has the database open.
-        let ready = output.fileHandleForReading.availableData
-        #expect(String(decoding: ready, as: UTF8.self).hasPrefix("ready"))
+        let holder = try Holder(path)
+        defer { holder.end() }
+        #expect(holder.ready.hasPrefix("ready 5"))
+        let info = try Self.strata("info", path)
+        #expect(info.status == 0, "\(info.err)")
+        #expect(info.out.contains("open in another process"))
+        #expect(info.out.contains("Person: 5 objects"))
+        #expect(try Self.strata("verify", path).status == 0)
+        #expect(try Self.strata("dump", path, "--type", "Dog").status == 0)
+        let compact = try Self.strata("compact", path)
+        #expect(compact.status == 0, "\(compact.err)")
+        #expect(holder.check().hasPrefix("people 5"))
+        #expect(try Self.strata("verify", path).status == 0)
+    }
 
+    @Test func migrateFinishesAnOnlineMigrationBesideAnAppThatReadsIt() throws {
+        let dir = try TemporaryDirectory()
+        let path = try Self.create(dir, "pending", ["300"])
+        let holder = try Holder(path, ["v1"])
+        defer { holder.end() }
+        // The app reads through the pending migration (its transform runs as it reads).
+        #expect(holder.ready.hasPrefix("ready 300 hello person 0"), "\(holder.ready)")
+        let migrate = try Self.run("StrataToolHost", ["strata", "migrate", path])
+        #expect(migrate.status == 0, "\(migrate.err)")
+        #expect(migrate.out.contains("migrated \(path) in"), "\(migrate.out)")
+        #expect(holder.check().hasPrefix("people 300 hello person 0"))
+        let done = try Self.strata("info", path)
+        #expect(!done.out.contains("pending online migration"), "\(done.out)")
+        #expect(try Self.strata("verify", path).status == 0)
+    }
+
+    @Test func readOnlyCommandsWorkBesideAnExclusiveOpenAndWritingOnesRefuse() throws {
+        let dir = try TemporaryDirectory()
+        let path = try Self.create(dir)
+        let holder = try Holder(path, ["exclusive"])
+        defer { holder.end() }
+        #expect(holder.ready.hasPrefix("ready"))
         let info = try Self.strata("info", path)
         #expect(info.status == 0, "\(info.err)")
         #expect(info.out.contains("open in another process"))
@@ -196,7 +247,7 @@ import TestSupport
         for command in ["compact", "migrate"] {
             let r = try Self.strata(command, path)
             #expect(r.status == 1)
-            #expect(r.err.contains("is open in another process"), "\(command): \(r.err)")
+            #expect(r.err.contains("is open exclusively in another process"), "\(command): \(r.err)")
             #expect(r.err.split(separator: "\n").count == 1)
         }
     }

@@ -8,7 +8,9 @@ import StrataTool
 //
 //   StrataToolHost create PATH       a database at schema version 0: people, dogs, links, lists
 //   StrataToolHost pending PATH N    a database at version 1 with N people whose online migration is pending
-//   StrataToolHost hold PATH         opens PATH, prints "ready", and keeps it open until standard input closes
+//   StrataToolHost hold PATH [v1] [exclusive]
+//                                    opens PATH (at version 1 with v1, exclusively with exclusive), prints "ready N"
+//                                    (N people), then "people N" for each line "check" read, until input closes
 //   StrataToolHost strata ARGS...    the strata tool, knowing version 1's configuration
 
 enum V0 {
@@ -83,10 +85,22 @@ do {
         let realm = try Realm(configuration: configuration(args[2], version: 1))
         guard !realm.migrationProgress.allSatisfy(\.isFinished) else { throw Realm.Error(.fail, "the migration was not left pending") }
     case "hold":
-        let realm = try Realm(configuration: configuration(args[2], version: 0))
-        print("ready \(realm.objects(V0.Person.self).count)")
+        let version: UInt64 = args.contains("v1") ? 1 : 0
+        var config = configuration(args[2], version: version)
+        if args.contains("exclusive") { config.processSharing = .exclusive }
+        let realm = try Realm(configuration: config)
+        func people() -> String {
+            realm.refresh()
+            guard version == 1 else { return "\(realm.objects(V0.Person.self).count)" }
+            let greeting = realm.object(ofType: V1.Person.self, forPrimaryKey: "person 0")?.greeting ?? "none"
+            return "\(realm.objects(V1.Person.self).count) \(greeting)"
+        }
+        print("ready \(people())")
         fflush(nil)
-        _ = FileHandle.standardInput.readDataToEndOfFile()
+        while let line = readLine(), line == "check" {
+            print("people \(people())")
+            fflush(nil)
+        }
     case "strata":
         StrataTool.main(Array(args.dropFirst(2)), configurations: [configuration("", version: 1)])
     default:

@@ -74,6 +74,9 @@ extension Database {
         package var sequence: UInt64
         package var keys: [UInt32: [[UInt8]]] = [:]
         package var dropped: Set<UInt32> = []
+        /// The commits up to `sequence` since the last one reported were flushed to segments before this
+        /// instance could read them from the log: what they wrote is unknown (`keys` is empty).
+        package var isUnknown = false
     }
 
     /// The most commits `takeOtherCommits` keeps; older ones are dropped (a reader then knows only that
@@ -321,6 +324,11 @@ extension Database {
         var builder = ReplayBuilder(partitions: partitions, nextIncarnation: nextIncarnation)
         var sequence = manifest.lastFlushedSequence
         let seen = old.sequence
+        if sequence > seen, let shared {
+            // Commits this instance never read from a log: reported as unknown, so that readers re-read rather
+            // than miss them.
+            shared.otherCommits.withLock { $0.append(CommitKeys(sequence: sequence, isUnknown: true)) }
+        }
         var newTail = SharedState.Tail(log: manifest.newestLogNumber, offset: LogRecord.fileHeaderBytes)
         for logNumber in try logsToReplay(manifest) {
             let name = FileName.log(logNumber).name
@@ -364,7 +372,8 @@ extension Database {
     // MARK: Sessions
 
     /// The session files of other instances that are still alive; those of dead processes are removed.
-    func otherLiveSessions() -> [String] {
+    /// Read-only instances have none: they change nothing another instance could wait for.
+    package func otherLiveSessions() -> [String] {
         Self.liveSessions(in: directory, fileSystem: fileSystem, except: shared?.session)
     }
 

@@ -32,6 +32,9 @@ package final class DatabaseInspector {
         options.readBesideWriter = !forWriting
         options.backgroundMaintenance = false
         options.encryptionKey = encryptionKey
+        // A writing command joins the processes that share the file (an app, its extensions): its work is write
+        // transactions and compactions under the writer lock, as theirs is.
+        if forWriting { options.sharing = .shared }
         var attempt = 0
         while true {
             do {
@@ -39,7 +42,7 @@ package final class DatabaseInspector {
                 break
             } catch let e as StorageError where e.code == .locked {
                 throw Realm.Error(
-                    .alreadyOpen, "\(path) is open in another process; this command changes the database and needs it to itself: close that process and run it again")
+                    .alreadyOpen, "\(path) is open exclusively in another process (Realm.Configuration.processSharing = .exclusive); this command changes the database: close that process, or open the file there with processSharing .shared, and run it again")
             } catch let e as StorageError {
                 // Beside a writer, a file can go between listing and reading it: try again a few times.
                 attempt += 1

@@ -206,7 +206,7 @@ public struct Results<Element: _RealmResultsElement>: RandomAccessCollection, Cu
         // A secondary index, unless an online migration of the type is under way (records still change).
         guard binding.migration == nil, !binding.indexPartitions.isEmpty,
             let (i, values) = pinned(predicate, { binding.indexPartitions[$0] != nil }),
-            let partition = binding.indexPartitions[i],
+            let partition = binding.indexPartitions[i], core.fileHasIndex(partition, of: binding),
             values.allSatisfy({ SecondaryIndex.canLookUp($0, info.schema.properties[i]) })
         else { return (nil, .scan) }
         let plan = QueryPlan.index(type: info.schema.className, property: info.schema.properties[i].name)

@@ -156,7 +156,7 @@ extension RealmCore {
             o._unmanagedCollections = nil
             o._setValues = nil
         }
-        mustMoveToLatest(skipping: skipping)
+        mustMoveToLatest(skipping: skipping, catchingUp: false)
         shared.committed(by: self)
         asyncWrites.writeEnded(self)
     }

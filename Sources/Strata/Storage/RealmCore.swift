@@ -172,16 +172,18 @@ final class RealmCore: @unchecked Sendable {
     /// Moves to the latest version and tells observers what changed (all but those in `skipping`).
     /// `moveToLatest` where the caller cannot throw: a Realm that cannot see the latest version would answer
     /// from an old one, so it stops instead, saying why.
-    func mustMoveToLatest(skipping: Set<ObjectIdentifier> = []) {
+    func mustMoveToLatest(skipping: Set<ObjectIdentifier> = [], catchingUp: Bool = true) {
         do {
-            try moveToLatest(skipping: skipping)
+            try moveToLatest(skipping: skipping, catchingUp: catchingUp)
         } catch {
             fatalError("moving \(shared.displayName) to its latest version failed: \(error)\(RealmCore.damageAdvice)")
         }
     }
 
-    func moveToLatest(skipping: Set<ObjectIdentifier> = []) throws {
-        if database.isShared, write == nil {
+    /// `catchingUp: false` skips reading other processes' commits: right after this instance's own write ended,
+    /// which caught up as it began (the next refresh, write or poll reads what came since).
+    func moveToLatest(skipping: Set<ObjectIdentifier> = [], catchingUp: Bool = true) throws {
+        if database.isShared, write == nil, catchingUp {
             // Other processes' commits (a write caught up as it began).
             if try database.refresh() { shared.absorbOtherCommits() }
         }

@@ -18,6 +18,14 @@ enum SecondaryIndex {
         p.isIndexed && !p.isPrimaryKey && !p.isCollection && [.int, .bool, .string, .date, .objectId, .UUID].contains(p.type)
     }
 
+    /// Whether a stored index another process's model declares can stay beside this model, which does not
+    /// index property `i`: the property has the index's type, so this process's writes keep its entries
+    /// (`indexes(of:in:)` lists every stored index of a property the binding knows).
+    static func fitsUnindexed(_ index: StoredSchema.StoredIndex, info: TypeInfo, property i: Int) -> Bool {
+        let p = info.schema.properties[i]
+        return !p.isIndexed && index.type == p.type && index.isOptional == p.isNullable
+    }
+
     /// Whether a stored index still fits property `i` of the model.
     static func matches(_ index: StoredSchema.StoredIndex, info: TypeInfo, property i: Int) -> Bool {
         let p = info.schema.properties[i]
@@ -118,14 +126,30 @@ enum SecondaryIndex {
 }
 
 extension RealmCore {
+    /// Whether the file still lists the index this binding was bound with: in a shared file, a process whose
+    /// model lacks the index drops it when it opens alone (a read-only instance is not counted), and queries
+    /// here then scan.
+    func fileHasIndex(_ partition: UInt32, of binding: TypeBinding) -> Bool {
+        guard database.isShared else { return true }
+        return shared.storedSchema.withLock { schema in
+            schema?.types.first(where: { $0.partition == binding.partition })?.indexes?.contains { $0.partition == partition } ?? false
+        }
+    }
+
     /// Builds the indexes that `infos` declare and the file lacks (a new index, a type after a blocking
     /// migration, a type whose online migration finished), and drops those no longer declared, in one
     /// transaction. Types with an online migration pending wait (their records still change on rewrite).
     func reconcileIndexes(_ infos: [TypeInfo]) throws {
         let tx = try database.beginWrite()
+        // Beside other processes, an index this model does not declare stays: another process's model may
+        // (an app and an older extension), and it is dropped once an instance that lacks it opens alone.
+        let besideOthers = database.isShared && !database.otherLiveSessions().isEmpty
         do {
             let changed: StoredSchema? = try shared.storedSchema.withLock { stored in
-                guard var schema = stored else { return nil }
+                // The latest schema (another process may have changed it since this open read it).
+                let latest = try tx.snapshot.get(StoredSchema.schemaKey, in: StoredSchema.metadataPartition)
+                    .map { try StoredSchema.decode($0, file: shared.displayName) }
+                guard var schema = latest ?? stored else { return nil }
                 var changed = false
                 for info in infos {
                     guard let ti = schema.types.firstIndex(where: { $0.name == info.schema.className }) else { continue }
@@ -135,7 +159,10 @@ extension RealmCore {
                         info: info, stored: t, schemaVersion: schema.schemaVersion, layouts: RecordLayouts(partition: t.partition, in: schema))
                     var kept: [StoredSchema.StoredIndex] = []
                     for index in t.indexes ?? [] {
-                        if !pending, let i = binding.fieldIds.firstIndex(of: index.fieldId), SecondaryIndex.matches(index, info: info, property: i) {
+                        if !pending, let i = binding.fieldIds.firstIndex(of: index.fieldId),
+                            SecondaryIndex.matches(index, info: info, property: i)
+                                || (besideOthers && SecondaryIndex.fitsUnindexed(index, info: info, property: i))
+                        {
                             kept.append(index)
                         } else {
                             try tx.dropPartition(index.partition)

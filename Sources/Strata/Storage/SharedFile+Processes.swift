@@ -65,6 +65,12 @@ extension SharedFile {
         guard !commits.isEmpty else { return }
         var schemaChanged = false
         for commit in commits {
+            if commit.isUnknown {
+                // Flushed before this process read them: any of them may have changed the schema.
+                schemaChanged = true
+                recordCommit(sequence: commit.sequence, .unknown)
+                continue
+            }
             var summary = ChangeSummary()
             summary.everything = !commit.dropped.isEmpty
             var count = 0
@@ -102,5 +108,23 @@ extension SharedFile {
     /// Whether another process has the file open: what `deleteFiles` refuses.
     static func isOpenInAnotherProcess(_ path: String) -> Bool {
         !Database.liveSessions(in: path).isEmpty
+    }
+
+    /// `performMigration` beside another process: finishing the online work of the version the file is at is
+    /// safe (each batch is a write transaction), raising the version is not, since that process reads the file
+    /// with its older model. Realm refuses to migrate a Realm that is open; this is the same rule across processes.
+    static func refuseMigrationBesideOtherProcesses(_ config: Realm.Configuration) throws {
+        guard let url = config.fileURL, config.inMemoryIdentifier == nil,
+            [url.path, RealmFileImport.convertedPath(for: url.path)].contains(where: isOpenInAnotherProcess),
+            // try?: a file whose version cannot be read here is opened below, which reports why.
+            let stored = try? storedSchemaVersion(at: url, encryptionKey: config.encryptionKey),
+            stored < config.schemaVersion
+        else { return }
+        throw Realm.Error(
+            .alreadyOpen,
+            "Cannot migrate \(url.lastPathComponent) from schema version \(stored) to \(config.schemaVersion): another process has it open "
+                + "with the older model",
+            fileURL: url,
+            suggestion: "Close the Realm in the other process (an app extension or widget) first, or let the next open migrate it.")
     }
 }

@@ -240,6 +240,12 @@ final class SharedFile: @unchecked Sendable {
     private static func compactIfAsked(
         _ database: Database, _ shouldCompact: @Sendable (Int, Int) -> Bool, name: String, fileURL: URL?
     ) throws {
+        if database.isShared, !database.otherLiveSessions().isEmpty {
+            // As in Realm: compaction on launch is skipped while another process (an extension, a widget) has the
+            // file open, so that a launch never makes it wait for a rewrite.
+            StrataLog.info("shouldCompactOnLaunch: \(name) is open in another process; not compacted at this launch")
+            return
+        }
         let stats = database.statistics()
         var used = 0
         do {
