@@ -136,11 +136,13 @@ import TestSupport
         tx.abort()
     }
 
-    @Test func aSecondOpenOfTheSameDirectoryIsRefusedNamingTheLock() throws {
+    @Test func aSecondExclusiveOpenOfTheSameDirectoryIsRefusedNamingTheLock() throws {
         let dir = try TemporaryDirectory()
-        let db = try Database.open(at: dir.child("db"))
+        var exclusive = Database.Options()
+        exclusive.sharing = .exclusive
+        let db = try Database.open(at: dir.child("db"), options: exclusive)
         #expect {
-            _ = try Database.open(at: dir.child("db"))
+            _ = try Database.open(at: dir.child("db"), options: exclusive)
         } throws: { error in
             guard let e = error as? StorageError else { return false }
             return e.code == .locked && (e.file ?? "").hasSuffix("LOCK")

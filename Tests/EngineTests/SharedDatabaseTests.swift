@@ -143,16 +143,18 @@ import TestSupport
     @Test func exclusiveAndSharedInstancesExcludeEachOther() throws {
         let temp = try TemporaryDirectory()
         let path = temp.child("db")
-        let exclusive = try Database.open(at: path)
+        var exclusiveOptions = Database.Options()
+        exclusiveOptions.sharing = .exclusive
+        let exclusive = try Database.open(at: path, options: exclusiveOptions)
         #expect { try Database.open(at: path, options: Self.options()) } throws: { ($0 as? StorageError)?.code == .locked }
         try exclusive.close()
         let shared = try Database.open(at: path, options: Self.options())
-        #expect { try Database.open(at: path) } throws: { error in
+        #expect { try Database.open(at: path, options: exclusiveOptions) } throws: { error in
             guard let e = error as? StorageError else { return false }
             return e.code == .locked && e.message.contains("shared mode")
         }
         try shared.close()
-        try Database.open(at: path).close()
+        try Database.open(at: path, options: exclusiveOptions).close()
     }
 
     /// Only the last instance to close flushes; the others leave their commits in the log for the rest.

@@ -178,4 +178,40 @@ func waitUntil(_ condition: () -> Bool) -> Bool {
         #expect(realm.objects(SharedNote.self).count == 2)
         #expect(wider.objects(SharedLabel.self).count == 1)
     }
+
+    /// "Am I alone" across processes: compaction on launch is skipped while another process has the file open
+    /// (as in Realm), and `performMigration` refuses to raise the schema version under it.
+    @Test func launchCompactionAndPerformMigrationLookForOtherProcesses() throws {
+        let child = try #require(Self.childPath, "StrataCrashChild was not built beside the tests")
+        let dir = try TemporaryDirectory()
+        let url = URL(fileURLWithPath: dir.child("alone.realm"))
+        let other = try ShareChild(child, url.path)
+        defer { other.quit() }
+        #expect(waitUntil { other.lines.contains("ready") }, "the child did not start: \(other.lines)")
+        other.send("insert")
+        #expect(waitUntil { other.changes.count == 1 })
+
+        var bump = Realm.Configuration(fileURL: url, schemaVersion: 1, objectTypes: [SharedNote.self])
+        bump.migrationBlock = { _, _ in }
+        #expect(throws: Realm.Error.self) { try Realm.performMigration(for: bump) }
+        do {
+            try Realm.performMigration(for: bump)
+        } catch let error as Realm.Error {
+            #expect(error.code == .alreadyOpen)
+            #expect(error.localizedDescription.contains("another process has it open"), "\(error)")
+        }
+        #expect(try schemaVersionAtURL(url) == 0)
+
+        let asked = Locked(false)
+        var config = Realm.Configuration(fileURL: url, objectTypes: [SharedNote.self])
+        config.shouldCompactOnLaunch = { _, _ in
+            asked.withLock { $0 = true }
+            return true
+        }
+        // The same version: nothing to raise, the online work (none here) is finished beside the other process.
+        try Realm.performMigration(for: config)
+        #expect(!asked.withLock { $0 }, "shouldCompactOnLaunch was asked while another process had the file open")
+        let realm = try Realm(configuration: config)
+        #expect(realm.objects(SharedNote.self).count == 3)
+    }
 }

@@ -383,33 +383,40 @@ extension Database {
             nextIncarnation: builder.nextIncarnation, blockCache: blockCache,
             shared: sharing.map { SharedState(writerLock: $0.writerLock, session: $0.session, tail: .init(log: logNumber, offset: tailOffset)) })
 
-        // Replayed commits go to segments now, so that the old logs can go and the next open is quick.
-        if !mayRewrite {
-            return db
-        }
-        if recovery.replayedCommits > 0 {
-            db.published.withLock { p in
-                var parts = p.version.partitions
-                for (id, ps) in parts where !ps.active.isEmpty { parts[id] = ps.with(active: [], frozen: ps.active) }
-                p.version = Version(sequence: p.version.sequence, partitions: parts)
-                p.flushTarget = (sequence, logNumber)
+        do {
+            // Replayed commits go to segments now, so that the old logs can go and the next open is quick.
+            if !mayRewrite {
+                return db
             }
-            try db.runFlush()
-            // The session that wrote them ended without a close (its process exited or was killed): do the
-            // small merges its close would have done, or sessions that end that way pile up segments.
-            if options.backgroundMaintenance { try db.mergeSmallSegmentsNow() }
-        } else if manifest.logNumber < logNumber {
-            // Nothing to replay: point the manifest at the new log so the old ones can go.
-            try db.manifestState.withLock { ms in
-                try db.writeManifest(for: version, lastFlushedSequence: sequence, logNumber: logNumber, state: &ms)
+            if recovery.replayedCommits > 0 {
+                db.published.withLock { p in
+                    var parts = p.version.partitions
+                    for (id, ps) in parts where !ps.active.isEmpty { parts[id] = ps.with(active: [], frozen: ps.active) }
+                    p.version = Version(sequence: p.version.sequence, partitions: parts)
+                    p.flushTarget = (sequence, logNumber)
+                }
+                try db.runFlush()
+                // The session that wrote them ended without a close (its process exited or was killed): do the
+                // small merges its close would have done, or sessions that end that way pile up segments.
+                if options.backgroundMaintenance { try db.mergeSmallSegmentsNow() }
+            } else if manifest.logNumber < logNumber {
+                // Nothing to replay: point the manifest at the new log so the old ones can go.
+                try db.manifestState.withLock { ms in
+                    try db.writeManifest(for: version, lastFlushedSequence: sequence, logNumber: logNumber, state: &ms)
+                }
+                try db.removeLogs(before: logNumber)
             }
-            try db.removeLogs(before: logNumber)
+            db.removeOrphans()
+            // Segments left by earlier sessions (every close flushes one) are merged in the background as any
+            // flush's would be: an app that writes a little at each launch keeps a bounded number of segments.
+            // (A shared open schedules it once it released LOCK.writer: the job shares this instance's lock descriptor,
+            // so the open's release would release the job's hold too.)
+        } catch {
+            // A failed open writes nothing more and takes no lock on its way out (a shared open holds LOCK.writer
+            // here, which a close would wait for): the next open recovers again.
+            db.abandonAfterFailedOpen()
+            throw error
         }
-        db.removeOrphans()
-        // Segments left by earlier sessions (every close flushes one) are merged in the background as any
-        // flush's would be: an app that writes a little at each launch keeps a bounded number of segments.
-        // (A shared open schedules it once it released LOCK.writer: the job shares this instance's lock descriptor,
-        // so the open's release would release the job's hold too.)
         if options.backgroundMaintenance && sharing == nil { db.scheduleCompaction() }
         return db
     }

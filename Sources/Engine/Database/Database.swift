@@ -62,8 +62,9 @@ package final class Database: @unchecked Sendable {
         /// Tests: whether a close does its share of merging (`advanceMergesAtClose`).
         package var closeMergeShare = true
         /// Whether other instances, in this process or others, may open the database at the same time
-        /// (`Database+Sharing.swift`).
-        package var sharing: Sharing = .exclusive
+        /// (`Database+Sharing.swift`). Shared by default; `.exclusive` costs nothing to coordinate and refuses
+        /// every other open.
+        package var sharing: Sharing = .shared
         package init() {}
     }
 
@@ -83,11 +84,11 @@ package final class Database: @unchecked Sendable {
     let maintenance = DispatchQueue(label: "strata.engine.maintenance")
     /// Marks `maintenance` as this database's, so that work already on it (a `deinit` run there when a
     /// background job held the last reference) does not wait for the queue it is on.
-    private static let maintenanceKey = DispatchSpecificKey<UInt64>()
+    static let maintenanceKey = DispatchSpecificKey<UInt64>()
     private static let instances = ManagedAtomic<UInt64>(1)
     /// `pauseBackgroundWork()` was called and `resumeBackgroundWork()` not since.
     private let paused = ManagedAtomic(false)
-    private let instance = Database.instances.loadThenWrappingIncrement(by: 1, ordering: .relaxed)
+    let instance = Database.instances.loadThenWrappingIncrement(by: 1, ordering: .relaxed)
 
     /// Runs `body` on the maintenance queue and waits for it; inline when already there.
     /// A shared database runs it inline: there, every job holds the writer gate, which serializes them.
@@ -358,6 +359,12 @@ package final class Database: @unchecked Sendable {
         }
         abandonFiles()
         if let failure { throw failure }
+    }
+
+    /// A failed open: releases what the instance holds and writes nothing.
+    func abandonAfterFailedOpen() {
+        _ = markClosed()
+        abandonFiles()
     }
 
     /// Marks the database closed; returns whether it already was, and whether it was poisoned.

@@ -98,6 +98,8 @@ enum RealmFileImport {
             var options = Database.Options()
             options.backgroundMaintenance = false
             options.encryptionKey = encryptionKey
+            // A staging directory only this conversion writes.
+            options.sharing = .exclusive
             let db = try Database.open(at: staging, options: options)
             do {
                 try converter.copy(into: db, schema: schema, progress: progress) { copied, narrowed in

@@ -54,6 +54,8 @@ extension DatabaseInspector {
         var options = Database.Options()
         options.backgroundMaintenance = false
         options.encryptionKey = encryptionKey
+        // A new database only this command writes.
+        options.sharing = .exclusive
         let db: Database
         do {
             db = try Database.open(at: destination, options: options)

@@ -34,7 +34,9 @@ package final class DatabaseInspector {
         options.encryptionKey = encryptionKey
         // A writing command joins the processes that share the file (an app, its extensions): its work is write
         // transactions and compactions under the writer lock, as theirs is.
-        if forWriting { options.sharing = .shared }
+        // A reading command takes LOCK when it can and reads lock-free beside a process that holds it or shares
+        // the file (`readBesideWriter`), and so knows whether anything else has the file open.
+        options.sharing = forWriting ? .shared : .exclusive
         var attempt = 0
         while true {
             do {
