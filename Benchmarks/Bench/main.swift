@@ -4,6 +4,11 @@ import ArgumentParser
 import BenchKit
 import Foundation
 
+// The second process of the sharing rows: the Bench started again by itself.
+if CommandLine.arguments.count > 1, CommandLine.arguments[1] == SharingChild.command {
+    SharingChild.main(Array(CommandLine.arguments.dropFirst(2)))
+}
+
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "Bench", abstract: "Measures Strata against SQLite and LMDB on the same workloads in one run.")

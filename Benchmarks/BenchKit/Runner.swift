@@ -339,19 +339,21 @@ public final class Runner {
                 let dir = config.directory + "/sharing"
                 try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
                 defer { try? FileManager.default.removeItem(atPath: dir) }  // try?: a scratch directory
-                let (s, q) = try sharingFigures(in: dir, commits: max(200, min(1000, config.n / 1000)))
-                record("commit 1 record: exclusive", Self.strata, s.exclusive)
-                record("commit 1 record: shared, alone", Self.strata, s.alone)
-                record("commit 1 record: shared, alone", "SQLite", q.alone)
-                record("commit 1 record: shared, idle second instance", Self.strata, s.idleSecond)
-                record("commit 1 record: shared, idle second instance", "SQLite", q.idleSecond)
-                record("commit 1 record: two instances alternating", Self.strata, s.alternating)
-                record("commit 1 record: two instances alternating", "SQLite", q.alternating)
-                record("refresh after another instance's commit", Self.strata, s.refresh)
-                record("refresh after another instance's commit", "SQLite", q.refresh)
-                record("commit 1 record: shared alone / exclusive", Self.strata, s.alone / s.exclusive)
-                record("commit 1 record, not synced: exclusive", Self.strata, s.deferredExclusive)
-                record("commit 1 record, not synced: shared, alone", Self.strata, s.deferredShared)
+                let kinds: [SharingKind] = [.strata] + (config.peers.contains("sqlite") ? [.sqlite] : []) + (config.peers.contains("lmdb") ? [.lmdb] : [])
+                let figures = try sharingFigures(in: dir, commits: max(200, min(1000, config.n / 1000)), kinds: kinds)
+                for (kind, f) in figures {
+                    let name = kind == .strata ? Self.strata : kind == .sqlite ? "SQLite" : "LMDB"
+                    record("commit 1 record: alone", name, f.alone)
+                    record("commit 1 record: idle second process", name, f.idleSecond)
+                    record("commit 1 record: two processes alternating", name, f.alternating)
+                    record("refresh after another process's commit", name, f.refresh)
+                }
+                if let s = figures[.strata] {
+                    record("commit 1 record: exclusive", Self.strata, s.exclusive)
+                    record("commit 1 record: shared alone / exclusive", Self.strata, s.alone / s.exclusive)
+                    record("commit 1 record, not synced: exclusive", Self.strata, s.deferredExclusive)
+                    record("commit 1 record, not synced: shared, alone", Self.strata, s.deferredShared)
+                }
             }
         }
         progress("")
@@ -405,10 +407,10 @@ public final class Runner {
             ("short sessions of 20,000: close", .milliseconds, "Strata: the median time of those sessions' closes (a close suspends the merge under way)"),
             ("import-realm", .perSecond, "Strata: a RealmSwift file of the N people (format 24, written by the project's Realm-format writer) converted into a Strata database, objects per second; compare with Strata's insert row (the aim: at least half of it)"),
             ("commit 1 record: exclusive", .milliseconds, "Strata's engine, exclusive mode (LOCK held while open): the median of durable 1-record commits (64-byte value)"),
-            ("commit 1 record: shared, alone", .milliseconds, "the same in shared mode, one instance (Strata: LOCK.writer taken per commit, the log's new bytes read); SQLite: WAL, synchronous=FULL, one connection"),
-            ("commit 1 record: shared, idle second instance", .milliseconds, "the same with a second instance open and idle (Strata: a second Database; SQLite: a second connection)"),
-            ("commit 1 record: two instances alternating", .milliseconds, "commits alternate between two instances: each first reads the other's last commit"),
-            ("refresh after another instance's commit", .milliseconds, "Strata: refresh() of a second instance after each 1-record commit of the first; SQLite: the second connection's read of the new row"),
+            ("commit 1 record: alone", .milliseconds, "one process, durable 1-record commits. Strata: the engine in shared mode (LOCK.writer taken per commit, the log's new bytes read); SQLite: WAL, synchronous=FULL; LMDB: default (durable) flags"),
+            ("commit 1 record: idle second process", .milliseconds, "the same with a second process (the Bench started again) holding the database open and idle"),
+            ("commit 1 record: two processes alternating", .milliseconds, "commits alternate between this process and the second one, each timed by the process that makes it (each first catches up with the other's last commit)"),
+            ("refresh after another process's commit", .milliseconds, "after each 1-record commit of the second process, this one's catch-up and read of it (Strata: refresh() and a get; SQLite: the SELECT; LMDB: a read transaction and mdb_get)"),
             ("commit 1 record: shared alone / exclusive", .factor, "Strata: the shared, alone row over the exclusive row (the aim: at most 1.2)"),
             ("commit 1 record, not synced: exclusive", .milliseconds, "Strata's engine, exclusive, deferred durability (no fdatasync): the CPU and system-call cost of a commit"),
             ("commit 1 record, not synced: shared, alone", .milliseconds, "the same in shared mode: the difference is what coordination costs a commit"),

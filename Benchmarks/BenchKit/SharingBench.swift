@@ -1,16 +1,250 @@
+import CLMDB
 import CSQLite
 import Engine
 import Foundation
 
-// Issue 38's rows: what sharing a database between processes costs a commit and a refresh. Strata's engine in
-// its exclusive and shared modes; SQLite in WAL mode with synchronous=FULL (a durable commit, as Strata's) as
-// the peer. The second "process" is a second instance in this process: for Strata's engine a second
-// `Database` has its own lock descriptor, session, memtable and log position, exactly what a second process
-// has; for SQLite a second connection. (LMDB refuses a second environment on one file in a process; it has no
-// row here.)
+// Issue 38's rows: what sharing a database between processes costs a commit and a refresh, with real second
+// processes. The Bench starts itself as the other process (`Bench sharing-child KIND PATH`, `SharingChild`),
+// which opens the same database and answers one command per line. Strata's engine in its exclusive and shared
+// modes; the peers are SQLite in WAL mode with synchronous=FULL (a durable commit, as Strata's) and LMDB with its
+// default, durable flags.
+//
+// Each figure is timed where the work happens: a commit of the other process is timed by that process, so the
+// pipe between the two is never in a figure.
+
+/// One database as a sharing row uses it: commits of one small record, and a read of the latest one after
+/// catching up with other processes.
+protocol SharingStore: AnyObject {
+    /// Commits `value` under `key`, durably.
+    func commit(_ key: Int, _ value: [UInt8]) throws
+    /// Whether `key` is there, reading what other processes committed (Strata refreshes, SQLite and LMDB begin a
+    /// read transaction).
+    func sees(_ key: Int) throws -> Bool
+    func close() throws
+}
+
+enum SharingKind: String, CaseIterable {
+    case strata, sqlite, lmdb
+
+    func open(_ path: String) throws -> any SharingStore {
+        switch self {
+        case .strata: try StrataSharingStore(path, sharing: .shared)
+        case .sqlite: try SQLiteSharingStore(path)
+        case .lmdb: try LMDBSharingStore(path)
+        }
+    }
+}
+
+private func bigEndianKey(_ i: Int) -> [UInt8] { withUnsafeBytes(of: UInt64(i).bigEndian) { Array($0) } }
+
+final class StrataSharingStore: SharingStore {
+    let db: Database
+
+    init(_ path: String, sharing: Database.Sharing, durability: Database.Durability = .full) throws {
+        var options = Database.Options()
+        options.sharing = sharing
+        options.durability = durability
+        db = try Database.open(at: path, options: options)
+    }
+
+    func commit(_ key: Int, _ value: [UInt8]) throws { try db.write { try $0.put(bigEndianKey(key), value, in: 1) } }
+
+    func sees(_ key: Int) throws -> Bool {
+        try db.refresh()
+        let snapshot = try db.snapshot()
+        defer { snapshot.close() }
+        return try snapshot.get(bigEndianKey(key), in: 1) != nil
+    }
+
+    func close() throws { try db.close() }
+}
+
+final class SQLiteSharingStore: SharingStore {
+    var db: OpaquePointer?
+    var insert: OpaquePointer?
+    var select: OpaquePointer?
+
+    init(_ path: String) throws {
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK else {
+            throw BenchFailure("SQLite: cannot open \(path)")
+        }
+        sqlite3_busy_timeout(db, 10_000)
+        for sql in ["PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "CREATE TABLE IF NOT EXISTS kv(k INTEGER PRIMARY KEY, v BLOB)"] {
+            guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else { throw BenchFailure("SQLite: \(sql) failed") }
+        }
+        sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO kv(k, v) VALUES (?, ?)", -1, &insert, nil)
+        sqlite3_prepare_v2(db, "SELECT length(v) FROM kv WHERE k = ?", -1, &select, nil)
+    }
+
+    func commit(_ key: Int, _ value: [UInt8]) throws {
+        sqlite3_bind_int64(insert, 1, Int64(key))
+        value.withUnsafeBytes { _ = sqlite3_bind_blob(insert, 2, $0.baseAddress, Int32($0.count), nil) }
+        let rc = sqlite3_step(insert)
+        sqlite3_reset(insert)
+        guard rc == SQLITE_DONE else { throw BenchFailure("SQLite: insert failed (\(rc))") }
+    }
+
+    func sees(_ key: Int) throws -> Bool {
+        sqlite3_bind_int64(select, 1, Int64(key))
+        defer { sqlite3_reset(select) }
+        return sqlite3_step(select) == SQLITE_ROW
+    }
+
+    func close() throws {
+        sqlite3_finalize(insert)
+        sqlite3_finalize(select)
+        sqlite3_close_v2(db)
+    }
+}
+
+final class LMDBSharingStore: SharingStore {
+    var env: OpaquePointer?
+    var dbi: MDB_dbi = 0
+
+    func check(_ rc: Int32, _ what: String) throws {
+        guard rc == 0 else { throw BenchFailure("LMDB \(what): \(String(cString: mdb_strerror(rc)))") }
+    }
+
+    init(_ path: String) throws {
+        try check(mdb_env_create(&env), "env_create")
+        try check(mdb_env_set_mapsize(env, 1 << 30), "set_mapsize")
+        try check(mdb_env_open(env, path, UInt32(MDB_NOSUBDIR), 0o644), "env_open")
+        var txn: OpaquePointer?
+        try check(mdb_txn_begin(env, nil, 0, &txn), "txn_begin")
+        try check(mdb_dbi_open(txn, nil, 0, &dbi), "dbi_open")
+        try check(mdb_txn_commit(txn), "txn_commit")
+    }
+
+    func commit(_ key: Int, _ value: [UInt8]) throws {
+        var txn: OpaquePointer?
+        try check(mdb_txn_begin(env, nil, 0, &txn), "txn_begin")
+        let rc = bigEndianKey(key).withUnsafeBytes { kb in
+            value.withUnsafeBytes { vb in
+                var k = MDB_val(mv_size: kb.count, mv_data: UnsafeMutableRawPointer(mutating: kb.baseAddress))
+                var v = MDB_val(mv_size: vb.count, mv_data: UnsafeMutableRawPointer(mutating: vb.baseAddress))
+                return mdb_put(txn, dbi, &k, &v, 0)
+            }
+        }
+        guard rc == 0 else {
+            mdb_txn_abort(txn)
+            try check(rc, "put")
+            return
+        }
+        try check(mdb_txn_commit(txn), "txn_commit")
+    }
+
+    func sees(_ key: Int) throws -> Bool {
+        var txn: OpaquePointer?
+        try check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &txn), "txn_begin")
+        defer { mdb_txn_abort(txn) }
+        return bigEndianKey(key).withUnsafeBytes { kb in
+            var k = MDB_val(mv_size: kb.count, mv_data: UnsafeMutableRawPointer(mutating: kb.baseAddress))
+            var v = MDB_val()
+            return mdb_get(txn, dbi, &k, &v) == 0
+        }
+    }
+
+    func close() throws {
+        if let env { mdb_env_close(env) }
+        env = nil
+    }
+}
+
+/// The other process of the sharing rows: `Bench sharing-child KIND PATH` opens the database and answers, one
+/// line each: "ready" once open; to "commit K", "ok SECONDS" (the time of its commit of K); to "sees K",
+/// "yes" or "no"; it closes at "quit" or the end of its input.
+public enum SharingChild {
+    public static let command = "sharing-child"
+
+    public static func main(_ arguments: [String]) -> Never {
+        do {
+            guard arguments.count == 2, let kind = SharingKind(rawValue: arguments[0]) else {
+                throw BenchFailure("usage: Bench \(command) strata|sqlite|lmdb PATH")
+            }
+            let store = try kind.open(arguments[1])
+            let value = [UInt8](repeating: 0xA5, count: 64)
+            answer("ready")
+            while let line = readLine() {
+                let parts = line.split(separator: " ")
+                guard parts.count == 2, let key = Int(parts[1]) else { break }
+                switch parts[0] {
+                case "commit":
+                    let start = now()
+                    try store.commit(key, value)
+                    answer("ok \(now() - start)")
+                case "sees":
+                    answer(try store.sees(key) ? "yes" : "no")
+                default:
+                    throw BenchFailure("\(command): unknown command \(line)")
+                }
+            }
+            try store.close()
+            exit(0)
+        } catch {
+            FileHandle.standardError.write(Data("Bench \(command): \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    private static func answer(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+}
+
+/// The parent's end of a `SharingChild`.
+final class SharingPeerProcess {
+    let process = Process()
+    let input = Pipe()
+    let output = Pipe()
+    private var buffered: [UInt8] = []
+
+    init(_ kind: SharingKind, _ path: String) throws {
+        let executable = Bundle.main.executablePath ?? CommandLine.arguments[0]
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = [SharingChild.command, kind.rawValue, path]
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        let first = try line()
+        guard first == "ready" else { throw BenchFailure("the second \(kind.rawValue) process did not open \(path): \(first)") }
+    }
+
+    /// The next line the child wrote.
+    func line() throws -> String {
+        while true {
+            if let end = buffered.firstIndex(of: UInt8(ascii: "\n")) {
+                let text = String(decoding: buffered[..<end], as: UTF8.self)
+                buffered.removeSubrange(...end)
+                return text
+            }
+            let data = output.fileHandleForReading.availableData
+            if data.isEmpty { throw BenchFailure("the second process ended (status \(process.isRunning ? -1 : process.terminationStatus))") }
+            buffered += data
+        }
+    }
+
+    /// Has the child commit `key`; returns the seconds its commit took.
+    func commit(_ key: Int) throws -> Double {
+        input.fileHandleForWriting.write(Data("commit \(key)\n".utf8))
+        let reply = try line()
+        guard reply.hasPrefix("ok "), let seconds = Double(reply.dropFirst(3)) else { throw BenchFailure("the second process: \(reply)") }
+        return seconds
+    }
+
+    func sees(_ key: Int) throws -> Bool {
+        input.fileHandleForWriting.write(Data("sees \(key)\n".utf8))
+        return try line() == "yes"
+    }
+
+    func end() {
+        // try?: the child may have ended already; its status is what matters.
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+    }
+}
 
 extension Runner {
-    /// The median milliseconds of a durable one-record commit, and of a refresh after another instance's commit.
+    /// The median milliseconds of a durable one-record commit, and of a refresh after another process's commit.
     struct SharingFigures {
         var exclusive = 0.0
         var alone = 0.0
@@ -21,143 +255,79 @@ extension Runner {
         var deferredShared = 0.0
     }
 
-    func sharingFigures(in directory: String, commits: Int) throws -> (strata: SharingFigures, sqlite: SharingFigures) {
+    func sharingFigures(in directory: String, commits: Int, kinds: [SharingKind]) throws -> [SharingKind: SharingFigures] {
         let value = [UInt8](repeating: 0x5A, count: 64)
-        func key(_ i: Int) -> [UInt8] { withUnsafeBytes(of: UInt64(i).bigEndian) { Array($0) } }
-        func open(_ name: String, shared: Bool) throws -> Database {
-            var options = Database.Options()
-            options.sharing = shared ? .shared : .exclusive
-            return try Database.open(at: directory + "/" + name, options: options)
-        }
-        func commitLatency(_ dbs: [Database]) throws -> Double {
+        func latency(_ store: any SharingStore, from first: Int = 0) throws -> Double {
             var times: [Double] = []
-            for i in 0..<commits {
-                let db = dbs[i % dbs.count]
+            for i in first..<(first + commits) {
                 let start = now()
-                try db.write { try $0.put(key(i), value, in: 1) }
+                try store.commit(i, value)
                 times.append(now() - start)
             }
             return Measurement.median(times) * 1000
         }
-        var strata = SharingFigures()
-        progress("Strata engine: sharing")
-        do {
-            let db = try open("exclusive", shared: false)
-            strata.exclusive = try commitLatency([db])
-            try db.close()
+        func path(_ kind: SharingKind, _ name: String) -> String {
+            directory + "/" + name + (kind == .strata ? "" : kind == .sqlite ? ".sqlite" : ".mdb")
         }
-        do {
-            let db = try open("alone", shared: true)
-            strata.alone = try commitLatency([db])
-            try db.close()
-        }
-        do {
-            let a = try open("idle", shared: true)
-            let b = try open("idle", shared: true)
-            strata.idleSecond = try commitLatency([a])
-            try b.refresh()
-            try a.close()
-            try b.close()
-        }
-        do {
-            let a = try open("alternating", shared: true)
-            let b = try open("alternating", shared: true)
-            strata.alternating = try commitLatency([a, b])
-            var times: [Double] = []
-            for i in 0..<commits {
-                try a.write { try $0.put(key(i), value, in: 2) }
-                let start = now()
-                try b.refresh()
-                times.append(now() - start)
+        var figures: [SharingKind: SharingFigures] = [:]
+        for kind in kinds {
+            progress("\(kind.rawValue): sharing between processes")
+            var f = SharingFigures()
+            do {
+                let store = try kind.open(path(kind, "alone"))
+                f.alone = try latency(store)
+                try store.close()
             }
-            strata.refresh = Measurement.median(times) * 1000
-            guard b.lastSequence == a.lastSequence else { throw BenchFailure("Strata: the second instance did not catch up") }
-            try a.close()
-            try b.close()
-        }
-
-        // Without the disk: what the coordination itself costs a commit (deferred durability, no fdatasync).
-        for shared in [false, true] {
-            var options = Database.Options()
-            options.sharing = shared ? .shared : .exclusive
-            options.durability = .deferred
-            let db = try Database.open(at: directory + (shared ? "/deferred-shared" : "/deferred-exclusive"), options: options)
-            let ms = try commitLatency([db])
-            if shared { strata.deferredShared = ms } else { strata.deferredExclusive = ms }
-            try db.close()
-        }
-        progress("SQLite: sharing")
-        var sqlite = SharingFigures()
-        final class Connection {
-            var db: OpaquePointer?
-            var insert: OpaquePointer?
-            var select: OpaquePointer?
-            init(_ path: String) throws {
-                guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK else {
-                    throw BenchFailure("SQLite: cannot open \(path)")
+            do {
+                let p = path(kind, "idle")
+                let store = try kind.open(p)
+                let other = try SharingPeerProcess(kind, p)
+                f.idleSecond = try latency(store)
+                guard try other.sees(commits - 1) else { throw BenchFailure("\(kind.rawValue): the second process did not see the commits") }
+                other.end()
+                try store.close()
+            }
+            do {
+                let p = path(kind, "alternating")
+                let store = try kind.open(p)
+                let other = try SharingPeerProcess(kind, p)
+                var times: [Double] = []
+                for i in 0..<commits {
+                    if i % 2 == 0 {
+                        let start = now()
+                        try store.commit(i, value)
+                        times.append(now() - start)
+                    } else {
+                        times.append(try other.commit(i))
+                    }
                 }
-                sqlite3_busy_timeout(db, 10_000)
-                for sql in ["PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "CREATE TABLE IF NOT EXISTS kv(k INTEGER PRIMARY KEY, v BLOB)"] {
-                    guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else { throw BenchFailure("SQLite: \(sql) failed") }
+                f.alternating = Measurement.median(times) * 1000
+                times = []
+                for i in commits..<(2 * commits) {
+                    _ = try other.commit(i)
+                    let start = now()
+                    let seen = try store.sees(i)
+                    times.append(now() - start)
+                    guard seen else { throw BenchFailure("\(kind.rawValue): this process did not see the other's commit \(i)") }
                 }
-                sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO kv(k, v) VALUES (?, ?)", -1, &insert, nil)
-                sqlite3_prepare_v2(db, "SELECT length(v) FROM kv WHERE k = ?", -1, &select, nil)
+                f.refresh = Measurement.median(times) * 1000
+                other.end()
+                try store.close()
             }
-            func put(_ k: Int, _ v: [UInt8]) throws {
-                sqlite3_bind_int64(insert, 1, Int64(k))
-                v.withUnsafeBytes { _ = sqlite3_bind_blob(insert, 2, $0.baseAddress, Int32($0.count), nil) }
-                let rc = sqlite3_step(insert)
-                sqlite3_reset(insert)
-                guard rc == SQLITE_DONE else { throw BenchFailure("SQLite: insert failed (\(rc))") }
+            if kind == .strata {
+                let exclusive = try StrataSharingStore(directory + "/exclusive", sharing: .exclusive)
+                f.exclusive = try latency(exclusive)
+                try exclusive.close()
+                // Without the disk: what the coordination itself costs a commit (no fdatasync).
+                for sharing in [Database.Sharing.exclusive, .shared] {
+                    let store = try StrataSharingStore(directory + "/deferred-\(sharing)", sharing: sharing, durability: .deferred)
+                    let ms = try latency(store)
+                    if sharing == .shared { f.deferredShared = ms } else { f.deferredExclusive = ms }
+                    try store.close()
+                }
             }
-            func get(_ k: Int) -> Int {
-                sqlite3_bind_int64(select, 1, Int64(k))
-                defer { sqlite3_reset(select) }
-                return sqlite3_step(select) == SQLITE_ROW ? Int(sqlite3_column_int64(select, 0)) : -1
-            }
-            func close() {
-                sqlite3_finalize(insert)
-                sqlite3_finalize(select)
-                sqlite3_close_v2(db)
-            }
+            figures[kind] = f
         }
-        func sqliteLatency(_ connections: [Connection]) throws -> Double {
-            var times: [Double] = []
-            for i in 0..<commits {
-                let start = now()
-                try connections[i % connections.count].put(i, value)
-                times.append(now() - start)
-            }
-            return Measurement.median(times) * 1000
-        }
-        do {
-            let c = try Connection(directory + "/sqlite-alone.db")
-            sqlite.alone = try sqliteLatency([c])
-            c.close()
-        }
-        do {
-            let a = try Connection(directory + "/sqlite-idle.db")
-            let b = try Connection(directory + "/sqlite-idle.db")
-            sqlite.idleSecond = try sqliteLatency([a])
-            a.close()
-            b.close()
-        }
-        do {
-            let a = try Connection(directory + "/sqlite-alternating.db")
-            let b = try Connection(directory + "/sqlite-alternating.db")
-            sqlite.alternating = try sqliteLatency([a, b])
-            var times: [Double] = []
-            for i in 0..<commits {
-                try a.put(commits + i, value)
-                let start = now()
-                let found = b.get(commits + i)
-                times.append(now() - start)
-                guard found == value.count else { throw BenchFailure("SQLite: the second connection did not see the first's commit") }
-            }
-            sqlite.refresh = Measurement.median(times) * 1000
-            a.close()
-            b.close()
-        }
-        return (strata, sqlite)
+        return figures
     }
 }
