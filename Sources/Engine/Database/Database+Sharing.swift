@@ -55,6 +55,9 @@ extension Database {
         let closing = Locked(false)
         /// The log `tail` names, open for reading (guarded by `tail`'s lock).
         var tailFile: (log: UInt64, file: any ReadableFile)?
+        /// `CURRENT` as last read, kept open, and the manifest it names (guarded by `tail`'s lock): while no
+        /// rename replaced it, the manifest is the same, and one `fstat` says so.
+        var currentFile: (manifest: UInt64, file: any ReadableFile)?
         /// The keys of the commits other instances made, as catching up replays them (`takeOtherCommits`).
         let otherCommits = Locked<[CommitKeys]>([])
 
@@ -171,8 +174,12 @@ extension Database {
         }
     }
 
-    private func readCurrent() throws -> UInt64 {
-        let bytes = try fileSystem.read(atPath: path(.current), from: 0)
+    /// The manifest `CURRENT` names. `CURRENT` is only ever replaced by a rename, so the copy kept open since the
+    /// last read answers until it has no name left.
+    private func readCurrent(_ shared: SharedState) throws -> UInt64 {
+        if let kept = shared.currentFile, try !kept.file.isReplaced() { return kept.manifest }
+        let file = try fileSystem.openForReading(atPath: path(.current))
+        let bytes = try file.read(from: 0)
         guard bytes.count <= 64, bytes.last == UInt8(ascii: "\n"),
             case .manifest(let n)? = FileName(parsing: String(decoding: bytes.dropLast(), as: UTF8.self))
         else {
@@ -180,12 +187,13 @@ extension Database {
                 "CURRENT should name a manifest (\"MANIFEST-000001\\n\"), it holds \(bytes.count) bytes that do not",
                 file: FileName.current.name, offset: 0)
         }
+        shared.currentFile = (n, file)
         return n
     }
 
     private func catchUpLocked(asWriter: Bool, ms: inout ManifestState, tail: inout SharedState.Tail) throws {
         guard let shared else { return }
-        let current = try readCurrent()
+        let current = try readCurrent(shared)
         if current != ms.manifestNumber {
             try rebuild(fromManifest: current, ms: &ms, tail: &tail)
         }

@@ -36,6 +36,10 @@ package protocol ReadableFile: AnyObject, Sendable {
     func size() throws -> Int
     /// Its bytes from `offset` to its end now, read rather than mapped.
     func read(from offset: Int) throws -> [UInt8]
+    /// Whether no path names it any more: it was removed, or another file was renamed over it. While it is
+    /// open its identity cannot be reused, so a file replaced by an atomic rename is told apart from its
+    /// successor for certain.
+    func isReplaced() throws -> Bool
 }
 
 /// An exclusive lock taken and released around each piece of work: nothing is held between them.
@@ -205,6 +209,7 @@ final class PosixReadableFile: ReadableFile, @unchecked Sendable {
     }
     deinit { Syscalls.close(fd) }
     func size() throws -> Int { try Syscalls.fileSize(fd, path: path) }
+    func isReplaced() throws -> Bool { try Syscalls.linkCount(fd, path: path) == 0 }
     func read(from offset: Int) throws -> [UInt8] { try Syscalls.read(fd, from: offset, path: path) }
 }
 

@@ -164,6 +164,7 @@ package final class MemoryFileSystem: FileSystem {
     }
 
     func size(of inode: Inode) -> Int { state.withLock { _ in inode.data.count } }
+    func isNamed(_ inode: Inode) -> Bool { state.withLock { s in s.entries.values.contains { $0 === inode } } }
 
     func bytes(of inode: Inode, from offset: Int) -> [UInt8] {
         state.withLock { _ in offset < inode.data.count ? Array(inode.data[offset...]) : [] }
@@ -239,6 +240,7 @@ final class MemoryReadableFile: ReadableFile, @unchecked Sendable {
     }
     func size() throws -> Int { fs.size(of: inode) }
     func read(from offset: Int) throws -> [UInt8] { fs.bytes(of: inode, from: offset) }
+    func isReplaced() throws -> Bool { !fs.isNamed(inode) }
 }
 
 final class MemoryProcessLock: ProcessLock, @unchecked Sendable {

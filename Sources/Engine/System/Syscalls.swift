@@ -117,6 +117,16 @@ enum Syscalls {
         }
     }
 
+    /// The number of names the open file has: 0 once it was removed, or replaced by a rename.
+    static func linkCount(_ fd: Int32, path: String) throws -> Int {
+        var st = stat()
+        while true {
+            if fstat(fd, &st) == 0 { return Int(st.st_nlink) }
+            if errno == EINTR { continue }
+            throw fail("fstat", path)
+        }
+    }
+
     static func fileSize(_ fd: Int32, path: String) throws -> Int {
         var st = stat()
         while true {
