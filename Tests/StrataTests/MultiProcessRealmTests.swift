@@ -115,6 +115,9 @@ func waitUntil(_ condition: () -> Bool) -> Bool {
         #expect(plain.object(ofType: SharedNote.self, forPrimaryKey: 1)?.text == "changed")
         // And this process's writes go on from them.
         try plain.write { plain.add(SharedNote(value: ["id": 4, "text": "from the parent"])) }
+        // Its object key came from the caught-up counter: no object of the other process was overwritten.
+        #expect(plain.objects(SharedNote.self).map(\.id).sorted() == [1, 3, 4])
+        #expect(plain.object(ofType: SharedNote.self, forPrimaryKey: 1)?.text == "changed")
         #expect(waitUntil { childLines().filter { $0.hasPrefix("changes") }.count == 4 }, "the child saw no change from here")
         #expect(childLines().filter { $0.hasPrefix("changes") }.last == "changes ins=[2] del=[] mod=[]")
     }
