@@ -234,7 +234,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BenchTests",
-            dependencies: ["BenchKit"],
+            dependencies: ["BenchKit", "TestSupport"],
             path: "Benchmarks/BenchTests",
             swiftSettings: strictSettings
         ),

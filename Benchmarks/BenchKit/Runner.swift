@@ -12,6 +12,9 @@ public final class Runner {
         public var peers: [String] = ["sqlite", "lmdb", "grdb", "rocksdb"]
         public var directory: String
         public var progress = true
+        /// The executable the sharing rows start as their second process (`Bench sharing-child`); nil: the running
+        /// one, which is the Bench (a test names the built Bench instead).
+        public var secondProcess: String? = nil
         public init(directory: String) { self.directory = directory }
     }
 

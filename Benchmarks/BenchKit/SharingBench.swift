@@ -198,8 +198,8 @@ final class SharingPeerProcess {
     let output = Pipe()
     private var buffered: [UInt8] = []
 
-    init(_ kind: SharingKind, _ path: String) throws {
-        let executable = Bundle.main.executablePath ?? CommandLine.arguments[0]
+    init(_ kind: SharingKind, _ path: String, executable: String?) throws {
+        let executable = executable ?? Bundle.main.executablePath ?? CommandLine.arguments[0]
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = [SharingChild.command, kind.rawValue, path]
         process.standardInput = input
@@ -281,7 +281,7 @@ extension Runner {
             do {
                 let p = path(kind, "idle")
                 let store = try kind.open(p)
-                let other = try SharingPeerProcess(kind, p)
+                let other = try SharingPeerProcess(kind, p, executable: config.secondProcess)
                 f.idleSecond = try latency(store)
                 guard try other.sees(commits - 1) else { throw BenchFailure("\(kind.rawValue): the second process did not see the commits") }
                 other.end()
@@ -290,7 +290,7 @@ extension Runner {
             do {
                 let p = path(kind, "alternating")
                 let store = try kind.open(p)
-                let other = try SharingPeerProcess(kind, p)
+                let other = try SharingPeerProcess(kind, p, executable: config.secondProcess)
                 var times: [Double] = []
                 for i in 0..<commits {
                     if i % 2 == 0 {

@@ -1,6 +1,7 @@
 import BenchKit
 import Foundation
 import Testing
+import TestSupport
 
 /// Every Bench workload at a tiny N: the engines must compute the same results. No timing assertions.
 @Suite struct BenchSmokeTests {
@@ -12,6 +13,9 @@ import Testing
         config.lookups = 5_000
         config.runs = 1
         config.progress = false
+        // The sharing rows' second process: the Bench built beside the tests.
+        let bench: String = try #require(BuildProducts.executable("Bench"), "the Bench was not built beside the tests")
+        config.secondProcess = bench
         let report = try Runner(config).run()
         #expect(Runner.disagreements(report) == [])
         let data = Dataset(count: 2_000, lookups: 5_000)
