@@ -183,7 +183,8 @@ func waitUntil(_ condition: () -> Bool) -> Bool {
     }
 
     /// "Am I alone" across processes: compaction on launch is skipped while another process has the file open
-    /// (as in Realm), and `performMigration` refuses to raise the schema version under it.
+    /// (as in Realm), and `performMigration` refuses to raise the schema version under it (M019's refusal of an
+    /// open Realm, for a Realm open in another process).
     @Test func launchCompactionAndPerformMigrationLookForOtherProcesses() throws {
         let child = try #require(Self.childPath, "StrataCrashChild was not built beside the tests")
         let dir = try TemporaryDirectory()

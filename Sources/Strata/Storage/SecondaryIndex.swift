@@ -143,7 +143,14 @@ extension RealmCore {
         let tx = try database.beginWrite()
         // Beside other processes, an index this model does not declare stays: another process's model may
         // (an app and an older extension), and it is dropped once an instance that lacks it opens alone.
-        let besideOthers = database.isShared && !database.otherLiveSessions().isEmpty
+        // Asked only when an index would go (listing the sessions reads the directory).
+        var others: Bool?
+        func besideOthers() -> Bool {
+            if let others { return others }
+            let found = database.isShared && !database.otherLiveSessions().isEmpty
+            others = found
+            return found
+        }
         do {
             let changed: StoredSchema? = try shared.storedSchema.withLock { stored in
                 // The latest schema (another process may have changed it since this open read it).
@@ -161,7 +168,7 @@ extension RealmCore {
                     for index in t.indexes ?? [] {
                         if !pending, let i = binding.fieldIds.firstIndex(of: index.fieldId),
                             SecondaryIndex.matches(index, info: info, property: i)
-                                || (besideOthers && SecondaryIndex.fitsUnindexed(index, info: info, property: i))
+                                || (SecondaryIndex.fitsUnindexed(index, info: info, property: i) && besideOthers())
                         {
                             kept.append(index)
                         } else {
