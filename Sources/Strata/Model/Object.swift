@@ -47,6 +47,8 @@ open class Object: CustomStringConvertible {
     @usableFromInline @exclusivity(unchecked) final var _unmanagedLinks: [Int: Object?]?
     /// List instances assigned to this unmanaged object, by property index.
     @usableFromInline @exclusivity(unchecked) final var _unmanagedCollections: [Int: AnyObject]?
+    /// The object's part in Swift's Observation, from its first tracked read on (`Observation.swift`).
+    @usableFromInline @exclusivity(unchecked) final var _observation: ObjectObservation?
 
     /// A new unmanaged object. Not `required`, as in RealmSwift (where it comes from an Objective-C class): a
     /// model may declare its own designated initializers beside `override init()`. Strata makes the objects it

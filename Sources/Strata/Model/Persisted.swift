@@ -88,11 +88,14 @@ public struct Persisted<Value: _Persistable> {
             if let accessor = object._accessor {
                 if Value._propertyType == .any {
                     let index = accessor.info.cachedIndex(storageKeyPath) ?? accessor.info.propertyIndex(for: storageKeyPath, in: object)
+                    if accessor.lent == nil { Object._observeRead(object, index, wrappedKeyPath) }
                     if let v = accessor.anyValue(at: index) as? Value { return v }
                 }
                 if !Value._isList && Value._objectType == nil, let index = accessor.info.cachedIndex(storageKeyPath) {
                     // The usual read: a scalar property whose key path was seen before, decoded in place from
-                    // the record when it is current, else through the general path.
+                    // the record when it is current, else through the general path. A loop's cursor records no
+                    // read for Observation (`Observation.swift`).
+                    if accessor.lent == nil { Object._observeRead(object, index, wrappedKeyPath) }
                     if let value = accessor.directValue(index, as: Value.self) { return value }
                     let stored = accessor.get(index)
                     guard let value = Value._fromStored(stored) else { fatalError(accessor.mismatch(stored, Value.self)) }
@@ -100,6 +103,7 @@ public struct Persisted<Value: _Persistable> {
                 }
                 let index = accessor.info.cachedIndex(storageKeyPath)
                     ?? accessor.info.propertyIndex(for: storageKeyPath, in: object)
+                if accessor.lent == nil && Value._propertyType != .any { Object._observeRead(object, index, wrappedKeyPath) }
                 if Value._isList {
                     guard let list = Value._managedCollection(accessor, index) else {
                         fatalError("\(accessor.info.schema.className): no list view for property \(index)")
@@ -128,6 +132,9 @@ public struct Persisted<Value: _Persistable> {
                 if let target = Value._objectType, !Value._isList, let next = Value._fromLinked(recorder.probe(target)) { return next }
                 return Value._zeroValue
             }
+            // An unmanaged object is observed as an `@Observable` class is.
+            let info = object._unmanagedInfo ?? TypeRegistry.info(for: type(of: object))
+            Object._observeRead(object, info.cachedIndex(storageKeyPath) ?? info.propertyIndex(for: storageKeyPath, in: object), wrappedKeyPath)
             if Value._isList {
                 // An unmanaged list is its own storage: the instance the object holds.
                 let index = TypeRegistry.info(for: type(of: object)).propertyIndex(for: storageKeyPath, in: object)
@@ -170,6 +177,10 @@ public struct Persisted<Value: _Persistable> {
                 accessor.set(index, newValue._storedValue)
                 return
             }
+            // Trackings that read the property hear of the change (nothing to do for an object never read so).
+            let observed = object._observation != nil
+            if observed { Object._observeWillSet(object, wrappedKeyPath) }
+            defer { if observed { Object._observeDidSet(object, wrappedKeyPath) } }
             // Finding the index also registers a reader, so that adding the object needs no reflection. The
             // type's information is looked up once per object, by its first setter.
             let info = object._unmanagedInfo ?? TypeRegistry.info(for: type(of: object))

@@ -39,6 +39,9 @@ final class RealmCore: @unchecked Sendable {
     /// would give it a side table, which makes each retain and release of it (one pair per object made)
     /// several times slower.
     let observerList: ObserverList
+    /// The change observer of this Realm's objects that Swift's Observation tracks, from the first one on
+    /// (`Observation.swift`); registered for the Realm's life.
+    var observationObserver: ObservationObserver?
     /// The queue this Realm belongs to, if it was opened with one: notifications and autorefresh go there.
     let queue: DispatchQueue?
     /// For a Realm that belongs to an actor: runs notifications and autorefresh there, in order.
