@@ -73,6 +73,12 @@ extension Realm {
         /// gets `Realm.Error.alreadyOpen`. The first open of a file in a process decides for every instance of it.
         /// In-memory Realms are always exclusive.
         public var processSharing: ProcessSharing = Configuration.initialProcessSharing.withLock { $0 }
+        /// Whether the managed objects of this Realm take part in Swift's Observation (Strata's addition): a read
+        /// inside `withObservationTracking` (a SwiftUI view's body on iOS 17 and later) records what it read, and a
+        /// commit that changes it calls the tracking's `onChange`. Off by default: recording costs each object read
+        /// outside a loop's cursor an object of its own the first time (a lookup took 1.8 times as long in the
+        /// Bench). Unmanaged objects are always observable, as `@Observable` classes are.
+        public var observationTracking = false
 
         /// The `processSharing` new configurations start with: `.shared`, unless the Bench's `--process-sharing`
         /// measures the object API in the other mode.

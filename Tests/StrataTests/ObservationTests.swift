@@ -20,7 +20,9 @@ final class Watched: Object {
 
     init() throws {
         dir = try TemporaryDirectory()
-        config = Realm.Configuration(fileURL: URL(fileURLWithPath: dir.child("watched.realm")), objectTypes: [Watched.self])
+        var config = Realm.Configuration(fileURL: URL(fileURLWithPath: dir.child("watched.realm")), objectTypes: [Watched.self])
+        config.observationTracking = true
+        self.config = config
         let realm = try Realm(configuration: config)
         try realm.write {
             realm.add(Watched(value: ["id": 1, "name": "one", "age": 10]))
@@ -133,6 +135,17 @@ final class Watched: Object {
         try commitElsewhere { $0.object(ofType: Watched.self, forPrimaryKey: 2)?.name = "deux" }
         realm.refresh()
         #expect(fired.withLock { $0 } == 10)
+    }
+
+    @Test func withoutObservationTrackingManagedReadsRecordNothing() throws {
+        var plain = config
+        plain.observationTracking = false
+        let realm = try Realm(configuration: plain)
+        let one = try #require(realm.object(ofType: Watched.self, forPrimaryKey: 1))
+        let fired = Locked(0)
+        _ = withObservationTracking { one.name } onChange: { fired.withLock { $0 += 1 } }
+        try realm.write { one.name = "changed" }
+        #expect(fired.withLock { $0 } == 0)
     }
 
     @Test func anUnmanagedObjectIsObservedAsAnObservableClass() {

@@ -5,6 +5,8 @@ import Foundation
 final class ObjectAccessor {
     let core: RealmCore
     @usableFromInline let binding: TypeBinding
+    /// Whether reads record accesses for Swift's Observation (`Realm.Configuration.observationTracking`).
+    @usableFromInline let observes: Bool
     @inlinable var info: TypeInfo { binding.info }
     // An accessor is used on its object's thread without re-entry: dynamic exclusivity checks are off on
     // these fields, read on every property access (they were a tenth of an enumeration).
@@ -32,6 +34,7 @@ final class ObjectAccessor {
 
     init(core: RealmCore, binding: TypeBinding, key: Int64, record: [UInt8]?) {
         self.core = core
+        self.observes = core.tracksObservation
         self.binding = binding
         self.key = key
         self.epoch = core.invalidations
@@ -43,6 +46,7 @@ final class ObjectAccessor {
     @inline(__always)
     init(core: RealmCore, binding: TypeBinding, key: Int64, currentRecord: [UInt8], version: UInt64) {
         self.core = core
+        self.observes = core.tracksObservation
         self.binding = binding
         self.key = key
         self.epoch = core.invalidations
@@ -54,6 +58,7 @@ final class ObjectAccessor {
     @inline(__always)
     init(core: RealmCore, binding: TypeBinding, key: Int64, lent: UnsafeRawBufferPointer, lender: AnyObject, version: UInt64) {
         self.core = core
+        self.observes = core.tracksObservation
         self.binding = binding
         self.key = key
         self.epoch = core.invalidations

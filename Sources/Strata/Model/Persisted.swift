@@ -88,14 +88,14 @@ public struct Persisted<Value: _Persistable> {
             if let accessor = object._accessor {
                 if Value._propertyType == .any {
                     let index = accessor.info.cachedIndex(storageKeyPath) ?? accessor.info.propertyIndex(for: storageKeyPath, in: object)
-                    if accessor.lent == nil { Object._observeRead(object, index, wrappedKeyPath) }
+                    if _slowPath(accessor.observes) && accessor.lent == nil { Object._observeRead(object, index, wrappedKeyPath) }
                     if let v = accessor.anyValue(at: index) as? Value { return v }
                 }
                 if !Value._isList && Value._objectType == nil, let index = accessor.info.cachedIndex(storageKeyPath) {
                     // The usual read: a scalar property whose key path was seen before, decoded in place from
                     // the record when it is current, else through the general path. A loop's cursor records no
                     // read for Observation (`Observation.swift`).
-                    if accessor.lent == nil { Object._observeRead(object, index, wrappedKeyPath) }
+                    if _slowPath(accessor.observes) && accessor.lent == nil { Object._observeRead(object, index, wrappedKeyPath) }
                     if let value = accessor.directValue(index, as: Value.self) { return value }
                     let stored = accessor.get(index)
                     guard let value = Value._fromStored(stored) else { fatalError(accessor.mismatch(stored, Value.self)) }
@@ -103,7 +103,7 @@ public struct Persisted<Value: _Persistable> {
                 }
                 let index = accessor.info.cachedIndex(storageKeyPath)
                     ?? accessor.info.propertyIndex(for: storageKeyPath, in: object)
-                if accessor.lent == nil && Value._propertyType != .any { Object._observeRead(object, index, wrappedKeyPath) }
+                if _slowPath(accessor.observes) && accessor.lent == nil && Value._propertyType != .any { Object._observeRead(object, index, wrappedKeyPath) }
                 if Value._isList {
                     guard let list = Value._managedCollection(accessor, index) else {
                         fatalError("\(accessor.info.schema.className): no list view for property \(index)")

@@ -67,6 +67,8 @@ final class RealmCore: @unchecked Sendable {
 
     /// A frozen Realm: pinned to one version; it never refreshes, writes or notifies.
     let isFrozen: Bool
+    /// `configuration.observationTracking` (each accessor keeps a copy, read on every property read).
+    let tracksObservation: Bool
     /// The queued `beginAsyncWrite`/`commitAsyncWrite` work of this Realm.
     let asyncWrites = AsyncWriteQueue()
     /// The last frozen Realm of this one, held weakly (it pins its version only while something frozen uses
@@ -88,6 +90,7 @@ final class RealmCore: @unchecked Sendable {
         versionToken = Self.newVersionToken()
         bindings = core.bindings
         isFrozen = true
+        tracksObservation = core.tracksObservation
     }
 
     /// The frozen Realm of this one's current version (this one, if it is frozen).
@@ -106,6 +109,7 @@ final class RealmCore: @unchecked Sendable {
 
     init(configuration: Realm.Configuration, queue: DispatchQueue? = nil, actor: (any Actor)? = nil, mainThread: Bool = false) throws {
         isFrozen = false
+        tracksObservation = configuration.observationTracking
         isMainThreadRealm = mainThread && queue == nil && actor == nil
         Self.validate(configuration)
         self.configuration = configuration
