@@ -5,8 +5,6 @@ import Foundation
 final class ObjectAccessor {
     let core: RealmCore
     @usableFromInline let binding: TypeBinding
-    /// Whether reads record accesses for Swift's Observation (`Realm.Configuration.observationTracking`).
-    @usableFromInline let observes: Bool
     @inlinable var info: TypeInfo { binding.info }
     // An accessor is used on its object's thread without re-entry: dynamic exclusivity checks are off on
     // these fields, read on every property access (they were a tenth of an enumeration).
@@ -28,6 +26,9 @@ final class ObjectAccessor {
     /// Deleted through this accessor: invalid for good, even if the write is cancelled (Realm does not revive
     /// invalidated instances).
     @exclusivity(unchecked) var removed = false
+    /// Whether reads record accesses for Swift's Observation (`Realm.Configuration.observationTracking`).
+    /// Last: the fields a read uses on every property stay in the object's first cache line.
+    @usableFromInline let observes: Bool
 
     /// Invalid for good: deleted through it, or added by a cancelled write.
     var isDead: Bool { removed || (addedIn != 0 && core.cancelledWrites.contains(addedIn)) }

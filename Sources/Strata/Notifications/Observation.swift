@@ -57,6 +57,15 @@ extension Object {
         observation.registrar.access(object, keyPath: keyPath)
     }
 
+    /// Records a read of an unmanaged object's property for Observation.
+    @usableFromInline
+    static func _observeUnmanagedRead<S: Object, V>(
+        _ object: S, _ storage: ReferenceWritableKeyPath<S, Persisted<V>>, _ keyPath: ReferenceWritableKeyPath<S, V>
+    ) {
+        let info = object._unmanagedInfo ?? TypeRegistry.info(for: type(of: object))
+        _observeRead(object, info.cachedIndex(storage) ?? info.propertyIndex(for: storage, in: object), keyPath)
+    }
+
     /// Before and after a set of an unmanaged object with a registrar: the trackings that read the property
     /// hear of the change.
     @usableFromInline

@@ -39,9 +39,6 @@ final class RealmCore: @unchecked Sendable {
     /// would give it a side table, which makes each retain and release of it (one pair per object made)
     /// several times slower.
     let observerList: ObserverList
-    /// The change observer of this Realm's objects that Swift's Observation tracks, from the first one on
-    /// (`Observation.swift`); registered for the Realm's life.
-    var observationObserver: ObservationObserver?
     /// The queue this Realm belongs to, if it was opened with one: notifications and autorefresh go there.
     let queue: DispatchQueue?
     /// For a Realm that belongs to an actor: runs notifications and autorefresh there, in order.
@@ -67,8 +64,6 @@ final class RealmCore: @unchecked Sendable {
 
     /// A frozen Realm: pinned to one version; it never refreshes, writes or notifies.
     let isFrozen: Bool
-    /// `configuration.observationTracking` (each accessor keeps a copy, read on every property read).
-    let tracksObservation: Bool
     /// The queued `beginAsyncWrite`/`commitAsyncWrite` work of this Realm.
     let asyncWrites = AsyncWriteQueue()
     /// The last frozen Realm of this one, held weakly (it pins its version only while something frozen uses
@@ -274,6 +269,13 @@ final class RealmCore: @unchecked Sendable {
     /// Counts write transactions (`beginWrite`); the serials of those cancelled, whose added objects are invalid.
     var writeSerial: UInt64 = 0
     var cancelledWrites = Set<UInt64>()
+    // Last, after the fields every read uses (`versionToken`, `invalidations`), which keep their place: added in
+    // the middle, these two slowed a loop of property reads by 7% (measured).
+    /// The change observer of this Realm's objects that Swift's Observation tracks, from the first one on
+    /// (`Observation.swift`); registered for the Realm's life.
+    var observationObserver: ObservationObserver?
+    /// `configuration.observationTracking` (each accessor keeps a copy, read on every property read).
+    let tracksObservation: Bool
 
     func invalidate() {
         guard write == nil else { return }
