@@ -23,6 +23,7 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Directory for the databases (default: a temporary directory, removed afterwards).") var dir: String?
     @Option(help: "Random primary-key lookups.") var lookups = 1_000_000
     @Option(help: "Strata's processSharing for every Realm the Bench opens: shared (the default) or exclusive.") var processSharing = "shared"
+    @Flag(help: "Open Strata's Realms with observationTracking on (reads record for Swift's Observation).") var observationTracking = false
 
     func run() throws {
         #if DEBUG
@@ -38,6 +39,7 @@ struct BenchCommand: ParsableCommand {
         }
         guard ["shared", "exclusive"].contains(processSharing) else { throw ValidationError("--process-sharing is shared or exclusive") }
         StrataObjectPeer.useExclusiveFiles(processSharing == "exclusive")
+        StrataObjectPeer.trackObservation(observationTracking)
         let wanted = Set(workloads.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) })
         let unknown = wanted.subtracting(Runner.allWorkloads)
         guard unknown.isEmpty else {

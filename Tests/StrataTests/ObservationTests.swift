@@ -12,6 +12,19 @@ final class Watched: Object {
     @Persisted var age = 0
 }
 
+final class WatchedOwner: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var label = ""
+    @Persisted var scores: List<Int>
+    @Persisted var tags: MutableSet<String>
+    @Persisted var limits: Map<String, Int>
+    @Persisted var friends: List<Watched>
+}
+
+final class WatchedName: Projection<Watched> {
+    @Projected(\Watched.name) var title
+}
+
 /// Objects in Swift's Observation (`withObservationTracking`): a tracking hears of a commit that changes what it
 /// read, from any thread, once; not of one that changes something else.
 @Suite struct ObservationTests {
@@ -20,13 +33,14 @@ final class Watched: Object {
 
     init() throws {
         dir = try TemporaryDirectory()
-        var config = Realm.Configuration(fileURL: URL(fileURLWithPath: dir.child("watched.realm")), objectTypes: [Watched.self])
+        var config = Realm.Configuration(fileURL: URL(fileURLWithPath: dir.child("watched.realm")), objectTypes: [Watched.self, WatchedOwner.self])
         config.observationTracking = true
         self.config = config
         let realm = try Realm(configuration: config)
         try realm.write {
             realm.add(Watched(value: ["id": 1, "name": "one", "age": 10]))
             realm.add(Watched(value: ["id": 2, "name": "two", "age": 20]))
+            realm.add(WatchedOwner(value: ["id": 1, "label": "owner", "scores": [1, 2], "tags": ["a"], "limits": ["x": 1]]))
         }
     }
 
@@ -121,7 +135,7 @@ final class Watched: Object {
         }
     }
 
-    @Test func aLoopsCursorRecordsNothingAndObjectsItKeepsDo() throws {
+    @Test func aLoopReadsTheResultsAndObjectsItKeepsTheirProperties() throws {
         let realm = try Realm(configuration: config)
         let fired = Locked(0)
         let kept = withObservationTracking {
@@ -132,9 +146,176 @@ final class Watched: Object {
         #expect(kept == ["one", "two"])
         let objects = Array(realm.objects(Watched.self))
         _ = withObservationTracking { objects.map(\.name) } onChange: { fired.withLock { $0 += 10 } }
+        // The loop read the results' contents, which the change modifies; the kept objects' tracking read
+        // the name.
         try commitElsewhere { $0.object(ofType: Watched.self, forPrimaryKey: 2)?.name = "deux" }
         realm.refresh()
-        #expect(fired.withLock { $0 } == 10)
+        #expect(fired.withLock { $0 } == 11)
+    }
+
+    @Test func aResultsCountFiresWhenObjectsComeOrGoNotWhenOneChanges() throws {
+        let realm = try Realm(configuration: config)
+        let results = realm.objects(Watched.self)
+        let fired = Locked(0)
+        let count = withObservationTracking { results.count } onChange: { fired.withLock { $0 += 1 } }
+        #expect(count == 2)
+        try commitElsewhere { $0.object(ofType: Watched.self, forPrimaryKey: 1)?.age = 99 }
+        realm.refresh()
+        #expect(fired.withLock { $0 } == 0, "a modification leaves the count as it was")
+        try commitElsewhere { $0.add(Watched(value: ["id": 3, "name": "three"])) }
+        realm.refresh()
+        #expect(fired.withLock { $0 } == 1)
+        #expect(results.count == 3)
+    }
+
+    @Test func aResultsContentsFireForAChangeOfAnObjectInThemOnly() throws {
+        let realm = try Realm(configuration: config)
+        let older = realm.objects(Watched.self).where { $0.age > 15 }
+        let fired = Locked(0)
+        let ids = withObservationTracking { older.map(\.id) } onChange: { fired.withLock { $0 += 1 } }
+        #expect(ids == [2])
+        // Object 1 stays out of the results: nothing they hold changed.
+        try commitElsewhere { $0.object(ofType: Watched.self, forPrimaryKey: 1)?.age = 11 }
+        realm.refresh()
+        #expect(fired.withLock { $0 } == 0)
+        // Object 1 enters them.
+        try commitElsewhere { $0.object(ofType: Watched.self, forPrimaryKey: 1)?.age = 16 }
+        realm.refresh()
+        #expect(fired.withLock { $0 } == 1)
+        #expect(older.map(\.id) == [1, 2])
+
+        // Contents read without reading any object's property (a loop's cursor): a modification of an object
+        // in the results fires too.
+        let again = Locked(0)
+        withObservationTracking { for _ in older {} } onChange: { again.withLock { $0 += 1 } }
+        try commitElsewhere { $0.object(ofType: Watched.self, forPrimaryKey: 2)?.name = "zwei" }
+        realm.refresh()
+        #expect(again.withLock { $0 } == 1)
+    }
+
+    @Test func aResultsOfAQueryReadInAWriteRegistersAndNothingCallsIt() throws {
+        // No observer starts within a write transaction (Realm refuses them there); the read is still safe.
+        let realm = try Realm(configuration: config)
+        let fired = Locked(0)
+        try realm.write {
+            _ = withObservationTracking { realm.objects(Watched.self).count } onChange: { fired.withLock { $0 += 1 } }
+            realm.add(Watched(value: ["id": 4]))
+        }
+        #expect(fired.withLock { $0 } == 0)
+    }
+
+    @Test func aListSetOrMapFiresWhenItChangesNotWhenAnotherPropertyDoes() throws {
+        let realm = try Realm(configuration: config)
+        let owner = try #require(realm.object(ofType: WatchedOwner.self, forPrimaryKey: 1))
+        // Each collection taken outside the tracking, then read inside it.
+        let scores = owner.scores
+        let tags = owner.tags
+        let limits = owner.limits
+        let fired = Locked([0, 0, 0])
+        _ = withObservationTracking { scores.count } onChange: { fired.withLock { $0[0] += 1 } }
+        _ = withObservationTracking { tags.contains("a") } onChange: { fired.withLock { $0[1] += 1 } }
+        _ = withObservationTracking { limits["x"] } onChange: { fired.withLock { $0[2] += 1 } }
+        try commitElsewhere { $0.object(ofType: WatchedOwner.self, forPrimaryKey: 1)?.label = "renamed" }
+        realm.refresh()
+        #expect(fired.withLock { $0 } == [0, 0, 0])
+        try commitElsewhere { $0.object(ofType: WatchedOwner.self, forPrimaryKey: 1)?.scores.append(3) }
+        realm.refresh()
+        #expect(fired.withLock { $0 } == [1, 0, 0])
+        try commitElsewhere { $0.object(ofType: WatchedOwner.self, forPrimaryKey: 1)?.tags.insert("b") }
+        try commitElsewhere { $0.object(ofType: WatchedOwner.self, forPrimaryKey: 1)?.limits["x"] = 2 }
+        realm.refresh()
+        #expect(fired.withLock { $0 } == [1, 1, 1])
+        #expect(Array(scores) == [1, 2, 3])
+    }
+
+    @Test func aListOfObjectsFiresForTheListAndItsObjectsForTheirProperties() throws {
+        let realm = try Realm(configuration: config)
+        let owner = try #require(realm.object(ofType: WatchedOwner.self, forPrimaryKey: 1))
+        try realm.write { owner.friends.append(try #require(realm.object(ofType: Watched.self, forPrimaryKey: 1))) }
+        let fired = Locked(0)
+        let names = withObservationTracking { owner.friends.map(\.name) } onChange: { fired.withLock { $0 += 1 } }
+        #expect(names == ["one"])
+        // The linked object's name, read through the list.
+        try commitElsewhere { $0.object(ofType: Watched.self, forPrimaryKey: 1)?.name = "ichi" }
+        realm.refresh()
+        #expect(fired.withLock { $0 } == 1)
+        let again = Locked(0)
+        _ = withObservationTracking { owner.friends.count } onChange: { again.withLock { $0 += 1 } }
+        try commitElsewhere { realm in
+            if let o = realm.object(ofType: WatchedOwner.self, forPrimaryKey: 1), let two = realm.object(ofType: Watched.self, forPrimaryKey: 2) {
+                o.friends.append(two)
+            }
+        }
+        realm.refresh()
+        #expect(again.withLock { $0 } == 1)
+    }
+
+    @Test func anObjectFetchedReadAndLetGoStillTellsItsTracking() throws {
+        // A SwiftUI body that fetches its object at each redraw: no instance outlives the read.
+        let realm = try Realm(configuration: config)
+        let fired = Locked([0, 0])
+        for n in 0..<2 {
+            let name = withObservationTracking {
+                realm.object(ofType: Watched.self, forPrimaryKey: 1)?.name
+            } onChange: { fired.withLock { $0[n] += 1 } }
+            #expect(name == "one")
+        }
+        try commitElsewhere { $0.object(ofType: Watched.self, forPrimaryKey: 1)?.age = 1 }
+        realm.refresh()
+        #expect(fired.withLock { $0 } == [0, 0])
+        try commitElsewhere { $0.object(ofType: Watched.self, forPrimaryKey: 1)?.name = "one!" }
+        realm.refresh()
+        #expect(fired.withLock { $0 } == [1, 1], "both fetches of the record share its observation")
+    }
+
+    @Test func aResultsMadeReadAndLetGoStillTellsItsTracking() throws {
+        let realm = try Realm(configuration: config)
+        let fired = Locked(0)
+        let count = withObservationTracking {
+            realm.objects(Watched.self).filter("age > 15").count
+        } onChange: { fired.withLock { $0 += 1 } }
+        #expect(count == 1)
+        try commitElsewhere { $0.add(Watched(value: ["id": 9, "age": 90])) }
+        realm.refresh()
+        #expect(fired.withLock { $0 } == 1)
+    }
+
+    @Test func aFrozenObjectRecordsNothing() throws {
+        let realm = try Realm(configuration: config)
+        let frozen = try #require(realm.object(ofType: Watched.self, forPrimaryKey: 1)).freeze()
+        let fired = Locked(0)
+        _ = withObservationTracking { frozen.name } onChange: { fired.withLock { $0 += 1 } }
+        try commitElsewhere { $0.object(ofType: Watched.self, forPrimaryKey: 1)?.name = "changed" }
+        realm.refresh()
+        #expect(fired.withLock { $0 } == 0)
+        #expect(frozen.name == "one")
+    }
+
+    @Test func aProjectionObservesAsItsObject() throws {
+        let realm = try Realm(configuration: config)
+        let projection = try #require(realm.objects(WatchedName.self).first { $0.title == "one" })
+        let fired = Locked(0)
+        let title = withObservationTracking { projection.title } onChange: { fired.withLock { $0 += 1 } }
+        #expect(title == "one")
+        try commitElsewhere { $0.object(ofType: Watched.self, forPrimaryKey: 1)?.age = 70 }
+        realm.refresh()
+        #expect(fired.withLock { $0 } == 0, "the projection does not show the age")
+        try commitElsewhere { $0.object(ofType: Watched.self, forPrimaryKey: 1)?.name = "un" }
+        realm.refresh()
+        #expect(fired.withLock { $0 } == 1)
+        #expect(projection.title == "un")
+    }
+
+    @Test func anUnmanagedObjectReadUnderATrackingKeepsItsObservationOnceAdded() throws {
+        let realm = try Realm(configuration: config)
+        let o = Watched(value: ["id": 5, "name": "five"])
+        let fired = Locked(0)
+        _ = withObservationTracking { o.name } onChange: { fired.withLock { $0 += 1 } }
+        try realm.write { realm.add(o) }
+        #expect(fired.withLock { $0 } == 0, "adding it changes none of its values")
+        try commitElsewhere { $0.object(ofType: Watched.self, forPrimaryKey: 5)?.name = "fünf" }
+        realm.refresh()
+        #expect(fired.withLock { $0 } == 1)
     }
 
     @Test func withoutObservationTrackingManagedReadsRecordNothing() throws {

@@ -32,6 +32,11 @@ public final class StrataObjectPeer: BenchEngine {
         Realm.Configuration.initialProcessSharing.withLock { $0 = exclusive ? .exclusive : .shared }
     }
 
+    /// Whether the Realms the object peers open from now on have `observationTracking` on: `Bench
+    /// --observation-tracking` measures what recording reads for Swift's Observation costs the object API rows.
+    public static func trackObservation(_ on: Bool) { tracksObservation.withLock { $0 = on } }
+    static let tracksObservation = Locked(false)
+
     /// A variant of the plain peer under another name (the runner sets what differs, such as the codecs).
     public init(name: String) {
         self.name = name
@@ -41,8 +46,9 @@ public final class StrataObjectPeer: BenchEngine {
     public func create(in directory: String) throws { try open(in: directory) }
 
     public func open(in directory: String) throws {
-        let config = Realm.Configuration(
+        var config = Realm.Configuration(
             fileURL: URL(fileURLWithPath: directory + "/strata.realm"), encryptionKey: encryptionKey, objectTypes: [BenchPerson.self])
+        config.observationTracking = Self.tracksObservation.withLock { $0 }
         configuration = config
         realm = try Realm(configuration: config)
     }

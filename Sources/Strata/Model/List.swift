@@ -61,6 +61,8 @@ public final class List<Element: _Persistable>: RandomAccessCollection, CustomSt
 
     private var storedElements: [StoredValue] {
         guard let accessor else { return migrationOwner?.items ?? [] }
+        // For Observation, reading a list reads its property (`Observation.swift`).
+        if accessor.observes { accessor.observeRead(property) }
         if location.isPlain {
             if case .list(let values) = accessor.get(property) { return values }
             return []

@@ -75,6 +75,8 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStrin
             }
             return out
         }
+        // For Observation, reading a map reads its property (`Observation.swift`).
+        if accessor.observes { accessor.observeRead(property) }
         if location.isPlain {
             guard case .list(let items) = accessor.get(property) else { return [] }
             return Self.decode(items, accessor, location)

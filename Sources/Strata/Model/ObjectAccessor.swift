@@ -29,6 +29,8 @@ final class ObjectAccessor {
     /// Whether reads record accesses for Swift's Observation (`Realm.Configuration.observationTracking`).
     /// Last: the fields a read uses on every property stay in the object's first cache line.
     @usableFromInline let observes: Bool
+    /// The object's part in Observation, from its first read under a tracking Realm on (`Observation.swift`).
+    @exclusivity(unchecked) var observation: ObjectObservation?
 
     /// Invalid for good: deleted through it, or added by a cancelled write.
     var isDead: Bool { removed || (addedIn != 0 && core.cancelledWrites.contains(addedIn)) }

@@ -74,9 +74,7 @@ public struct Persisted<Value: _Persistable> {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) -> Value {
-        // Always inlined: the read of a scalar is a few loads once specialized, and the cold branches (links,
-        // lists, unmanaged objects, Observation) made the inliner give up on it, which cost a loop of reads 7%.
-        @inline(__always) get {
+        get {
             if Value._propertyType == .linkingObjects {
                 // Computed from the origin type's links, never stored.
                 if let recorder = object._recorder {
@@ -90,14 +88,14 @@ public struct Persisted<Value: _Persistable> {
             if let accessor = object._accessor {
                 if Value._propertyType == .any {
                     let index = accessor.info.cachedIndex(storageKeyPath) ?? accessor.info.propertyIndex(for: storageKeyPath, in: object)
-                    if _slowPath(accessor.observes) && accessor.lent == nil { Object._observeRead(object, index, wrappedKeyPath) }
+                    if _slowPath(accessor.observes) { accessor.observeRead(index) }
                     if let v = accessor.anyValue(at: index) as? Value { return v }
                 }
                 if !Value._isList && Value._objectType == nil, let index = accessor.info.cachedIndex(storageKeyPath) {
                     // The usual read: a scalar property whose key path was seen before, decoded in place from
                     // the record when it is current, else through the general path. A loop's cursor records no
                     // read for Observation (`Observation.swift`).
-                    if _slowPath(accessor.observes) && accessor.lent == nil { Object._observeRead(object, index, wrappedKeyPath) }
+                    if _slowPath(accessor.observes) { accessor.observeRead(index) }
                     if let value = accessor.directValue(index, as: Value.self) { return value }
                     let stored = accessor.get(index)
                     guard let value = Value._fromStored(stored) else { fatalError(accessor.mismatch(stored, Value.self)) }
@@ -105,7 +103,7 @@ public struct Persisted<Value: _Persistable> {
                 }
                 let index = accessor.info.cachedIndex(storageKeyPath)
                     ?? accessor.info.propertyIndex(for: storageKeyPath, in: object)
-                if _slowPath(accessor.observes) && accessor.lent == nil && Value._propertyType != .any { Object._observeRead(object, index, wrappedKeyPath) }
+                if _slowPath(accessor.observes) && Value._propertyType != .any { accessor.observeRead(index) }
                 if Value._isList {
                     guard let list = Value._managedCollection(accessor, index) else {
                         fatalError("\(accessor.info.schema.className): no list view for property \(index)")
@@ -135,7 +133,7 @@ public struct Persisted<Value: _Persistable> {
                 return Value._zeroValue
             }
             // An unmanaged object is observed as an `@Observable` class is.
-            Object._observeUnmanagedRead(object, storageKeyPath, wrappedKeyPath)
+            Object._observeUnmanagedRead(object, storageKeyPath)
             if Value._isList {
                 // An unmanaged list is its own storage: the instance the object holds.
                 let index = TypeRegistry.info(for: type(of: object)).propertyIndex(for: storageKeyPath, in: object)
@@ -178,14 +176,14 @@ public struct Persisted<Value: _Persistable> {
                 accessor.set(index, newValue._storedValue)
                 return
             }
-            // Trackings that read the property hear of the change (nothing to do for an object never read so).
-            let observed = object._observation != nil
-            if observed { Object._observeWillSet(object, wrappedKeyPath) }
-            defer { if observed { Object._observeDidSet(object, wrappedKeyPath) } }
             // Finding the index also registers a reader, so that adding the object needs no reflection. The
             // type's information is looked up once per object, by its first setter.
             let info = object._unmanagedInfo ?? TypeRegistry.info(for: type(of: object))
             let index = info.cachedIndex(storageKeyPath) ?? info.propertyIndex(for: storageKeyPath, in: object)
+            // Trackings that read the property hear of the change (nothing to do for an object never read so).
+            let observation = object._observation
+            observation?.willSet(index)
+            defer { observation?.didSet(index) }
             if Value._isList {
                 if object._unmanagedCollections == nil { object._unmanagedCollections = [:] }
                 object._unmanagedCollections?[index] = newValue as AnyObject

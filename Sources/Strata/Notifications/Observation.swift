@@ -2,139 +2,239 @@ import Engine
 import Foundation
 import Observation
 
-// Swift's Observation (`withObservationTracking`, SwiftUI's redraws on iOS 17 and later): objects take part as
-// `@Observable` classes do.
+// Swift's Observation (`withObservationTracking`, SwiftUI's redraws on iOS 17 and later): objects and
+// collections take part as `@Observable` classes do.
 //
-// - A read of a property records an access with the object's registrar. The registrar is made by the object's
-//   first such read; an object that was never read that way has no registrar, so no tracking can be waiting on
-//   it, and its setters skip the mutation calls.
-// - Managed objects: the commit that changes a property a tracked object read (from any thread, Realm or
-//   process) calls the tracking's `onChange`, when the object's Realm moves to that version. The objects with
-//   a registrar are watched by one change observer per Realm (`ObservationObserver`), which compares their
-//   records in the old and the new version and names the properties that differ; a deleted object names every
-//   property read.
+// - A managed object of a Realm opened with `observationTracking` records each property read with its
+//   accessor's `ObjectObservation`, made by the first such read. A list, set or map property records a read of
+//   its property on the same observation; a `Results` records a read of its count or of its contents on its
+//   own (`ResultsObservation`).
+// - The commit that changes what was read (from any thread, Realm or process) calls the tracking's `onChange`
+//   when this Realm moves to that version. Objects: one change observer per Realm (`ObservationObserver`)
+//   compares the records of the objects with an observation in the old and the new version and names the
+//   properties that differ (a deleted object names every property read). Results: an ordinary results
+//   observer of a copy of the query, kept while the `Results` is.
 // - The object a `for`-`in` loop over `Results` reuses from step to step (`ObjectAccessor.lent`) is a cursor,
 //   not an object a view holds: its reads record nothing. A loop that keeps its objects (`Array(results)`) gets
 //   objects of their own, which do.
+// - Unmanaged objects record on `Object._observation`; their setters call the registrar's `willSet`/`didSet`,
+//   as an `@Observable` class's do. An object added to such a Realm keeps its observation.
+//
+// The registrar's key paths name a property by its index (`\ObjectObservation.[property: 3]`): no key path of
+// the model is needed, so a read's fast path is handed none (the getter's key paths cost a loop of reads 7%
+// when merely referenced by the hook).
 
 extension Object: Observable {}
 
-/// An object's part in Observation: its registrar, and how to name each property it read when it changes.
+/// The part in Observation of one object (one record: every instance of it in a Realm shares it): its registrar,
+/// and which properties were read under it.
 @usableFromInline
-final class ObjectObservation: @unchecked Sendable {
+final class ObjectObservation: Observable, @unchecked Sendable {
     let registrar = ObservationRegistrar()
-    /// Calls the registrar's mutation for property `index` (the key path it was read through), by index.
-    var mutations: [(() -> Void)?]
-    weak var object: Object?
+    /// The key path naming each property to the registrar, made by its first read.
+    private var keyPaths: [KeyPath<ObjectObservation, Int>?]
+    /// The properties read since the observation began: those a commit compares.
+    private(set) var read: [Bool]
+    /// For a managed object: its type and key (set when it is watched).
+    private(set) var binding: TypeBinding?
+    private(set) var key: Int64 = 0
 
-    init(object: Object, properties: Int) {
-        self.object = object
-        self.mutations = Array(repeating: nil, count: properties)
+    init(properties: Int) {
+        keyPaths = Array(repeating: nil, count: properties)
+        read = Array(repeating: false, count: properties)
+    }
+
+    /// What the registrar's key paths lead to: nothing is read through them.
+    subscript(property index: Int) -> Int { index }
+
+    private func keyPath(_ index: Int) -> KeyPath<ObjectObservation, Int> {
+        if let k = keyPaths[index] { return k }
+        let k = \ObjectObservation.[property: index]
+        keyPaths[index] = k
+        return k
+    }
+
+    func access(_ index: Int) {
+        guard index >= 0 && index < read.count else { return }
+        read[index] = true
+        registrar.access(self, keyPath: keyPath(index))
     }
 
     /// Tells the trackings that read property `index`, or every property read when nil, that it changed.
     func changed(_ index: Int?) {
         if let index {
-            if index < mutations.count { mutations[index]?() }
+            guard index >= 0 && index < read.count, read[index] else { return }
+            registrar.withMutation(of: self, keyPath: keyPath(index)) {}
         } else {
-            for m in mutations { m?() }
+            for i in read.indices where read[i] { registrar.withMutation(of: self, keyPath: keyPath(i)) {} }
         }
+    }
+
+    @usableFromInline
+    func willSet(_ index: Int) {
+        guard index >= 0 && index < read.count, read[index] else { return }
+        registrar.willSet(self, keyPath: keyPath(index))
+    }
+
+    @usableFromInline
+    func didSet(_ index: Int) {
+        guard index >= 0 && index < read.count, read[index] else { return }
+        registrar.didSet(self, keyPath: keyPath(index))
+    }
+
+    func watch(_ binding: TypeBinding, key: Int64) {
+        self.binding = binding
+        self.key = key
+    }
+}
+
+extension ObjectAccessor {
+    /// Records a read of property `index` for Observation (the getter calls this only when `observes`).
+    @usableFromInline
+    func observeRead(_ index: Int) {
+        guard lent == nil else { return }
+        let observation = self.observation ?? core.observation(of: self, adopting: nil)
+        observation.access(index)
     }
 }
 
 extension Object {
-    /// Records a read of property `index` through `keyPath` for Observation.
-    @usableFromInline
-    static func _observeRead<S: Object, V>(_ object: S, _ index: Int, _ keyPath: ReferenceWritableKeyPath<S, V>) {
-        let observation = object._observation ?? object._startObservation()
-        if index < observation.mutations.count, observation.mutations[index] == nil {
-            let registrar = observation.registrar
-            observation.mutations[index] = { [weak object] in
-                guard let object else { return }
-                registrar.withMutation(of: object, keyPath: keyPath) {}
-            }
-        }
-        observation.registrar.access(object, keyPath: keyPath)
-    }
-
     /// Records a read of an unmanaged object's property for Observation.
     @usableFromInline
-    static func _observeUnmanagedRead<S: Object, V>(
-        _ object: S, _ storage: ReferenceWritableKeyPath<S, Persisted<V>>, _ keyPath: ReferenceWritableKeyPath<S, V>
-    ) {
+    static func _observeUnmanagedRead<S: Object, V>(_ object: S, _ storage: ReferenceWritableKeyPath<S, Persisted<V>>) {
         let info = object._unmanagedInfo ?? TypeRegistry.info(for: type(of: object))
-        _observeRead(object, info.cachedIndex(storage) ?? info.propertyIndex(for: storage, in: object), keyPath)
+        let index = info.cachedIndex(storage) ?? info.propertyIndex(for: storage, in: object)
+        let observation = object._observation ?? {
+            let new = ObjectObservation(properties: info.schema.properties.count)
+            object._observation = new
+            return new
+        }()
+        observation.access(index)
     }
 
-    /// Before and after a set of an unmanaged object with a registrar: the trackings that read the property
-    /// hear of the change.
-    @usableFromInline
-    static func _observeWillSet<S: Object, V>(_ object: S, _ keyPath: ReferenceWritableKeyPath<S, V>) {
-        object._observation?.registrar.willSet(object, keyPath: keyPath)
-    }
-
-    @usableFromInline
-    static func _observeDidSet<S: Object, V>(_ object: S, _ keyPath: ReferenceWritableKeyPath<S, V>) {
-        object._observation?.registrar.didSet(object, keyPath: keyPath)
-    }
-
-    private func _startObservation() -> ObjectObservation {
-        let count = (_accessor?.info ?? _unmanagedInfo ?? TypeRegistry.info(for: type(of: self))).schema.properties.count
-        let observation = ObjectObservation(object: self, properties: count)
-        _observation = observation
-        if let accessor = _accessor { accessor.core.observe(observation) }
-        return observation
+    /// Adding an unmanaged object that was read under a tracking: managed by a Realm that tracks, its
+    /// observation goes on hearing of changes, now from commits.
+    func _keepObservation(_ accessor: ObjectAccessor) {
+        guard let observation = _observation else { return }
+        _observation = nil
+        if accessor.observes && !accessor.core.isFrozen { _ = accessor.core.observation(of: accessor, adopting: observation) }
     }
 }
 
 extension RealmCore {
-    /// Watches `observation`'s object for commits that change what it read.
-    func observe(_ observation: ObjectObservation) {
-        guard !isFrozen else { return }
-        if let watcher = observationObserver {
-            watcher.add(observation)
-            return
-        }
+    /// The observation of `accessor`'s record (shared by every instance of it in this Realm), made or
+    /// `adopting` the given one when it has none; set on the accessor.
+    func observation(of accessor: ObjectAccessor, adopting: ObjectObservation?) -> ObjectObservation {
+        let observation = observationWatcher().observation(binding: accessor.binding, key: accessor.key, adopting: adopting)
+        accessor.observation = observation
+        return observation
+    }
+
+    /// Starts watching a `Results` read under a tracking.
+    func watch(_ observation: ResultsObservation) {
+        observationWatcher().add(observation)
+    }
+
+    private func observationWatcher() -> ObservationObserver {
+        if let watcher = observationObserver { return watcher }
         let watcher = ObservationObserver()
-        watcher.add(observation)
         observationObserver = watcher
-        // No token: the observer lives as long as the list (a token held here would be released inside the
-        // list's lock when the last object of this Realm goes with another observer).
-        observerList.add(watcher)
-        attachToFileForMainQueueRefresh()
-        shared.watchOtherProcesses()
+        if !isFrozen {
+            // No token: the observer lives as long as the list (a token held here would be released inside the
+            // list's lock when the last object of this Realm goes with another observer).
+            observerList.add(watcher)
+            attachToFileForMainQueueRefresh()
+            shared.watchOtherProcesses()
+        }
+        return watcher
     }
 }
 
-/// The change observer of a Realm's objects that Observation tracks.
+/// The change observer of a Realm's objects that Observation tracks, and the keeper of its `Results`'
+/// observations.
+///
+/// How long an observation lives: a tracking may wait on an object or a `Results` that no instance holds any more
+/// (a SwiftUI view's body that fetched it, read it and let it go), so the Realm keeps them. An object's
+/// observation belongs to its record: every instance of it shares one, so a view that fetches its object again at
+/// each redraw finds the same one; at most `maximumRows` are kept once no instance holds them, the oldest go
+/// first (a tracking still waiting on one of those hears of nothing more). A `Results`' observation is kept, once
+/// its `Results` is gone, until it has told of a change, at most `maximumResults` of them.
 final class ObservationObserver: ChangeObserver {
     var queue: DispatchQueue? { nil }
+    /// The objects' observations, oldest first, and where each record's is.
     private var watched: [ObjectObservation] = []
+    private var rows: [ObjectKeyID: Int] = [:]
+    private var results: [ResultsObservation] = []
+    static let maximumRows = 4096
+    static let maximumResults = 64
 
-    func add(_ observation: ObjectObservation) {
-        // Objects gone since are dropped as the list grows.
-        if watched.count >= 64, watched.count.nonzeroBitCount == 1 { watched.removeAll { $0.object == nil } }
+    struct ObjectKeyID: Hashable {
+        let partition: UInt32
+        let key: Int64
+    }
+
+    func observation(binding: TypeBinding, key: Int64, adopting: ObjectObservation?) -> ObjectObservation {
+        let id = ObjectKeyID(partition: binding.partition, key: key)
+        if let i = rows[id] { return watched[i] }
+        let observation = adopting ?? ObjectObservation(properties: binding.info.schema.properties.count)
+        observation.watch(binding, key: key)
+        if watched.count >= 2 * Self.maximumRows { forgetRows() }
+        rows[id] = watched.count
         watched.append(observation)
+        return observation
+    }
+
+    /// Lets go of the oldest observations no instance holds, down to `maximumRows` of them.
+    private func forgetRows() {
+        var unheld = 0
+        for i in watched.indices where isKnownUniquelyReferenced(&watched[i]) { unheld += 1 }
+        var surplus = unheld - Self.maximumRows
+        guard surplus > 0 else { return }
+        var kept: [ObjectObservation] = []
+        for i in watched.indices {
+            if surplus > 0, isKnownUniquelyReferenced(&watched[i]) {
+                surplus -= 1
+                continue
+            }
+            kept.append(watched[i])
+        }
+        watched = kept
+        rows = [:]
+        for (i, o) in watched.enumerated() {
+            if let binding = o.binding { rows[ObjectKeyID(partition: binding.partition, key: o.key)] = i }
+        }
+    }
+
+    func add(_ observation: ResultsObservation) {
+        // A Results' observation that told of a change once its Results was gone has done its work.
+        results.removeAll { $0.told && $0.owner == nil }
+        var unheld = results.filter { $0.owner == nil }.count
+        if unheld >= Self.maximumResults {
+            results.removeAll { o in
+                guard unheld >= Self.maximumResults, o.owner == nil else { return false }
+                unheld -= 1
+                return true
+            }
+        }
+        results.append(observation)
     }
 
     func changes(core: RealmCore, old: Snapshot, new: Snapshot, summary: ChangeSummary) throws -> (() -> Void)? {
         var calls: [(ObjectObservation, Int?)] = []
-        watched.removeAll { $0.object?._accessor == nil }
         for observation in watched {
-            guard let object = observation.object, let accessor = object._accessor, accessor.core === core else { continue }
-            let partition = accessor.binding.partition
-            guard summary.everything || summary.keys[partition]?.contains(accessor.key) == true else { continue }
-            let key = ObjectKey.bytes(accessor.key)
+            guard let binding = observation.binding else { continue }
+            let partition = binding.partition
+            guard summary.everything || summary.keys[partition]?.contains(observation.key) == true else { continue }
+            let key = ObjectKey.bytes(observation.key)
             let before = try old.get(key, in: partition)
             guard let after = try new.get(key, in: partition) else {
-                calls.append((observation, nil))
+                if before != nil { calls.append((observation, nil)) }
                 continue
             }
             guard let before, before != after else { continue }
-            let binding = accessor.binding
             before.withUnsafeBytes { b in
                 after.withUnsafeBytes { a in
-                    for index in observation.mutations.indices where observation.mutations[index] != nil {
+                    for index in observation.read.indices where observation.read[index] {
                         if RealmCore.values(binding, b, [index]) != RealmCore.values(binding, a, [index]) { calls.append((observation, index)) }
                     }
                 }
@@ -148,3 +248,63 @@ final class ObservationObserver: ChangeObserver {
 
     func failed(_ error: Realm.Error) -> (() -> Void)? { nil }
 }
+
+/// A `Results`' part in Observation: a read of its count or its contents registers here, and an observer of a
+/// copy of its query (made by the first such read) tells the trackings when a commit changes them.
+final class ResultsObservation: Observable, @unchecked Sendable {
+    let registrar = ObservationRegistrar()
+    var token: NotificationToken?
+    /// The cache of the `Results` this is for, while it lives.
+    weak var owner: AnyObject?
+    /// Whether it has told of a change.
+    private(set) var told = false
+    var count: Int { 0 }
+    var contents: Int { 0 }
+
+    init(owner: AnyObject) { self.owner = owner }
+
+    deinit { token?.invalidate() }
+
+    /// Calls the registrar's mutations for a change: the contents always, the count when objects came or went
+    /// in other numbers.
+    func changed(deletions: Int, insertions: Int) {
+        told = true
+        registrar.withMutation(of: self, keyPath: \.contents) {}
+        if deletions != insertions { registrar.withMutation(of: self, keyPath: \.count) {} }
+    }
+}
+
+extension Results {
+    /// Records a read of the count (`count: true`) or of the contents for Observation.
+    func observeRead(count: Bool) {
+        guard !core.isFrozen else { return }
+        let observation = cache.observation ?? {
+            let new = ResultsObservation(owner: cache)
+            cache.observation = new
+            // Not from within a write transaction (no observer can start there): such a read registers with
+            // the registrar, and nothing calls it.
+            if !core.isInWriteTransaction {
+                // Observes a copy of the query with a cache of its own: the observer must not keep this cache
+                // (and so itself) alive.
+                let copy = Results(
+                    core: core, binding: binding, predicate: predicate, sort: sort, distinct: distinctKeys, base: base, projector: projector,
+                    values: values)
+                new.token = copy.observe { [weak new] change in
+                    if case .update(_, let deletions, let insertions, _) = change {
+                        new?.changed(deletions: deletions.count, insertions: insertions.count)
+                    }
+                }
+                core.watch(new)
+            }
+            return new
+        }()
+        if count {
+            observation.registrar.access(observation, keyPath: \.count)
+        } else {
+            observation.registrar.access(observation, keyPath: \.contents)
+        }
+    }
+}
+
+/// A projection reads through its root object, whose reads record for Observation: it observes as its object.
+extension Projection: Observable {}

@@ -16,6 +16,7 @@ extension Results where Element: Object {
             let kind = p.isCollection ? "array" : QueryExpr.realmTypeName(p.type)
             fatalError("Cannot \(verb) property '\(property)': operation not supported for '\(kind)' properties")
         }
+        if core.tracksObservation { observeRead(count: false) }
         var out: [StoredValue] = []
         let context = queryContext()
         forEachCandidate { key, ref in

@@ -13,6 +13,11 @@ extension Results {
         @exclusivity(unchecked) var started = false
         @exclusivity(unchecked) var last: Object? = nil
         init(stream: MergingIterator) { self.stream = stream }
+        deinit {
+            // The last object, when the loop kept it (`first(where:)`'s answer), is no cursor any more: it reads
+            // its own copy of its record from here on (and records its reads for Observation).
+            if last != nil, !isKnownUniquelyReferenced(&last!) { last!._accessor?.keepRecord() }
+        }
     }
 
     public struct Iterator: IteratorProtocol {
@@ -147,6 +152,7 @@ extension Results {
     }
 
     public func makeIterator() -> Iterator {
+        if core.tracksObservation { observeRead(count: false) }
         if values != nil { return Iterator(results: self, stream: nil, keys: [], records: [], items: valueItems()) }
         if predicate == nil && sort.isEmpty && distinctKeys.isEmpty && base == nil {
             if let w = core.write {

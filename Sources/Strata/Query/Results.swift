@@ -85,6 +85,8 @@ public struct Results<Element: _RealmResultsElement>: RandomAccessCollection, Cu
         var recordsKept = false
         /// For values: the stored values, narrowed and ordered.
         var items: [StoredValue] = []
+        /// Its part in Swift's Observation, from the first read under a Realm that tracks (`Observation.swift`).
+        var observation: ResultsObservation?
     }
 
     /// The matching keys, evaluated for the current version, and with `needsRecords` copies of their records
@@ -241,9 +243,13 @@ public struct Results<Element: _RealmResultsElement>: RandomAccessCollection, Cu
 
     public var startIndex: Int { 0 }
     /// Cached with the keys (collection algorithms ask for it at every step).
-    public var endIndex: Int { values != nil ? valueItems().count : evaluated(needsRecords: false).keys.count }
+    public var endIndex: Int {
+        if core.tracksObservation { observeRead(count: true) }
+        return values != nil ? valueItems().count : evaluated(needsRecords: false).keys.count
+    }
 
     public var count: Int {
+        if core.tracksObservation { observeRead(count: true) }
         if values != nil { return valueItems().count }
         if predicate == nil && sort.isEmpty && distinctKeys.isEmpty && base == nil, !core.isInWriteTransaction, cache.token != core.changeToken {
             // Every object of the type: counted by a scan that keeps nothing.
@@ -270,6 +276,7 @@ public struct Results<Element: _RealmResultsElement>: RandomAccessCollection, Cu
     }
 
     public subscript(position: Int) -> Element {
+        if core.tracksObservation { observeRead(count: false) }
         if let values {
             let items = valueItems()
             require(position >= 0 && position < items.count, "Index \(position) is out of bounds (must be less than \(items.count)).")
@@ -293,6 +300,7 @@ public struct Results<Element: _RealmResultsElement>: RandomAccessCollection, Cu
     }
 
     public var first: Element? {
+        if core.tracksObservation { observeRead(count: false) }
         if let values { return valueItems().first.map { values.element($0, in: core) } }
         if sort.isEmpty && distinctKeys.isEmpty, !core.isInWriteTransaction, cache.token != core.changeToken {
             // In scan order: the first match ends the scan (or the pinned candidates' reads).
@@ -311,6 +319,7 @@ public struct Results<Element: _RealmResultsElement>: RandomAccessCollection, Cu
     }
 
     public var last: Element? {
+        if core.tracksObservation { observeRead(count: false) }
         if let values { return valueItems().last.map { values.element($0, in: core) } }
         let c = evaluated()
         guard let key = c.keys.last else { return nil }
@@ -318,6 +327,7 @@ public struct Results<Element: _RealmResultsElement>: RandomAccessCollection, Cu
     }
 
     public var isEmpty: Bool {
+        if core.tracksObservation { observeRead(count: true) }
         if values != nil { return valueItems().isEmpty }
         if sort.isEmpty && distinctKeys.isEmpty, !core.isInWriteTransaction, cache.token != core.changeToken {
             var any = false
@@ -343,6 +353,7 @@ public struct Results<Element: _RealmResultsElement>: RandomAccessCollection, Cu
 extension Results where Element: Object {
     public func index(of object: Element) -> Int? {
         guard let a = object._accessor, a.core === core else { return nil }
+        if core.tracksObservation { observeRead(count: false) }
         return evaluated().keys.firstIndex(of: a.key)
     }
 }

@@ -336,6 +336,7 @@ extension RealmCore {
         if added { accessor.addedIn = writeSerial }
         object._accessor = accessor
         object._unmanagedValues = nil
+        if object._observation != nil { object._keepObservation(accessor) }
         if binding.info.hasLegacyProperties { binding.info.bindLegacyProperties(of: object) }
     }
 

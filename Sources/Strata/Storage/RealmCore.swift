@@ -85,7 +85,8 @@ final class RealmCore: @unchecked Sendable {
         versionToken = Self.newVersionToken()
         bindings = core.bindings
         isFrozen = true
-        tracksObservation = core.tracksObservation
+        // A frozen Realm never changes: nothing to tell a tracking.
+        tracksObservation = false
     }
 
     /// The frozen Realm of this one's current version (this one, if it is frozen).
