@@ -1,5 +1,6 @@
 import Engine
 import Foundation
+import Observation
 @testable import Strata
 import Testing
 import TestSupport
@@ -120,6 +121,42 @@ func waitUntil(_ condition: () -> Bool) -> Bool {
         #expect(plain.object(ofType: SharedNote.self, forPrimaryKey: 1)?.text == "changed")
         #expect(waitUntil { childLines().filter { $0.hasPrefix("changes") }.count == 4 }, "the child saw no change from here")
         #expect(childLines().filter { $0.hasPrefix("changes") }.last == "changes ins=[2] del=[] mod=[]")
+    }
+
+    /// Swift's Observation across processes: a tracking of this process hears of the other process's commits
+    /// that change what it read (issue 39, item 1).
+    @Test func anotherProcesssCommitsTellObservationTrackings() throws {
+        let child = try #require(Self.childPath, "StrataCrashChild was not built beside the tests")
+        let dir = try TemporaryDirectory()
+        let url = URL(fileURLWithPath: dir.child("observed.realm"))
+        var config = Realm.Configuration(fileURL: url, objectTypes: [SharedNote.self])
+        config.observationTracking = true
+        let queue = DispatchQueue(label: "parent.observation")
+        let fired = Locked<[String]>([])
+        nonisolated(unsafe) var realm: Realm! = nil
+        nonisolated(unsafe) var notes: Results<SharedNote>! = nil
+        try queue.sync {
+            realm = try Realm(configuration: config, queue: queue)
+            notes = realm.objects(SharedNote.self)
+            _ = withObservationTracking { notes.count } onChange: { fired.withLock { $0.append("count") } }
+        }
+        defer { queue.sync { notes = nil; realm = nil } }
+
+        let other = try ShareChild(child, url.path)
+        defer { other.quit() }
+        #expect(waitUntil { other.lines.contains("ready") }, "the child did not start: \(other.lines)")
+        other.send("insert")
+        #expect(waitUntil { fired.withLock { $0 } == ["count"] }, "the other process's insert told nothing: \(fired.withLock { $0 })")
+        nonisolated(unsafe) var first: SharedNote? = nil
+        let text: String? = queue.sync {
+            first = realm.object(ofType: SharedNote.self, forPrimaryKey: 1)
+            let read: String? = withObservationTracking { first?.text } onChange: { fired.withLock { $0.append("text") } }
+            return read
+        }
+        #expect(text != nil)
+        other.send("modify")
+        #expect(waitUntil { fired.withLock { $0 } == ["count", "text"] }, "the other process's change told nothing: \(fired.withLock { $0 })")
+        queue.sync { first = nil }
     }
 
     /// An index one process declares is kept up by the writes of a process whose model does not know it (an

@@ -193,15 +193,21 @@ final class WatchedName: Projection<Watched> {
         #expect(again.withLock { $0 } == 1)
     }
 
-    @Test func aResultsOfAQueryReadInAWriteRegistersAndNothingCallsIt() throws {
-        // No observer starts within a write transaction (Realm refuses them there); the read is still safe.
+    @Test func aResultsReadInAWriteTransactionHearsOfItsCommit() throws {
         let realm = try Realm(configuration: config)
         let fired = Locked(0)
         try realm.write {
             _ = withObservationTracking { realm.objects(Watched.self).count } onChange: { fired.withLock { $0 += 1 } }
             realm.add(Watched(value: ["id": 4]))
         }
-        #expect(fired.withLock { $0 } == 0)
+        #expect(fired.withLock { $0 } == 1)
+        // Read after the write's own change: its commit changes nothing that was read.
+        let again = Locked(0)
+        try realm.write {
+            realm.add(Watched(value: ["id": 5]))
+            _ = withObservationTracking { realm.objects(Watched.self).count } onChange: { again.withLock { $0 += 1 } }
+        }
+        #expect(again.withLock { $0 } == 0)
     }
 
     @Test func aListSetOrMapFiresWhenItChangesNotWhenAnotherPropertyDoes() throws {

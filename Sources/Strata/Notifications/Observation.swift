@@ -12,8 +12,8 @@ import Observation
 // - The commit that changes what was read (from any thread, Realm or process) calls the tracking's `onChange`
 //   when this Realm moves to that version. Objects: one change observer per Realm (`ObservationObserver`)
 //   compares the records of the objects with an observation in the old and the new version and names the
-//   properties that differ (a deleted object names every property read). Results: an ordinary results
-//   observer of a copy of the query, kept while the `Results` is.
+//   properties that differ (a deleted object names every property read). The same observer evaluates each
+//   observed `Results`' query again after a commit that touches its types, and compares.
 // - The object a `for`-`in` loop over `Results` reuses from step to step (`ObjectAccessor.lent`) is a cursor,
 //   not an object a view holds: its reads record nothing. A loop that keeps its objects (`Array(results)`) gets
 //   objects of their own, which do.
@@ -240,37 +240,82 @@ final class ObservationObserver: ChangeObserver {
                 }
             }
         }
-        guard !calls.isEmpty else { return nil }
+        var told: [(ResultsObservation, Bool)] = []
+        for observation in results {
+            if let change = try observation.changes(core: core, old: old, new: new, summary: summary) { told.append((observation, change.count)) }
+        }
+        guard !calls.isEmpty || !told.isEmpty else { return nil }
         return {
             for (observation, index) in calls { observation.changed(index) }
+            for (observation, count) in told { observation.changed(count: count) }
         }
     }
 
     func failed(_ error: Realm.Error) -> (() -> Void)? { nil }
 }
 
-/// A `Results`' part in Observation: a read of its count or its contents registers here, and an observer of a
-/// copy of its query (made by the first such read) tells the trackings when a commit changes them.
+/// A `Results`' part in Observation: a read of its count or its contents registers here. The Realm's
+/// `ObservationObserver` evaluates the query again after each commit that touches its types and tells the
+/// trackings what changed. It holds the query, never the Realm (which holds it).
 final class ResultsObservation: Observable, @unchecked Sendable {
     let registrar = ObservationRegistrar()
-    var token: NotificationToken?
     /// The cache of the `Results` this is for, while it lives.
     weak var owner: AnyObject?
     /// Whether it has told of a change.
     private(set) var told = false
+    /// The query's type (for values: the owner's) and the other partitions whose commits can change it.
+    let partition: UInt32
+    let partitions: Set<UInt32>
+    /// The contents at the version last seen: the object keys (or, for values, the values), in order.
+    var last: Contents
+    /// The query's contents in a Realm, evaluated afresh.
+    let evaluate: (RealmCore) -> Contents
     var count: Int { 0 }
     var contents: Int { 0 }
 
-    init(owner: AnyObject) { self.owner = owner }
+    enum Contents: Equatable {
+        case keys([Int64])
+        case values([StoredValue])
 
-    deinit { token?.invalidate() }
+        var count: Int {
+            switch self {
+            case .keys(let k): k.count
+            case .values(let v): v.count
+            }
+        }
+    }
 
-    /// Calls the registrar's mutations for a change: the contents always, the count when objects came or went
-    /// in other numbers.
-    func changed(deletions: Int, insertions: Int) {
+    init(owner: AnyObject, partition: UInt32, partitions: Set<UInt32>, contents: Contents, evaluate: @escaping (RealmCore) -> Contents) {
+        self.owner = owner
+        self.partition = partition
+        self.partitions = partitions
+        self.last = contents
+        self.evaluate = evaluate
+    }
+
+    /// What a commit from `old` to `new` changed (the Realm now reads `new`), nil when nothing: the contents,
+    /// and whether the count changed.
+    func changes(core: RealmCore, old: Snapshot, new: Snapshot, summary: ChangeSummary) throws -> (count: Bool, contents: Bool)? {
+        guard summary.everything || partitions.contains(where: { !(summary.keys[$0]?.isEmpty ?? true) }) else { return nil }
+        let now = evaluate(core)
+        defer { last = now }
+        if now != last { return (now.count != last.count, true) }
+        // The same objects: did one of them change?
+        guard case .keys(let keys) = now else { return nil }
+        if summary.everything { return keys.isEmpty ? nil : (false, true) }
+        guard let changed = summary.keys[partition], !changed.isEmpty else { return nil }
+        for key in keys where changed.contains(key) {
+            let k = ObjectKey.bytes(key)
+            if try old.get(k, in: partition) != new.get(k, in: partition) { return (false, true) }
+        }
+        return nil
+    }
+
+    /// Calls the registrar's mutations for a change: the contents always, the count when it changed.
+    func changed(count: Bool) {
         told = true
         registrar.withMutation(of: self, keyPath: \.contents) {}
-        if deletions != insertions { registrar.withMutation(of: self, keyPath: \.count) {} }
+        if count { registrar.withMutation(of: self, keyPath: \.count) {} }
     }
 }
 
@@ -279,23 +324,17 @@ extension Results {
     func observeRead(count: Bool) {
         guard !core.isFrozen else { return }
         let observation = cache.observation ?? {
-            let new = ResultsObservation(owner: cache)
-            cache.observation = new
-            // Not from within a write transaction (no observer can start there): such a read registers with
-            // the registrar, and nothing calls it.
-            if !core.isInWriteTransaction {
-                // Observes a copy of the query with a cache of its own: the observer must not keep this cache
-                // (and so itself) alive.
-                let copy = Results(
-                    core: core, binding: binding, predicate: predicate, sort: sort, distinct: distinctKeys, base: base, projector: projector,
-                    values: values)
-                new.token = copy.observe { [weak new] change in
-                    if case .update(_, let deletions, let insertions, _) = change {
-                        new?.changed(deletions: deletions.count, insertions: insertions.count)
-                    }
-                }
-                core.watch(new)
+            // What the query needs again later, without the Realm.
+            let (binding, predicate, sort, distinct, base, values) = (self.binding, self.predicate, self.sort, distinctKeys, self.base, self.values)
+            let evaluate = { (core: RealmCore) -> ResultsObservation.Contents in
+                let results = Results(core: core, binding: binding, predicate: predicate, sort: sort, distinct: distinct, base: base, values: values)
+                return values != nil ? .values(results.valueItems()) : .keys(results.evaluatedKeys())
             }
+            var partitions = linkedPartitions
+            partitions.insert(binding.partition)
+            let new = ResultsObservation(owner: cache, partition: binding.partition, partitions: partitions, contents: evaluate(core), evaluate: evaluate)
+            cache.observation = new
+            core.watch(new)
             return new
         }()
         if count {
