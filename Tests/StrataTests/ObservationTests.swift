@@ -297,6 +297,44 @@ final class WatchedName: Projection<Watched> {
         #expect(frozen.name == "one")
     }
 
+    @Test func aCollectionsResultsAndAResultsOfValuesCompareTheirContents() throws {
+        let realm = try Realm(configuration: config)
+        let owner = try #require(realm.object(ofType: WatchedOwner.self, forPrimaryKey: 1))
+        try realm.write {
+            owner.friends.append(objectsIn: realm.objects(Watched.self).sorted(byKeyPath: "id"))
+        }
+        let older = owner.friends.where { $0.age > 15 }
+        let scores = owner.scores.sorted(ascending: false)
+        let fired = Locked([0, 0])
+        _ = withObservationTracking { older.count } onChange: { fired.withLock { $0[0] += 1 } }
+        _ = withObservationTracking { Array(scores) } onChange: { fired.withLock { $0[1] += 1 } }
+        // Object 1 stays younger: neither changes.
+        try commitElsewhere { $0.object(ofType: Watched.self, forPrimaryKey: 1)?.age = 12 }
+        realm.refresh()
+        #expect(fired.withLock { $0 } == [0, 0])
+        try commitElsewhere { $0.object(ofType: Watched.self, forPrimaryKey: 1)?.age = 40 }
+        try commitElsewhere { $0.object(ofType: WatchedOwner.self, forPrimaryKey: 1)?.scores.append(7) }
+        realm.refresh()
+        #expect(fired.withLock { $0 } == [1, 1])
+        #expect(older.count == 2)
+        #expect(Array(scores) == [7, 2, 1])
+    }
+
+    @Test func aRealmWhoseReadsWereTrackedClosesWhenLetGo() throws {
+        // What Observation keeps (records' observations, observed queries) must not keep the Realm open: a
+        // Realm's files can be deleted once nothing of it is held.
+        let fired = Locked(0)
+        do {
+            let realm = try Realm(configuration: config)
+            let results = realm.objects(Watched.self).where { $0.age > 0 }
+            _ = withObservationTracking {
+                (results.count, realm.object(ofType: WatchedOwner.self, forPrimaryKey: 1)?.scores.count, results.first?.name)
+            } onChange: { fired.withLock { $0 += 1 } }
+        }
+        #expect(try Realm.deleteFiles(for: config), "the Realm is still open")
+        #expect(fired.withLock { $0 } == 0)
+    }
+
     @Test func aProjectionObservesAsItsObject() throws {
         let realm = try Realm(configuration: config)
         let projection = try #require(realm.objects(WatchedName.self).first { $0.title == "one" })

@@ -242,7 +242,7 @@ final class ObservationObserver: ChangeObserver {
         }
         var told: [(ResultsObservation, Bool)] = []
         for observation in results {
-            if let change = try observation.changes(core: core, old: old, new: new, summary: summary) { told.append((observation, change.count)) }
+            if let count = try observation.changes(core: core, old: old, new: new, summary: summary) { told.append((observation, count)) }
         }
         guard !calls.isEmpty || !told.isEmpty else { return nil }
         return {
@@ -255,8 +255,8 @@ final class ObservationObserver: ChangeObserver {
 }
 
 /// A `Results`' part in Observation: a read of its count or its contents registers here. The Realm's
-/// `ObservationObserver` evaluates the query again after each commit that touches its types and tells the
-/// trackings what changed. It holds the query, never the Realm (which holds it).
+/// `ObservationObserver` tells the trackings what a commit changed. It holds the query, never the Realm (which
+/// holds it).
 final class ResultsObservation: Observable, @unchecked Sendable {
     let registrar = ObservationRegistrar()
     /// The cache of the `Results` this is for, while it lives.
@@ -264,14 +264,23 @@ final class ResultsObservation: Observable, @unchecked Sendable {
     /// Whether it has told of a change.
     private(set) var told = false
     /// The query's type (for values: the owner's) and the other partitions whose commits can change it.
-    let partition: UInt32
+    let binding: TypeBinding
     let partitions: Set<UInt32>
-    /// The contents at the version last seen: the object keys (or, for values, the values), in order.
-    var last: Contents
-    /// The query's contents in a Realm, evaluated afresh.
-    let evaluate: (RealmCore) -> Contents
+    let mode: Mode
+    /// For `.contents`: the contents at the version last seen.
+    var last: Contents?
     var count: Int { 0 }
     var contents: Int { 0 }
+
+    /// How a commit's effect is found.
+    enum Mode {
+        /// The objects of one type that match a predicate reading nothing else (in any order): from the
+        /// objects the commit changed alone, nothing evaluated in advance.
+        case changedObjects(Predicate?)
+        /// Anything else (a collection's objects, distinct, links, values): the query evaluated again and
+        /// compared with its contents before.
+        case contents((RealmCore) -> Contents)
+    }
 
     enum Contents: Equatable {
         case keys([Int64])
@@ -285,30 +294,53 @@ final class ResultsObservation: Observable, @unchecked Sendable {
         }
     }
 
-    init(owner: AnyObject, partition: UInt32, partitions: Set<UInt32>, contents: Contents, evaluate: @escaping (RealmCore) -> Contents) {
+    init(owner: AnyObject, binding: TypeBinding, partitions: Set<UInt32>, mode: Mode, contents: Contents?) {
         self.owner = owner
-        self.partition = partition
+        self.binding = binding
         self.partitions = partitions
+        self.mode = mode
         self.last = contents
-        self.evaluate = evaluate
     }
 
-    /// What a commit from `old` to `new` changed (the Realm now reads `new`), nil when nothing: the contents,
-    /// and whether the count changed.
-    func changes(core: RealmCore, old: Snapshot, new: Snapshot, summary: ChangeSummary) throws -> (count: Bool, contents: Bool)? {
+    /// What a commit from `old` to `new` changed (the Realm now reads `new`): nil when nothing, else whether
+    /// the count changed too (the contents did).
+    func changes(core: RealmCore, old: Snapshot, new: Snapshot, summary: ChangeSummary) throws -> Bool? {
         guard summary.everything || partitions.contains(where: { !(summary.keys[$0]?.isEmpty ?? true) }) else { return nil }
-        let now = evaluate(core)
-        defer { last = now }
-        if now != last { return (now.count != last.count, true) }
-        // The same objects: did one of them change?
-        guard case .keys(let keys) = now else { return nil }
-        if summary.everything { return keys.isEmpty ? nil : (false, true) }
-        guard let changed = summary.keys[partition], !changed.isEmpty else { return nil }
-        for key in keys where changed.contains(key) {
-            let k = ObjectKey.bytes(key)
-            if try old.get(k, in: partition) != new.get(k, in: partition) { return (false, true) }
+        switch mode {
+        case .changedObjects(let predicate):
+            // A commit whose changes are not known one by one: told, to be safe.
+            if summary.everything { return true }
+            guard let changed = summary.keys[binding.partition] else { return nil }
+            var delta = 0
+            var touched = false
+            for key in changed {
+                let was = try binding.matches(key, in: old, predicate: predicate)
+                let now = try binding.matches(key, in: new, predicate: predicate)
+                if was != now {
+                    touched = true
+                    delta += now ? 1 : -1
+                } else if was {
+                    let k = ObjectKey.bytes(key)
+                    if try old.get(k, in: binding.partition) != new.get(k, in: binding.partition) { touched = true }
+                }
+            }
+            return touched ? delta != 0 : nil
+        case .contents(let evaluate):
+            let now = evaluate(core)
+            let before = last
+            last = now
+            guard let before else { return true }
+            if now != before { return now.count != before.count }
+            // The same objects: did one of them change?
+            guard case .keys(let keys) = now else { return nil }
+            if summary.everything { return keys.isEmpty ? nil : false }
+            guard let changed = summary.keys[binding.partition], !changed.isEmpty else { return nil }
+            for key in keys where changed.contains(key) {
+                let k = ObjectKey.bytes(key)
+                if try old.get(k, in: binding.partition) != new.get(k, in: binding.partition) { return false }
+            }
+            return nil
         }
-        return nil
     }
 
     /// Calls the registrar's mutations for a change: the contents always, the count when it changed.
@@ -324,15 +356,24 @@ extension Results {
     func observeRead(count: Bool) {
         guard !core.isFrozen else { return }
         let observation = cache.observation ?? {
-            // What the query needs again later, without the Realm.
-            let (binding, predicate, sort, distinct, base, values) = (self.binding, self.predicate, self.sort, distinctKeys, self.base, self.values)
-            let evaluate = { (core: RealmCore) -> ResultsObservation.Contents in
-                let results = Results(core: core, binding: binding, predicate: predicate, sort: sort, distinct: distinct, base: base, values: values)
-                return values != nil ? .values(results.valueItems()) : .keys(results.evaluatedKeys())
-            }
             var partitions = linkedPartitions
             partitions.insert(binding.partition)
-            let new = ResultsObservation(owner: cache, partition: binding.partition, partitions: partitions, contents: evaluate(core), evaluate: evaluate)
+            let new: ResultsObservation
+            // In a write, what was read includes the write's own changes, which its commit then brings: compared with
+            // the contents as read.
+            if base == nil && values == nil && distinctKeys.isEmpty && partitions.count == 1 && predicate?.readsOtherObjects != true
+                && !core.isInWriteTransaction
+            {
+                new = ResultsObservation(owner: cache, binding: binding, partitions: partitions, mode: .changedObjects(predicate), contents: nil)
+            } else {
+                // What the query needs again later, without the Realm.
+                let (binding, predicate, sort, distinct, base, values) = (self.binding, self.predicate, self.sort, distinctKeys, self.base, self.values)
+                let evaluate = { (core: RealmCore) -> ResultsObservation.Contents in
+                    let results = Results(core: core, binding: binding, predicate: predicate, sort: sort, distinct: distinct, base: base, values: values)
+                    return values != nil ? .values(results.valueItems()) : .keys(results.evaluatedKeys())
+                }
+                new = ResultsObservation(owner: cache, binding: binding, partitions: partitions, mode: .contents(evaluate), contents: evaluate(core))
+            }
             cache.observation = new
             core.watch(new)
             return new

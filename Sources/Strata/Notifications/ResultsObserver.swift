@@ -60,6 +60,18 @@ struct LinkWatch {
     }
 }
 
+extension TypeBinding {
+    /// Whether object `key` exists in `snapshot` and matches `predicate` (one that reads no other object).
+    func matches(_ key: Int64, in snapshot: Snapshot, predicate: Predicate?) throws -> Bool {
+        try snapshot.withValue(forKey: ObjectKey.bytes(key), in: partition) { raw in
+            guard let raw else { return false }
+            guard let predicate else { return true }
+            if let migrated = migratedRecord(raw) { return migrated.withUnsafeBytes { predicate.evaluate(.bytes($0, self)) } }
+            return predicate.evaluate(.bytes(raw, self))
+        }
+    }
+}
+
 final class ResultsObserver<Element: _RealmResultsElement>: ChangeObserver {
     let results: Results<Element>
     let queue: DispatchQueue?
@@ -238,12 +250,7 @@ final class ResultsObserver<Element: _RealmResultsElement>: ChangeObserver {
 
     /// Whether the object with `key` exists in `snapshot` and matches `predicate`.
     static func matches(_ key: Int64, in snapshot: Snapshot, binding: TypeBinding, predicate: Predicate?) throws -> Bool {
-        try snapshot.withValue(forKey: ObjectKey.bytes(key), in: binding.partition) { raw in
-            guard let raw else { return false }
-            guard let predicate else { return true }
-            if let migrated = binding.migratedRecord(raw) { return migrated.withUnsafeBytes { predicate.evaluate(.bytes($0, binding)) } }
-            return predicate.evaluate(.bytes(raw, binding))
-        }
+        try binding.matches(key, in: snapshot, predicate: predicate)
     }
 
     static func index(of key: Int64, in sorted: [Int64]) -> Int? {
