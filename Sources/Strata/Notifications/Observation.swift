@@ -31,55 +31,71 @@ extension Object: Observable {}
 @usableFromInline
 final class ObjectObservation: Observable, @unchecked Sendable {
     let registrar = ObservationRegistrar()
-    /// The key path naming each property to the registrar, made by its first read.
-    private var keyPaths: [KeyPath<ObjectObservation, Int>?]
-    /// The properties read since the observation began: those a commit compares.
-    private(set) var read: [Bool]
+    /// How many properties the object has.
+    let properties: Int
+    /// The properties read since the observation began (those a commit compares): the first 64 as bits, any
+    /// further ones in a set. Inline, so that an observation costs few allocations (one per object read with
+    /// `observationTracking` on).
+    private var readMask: UInt64 = 0
+    private var readBeyond: Set<Int>?
     /// For a managed object: its type and key (set when it is watched).
     private(set) var binding: TypeBinding?
     private(set) var key: Int64 = 0
 
     init(properties: Int) {
-        keyPaths = Array(repeating: nil, count: properties)
-        read = Array(repeating: false, count: properties)
+        self.properties = properties
     }
 
     /// What the registrar's key paths lead to: nothing is read through them.
     subscript(property index: Int) -> Int { index }
 
-    private func keyPath(_ index: Int) -> KeyPath<ObjectObservation, Int> {
-        if let k = keyPaths[index] { return k }
-        let k = \ObjectObservation.[property: index]
-        keyPaths[index] = k
-        return k
+    /// The key path naming property `index` to a registrar, the same for every object (made once, shared).
+    private static let keyPaths = Locked<[KeyPath<ObjectObservation, Int>]>([])
+
+    private static func keyPath(_ index: Int) -> KeyPath<ObjectObservation, Int> {
+        keyPaths.withLock { paths in
+            while paths.count <= index { paths.append(\ObjectObservation.[property: paths.count]) }
+            return paths[index]
+        }
     }
 
+    func wasRead(_ index: Int) -> Bool {
+        index < 64 ? readMask & (1 << UInt64(index)) != 0 : readBeyond?.contains(index) == true
+    }
+
+    /// The properties read, in order.
+    var readProperties: [Int] { (0..<properties).filter(wasRead) }
+
     func access(_ index: Int) {
-        guard index >= 0 && index < read.count else { return }
-        read[index] = true
-        registrar.access(self, keyPath: keyPath(index))
+        guard index >= 0 && index < properties else { return }
+        if index < 64 {
+            readMask |= 1 << UInt64(index)
+        } else {
+            readBeyond = (readBeyond ?? []).union([index])
+        }
+        registrar.access(self, keyPath: Self.keyPath(index))
     }
 
     /// Tells the trackings that read property `index`, or every property read when nil, that it changed.
     func changed(_ index: Int?) {
         if let index {
-            guard index >= 0 && index < read.count, read[index] else { return }
-            registrar.withMutation(of: self, keyPath: keyPath(index)) {}
+            guard index >= 0 && index < properties, wasRead(index) else { return }
+            registrar.withMutation(of: self, keyPath: Self.keyPath(index)) {}
         } else {
-            for i in read.indices where read[i] { registrar.withMutation(of: self, keyPath: keyPath(i)) {} }
+            for i in readProperties { registrar.withMutation(of: self, keyPath: Self.keyPath(i)) {} }
         }
     }
 
     @usableFromInline
     func willSet(_ index: Int) {
-        guard index >= 0 && index < read.count, read[index] else { return }
-        registrar.willSet(self, keyPath: keyPath(index))
+        guard index >= 0 && index < properties, wasRead(index) else { return }
+        registrar.willSet(self, keyPath: Self.keyPath(index))
     }
 
     @usableFromInline
     func didSet(_ index: Int) {
-        guard index >= 0 && index < read.count, read[index] else { return }
-        registrar.didSet(self, keyPath: keyPath(index))
+        guard index >= 0 && index < properties, wasRead(index) else { return }
+        registrar.didSet(self, keyPath: Self.keyPath(index))
     }
 
     func watch(_ binding: TypeBinding, key: Int64) {
@@ -234,7 +250,7 @@ final class ObservationObserver: ChangeObserver {
             guard let before, before != after else { continue }
             before.withUnsafeBytes { b in
                 after.withUnsafeBytes { a in
-                    for index in observation.read.indices where observation.read[index] {
+                    for index in observation.readProperties {
                         if RealmCore.values(binding, b, [index]) != RealmCore.values(binding, a, [index]) { calls.append((observation, index)) }
                     }
                 }
