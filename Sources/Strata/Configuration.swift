@@ -73,11 +73,13 @@ extension Realm {
         /// gets `Realm.Error.alreadyOpen`. The first open of a file in a process decides for every instance of it.
         /// In-memory Realms are always exclusive.
         public var processSharing: ProcessSharing = Configuration.initialProcessSharing.withLock { $0 }
-        /// Whether the managed objects of this Realm take part in Swift's Observation (Strata's addition): a read
-        /// inside `withObservationTracking` (a SwiftUI view's body on iOS 17 and later) records what it read, and a
-        /// commit that changes it calls the tracking's `onChange`. Off by default: recording costs each object read
-        /// outside a loop's cursor an object of its own the first time (a lookup took 1.8 times as long in the
-        /// Bench). Unmanaged objects are always observable, as `@Observable` classes are.
+        /// Whether the managed objects, `Results` and collections of this Realm take part in Swift's Observation
+        /// (Strata's addition): a read inside `withObservationTracking` (a SwiftUI view's body on iOS 17 and later)
+        /// records what it read, and a commit that changes it calls the tracking's `onChange` once. Off by default:
+        /// Observation cannot say whether a tracking is listening, so every read records, and the first read of each
+        /// record outside a loop's cursor makes it an observation (a registrar): a random lookup takes twice as long
+        /// in the Bench (`--observation-tracking`). Unmanaged objects are always observable, as `@Observable`
+        /// classes are.
         public var observationTracking = false
 
         /// The `processSharing` new configurations start with: `.shared`, unless the Bench's `--process-sharing`

@@ -10,6 +10,7 @@ final class Watched: Object {
     @Persisted(primaryKey: true) var id = 0
     @Persisted var name = ""
     @Persisted var age = 0
+    @Persisted var ratio = 0.0
 }
 
 final class WatchedOwner: Object {
@@ -318,6 +319,36 @@ final class WatchedName: Projection<Watched> {
         #expect(fired.withLock { $0 } == [1, 1])
         #expect(older.count == 2)
         #expect(Array(scores) == [7, 2, 1])
+    }
+
+    @Test func aNaNWrittenAgainOrAnotherPropertyOfItsObjectChangedTellsNothing() throws {
+        let realm = try Realm(configuration: config)
+        try realm.write { realm.object(ofType: Watched.self, forPrimaryKey: 1)?.ratio = .nan }
+        let one = try #require(realm.object(ofType: Watched.self, forPrimaryKey: 1))
+        let results = realm.objects(Watched.self).where { $0.age < 15 }
+        let fired = Locked([0, 0])
+        _ = withObservationTracking { one.ratio } onChange: { fired.withLock { $0[0] += 1 } }
+        _ = withObservationTracking { results.map(\.id) } onChange: { fired.withLock { $0[1] += 1 } }
+        try commitElsewhere { $0.object(ofType: Watched.self, forPrimaryKey: 1)?.ratio = .nan }
+        realm.refresh()
+        #expect(fired.withLock { $0 } == [0, 0])
+        try commitElsewhere { $0.object(ofType: Watched.self, forPrimaryKey: 1)?.ratio = 0.5 }
+        realm.refresh()
+        #expect(fired.withLock { $0 } == [1, 1])
+    }
+
+    @Test func aRealmOpenedWithTrackingBesideOneWithoutIsAnotherInstance() throws {
+        var plain = config
+        plain.observationTracking = false
+        let untracked = try Realm(configuration: plain)
+        let realm = try Realm(configuration: config)
+        let one = try #require(realm.object(ofType: Watched.self, forPrimaryKey: 1))
+        let fired = Locked(0)
+        _ = withObservationTracking { one.name } onChange: { fired.withLock { $0 += 1 } }
+        try commitElsewhere { $0.object(ofType: Watched.self, forPrimaryKey: 1)?.name = "x" }
+        realm.refresh()
+        #expect(fired.withLock { $0 } == 1)
+        #expect(untracked.object(ofType: Watched.self, forPrimaryKey: 1) != nil)
     }
 
     @Test func aRealmWhoseReadsWereTrackedClosesWhenLetGo() throws {

@@ -60,6 +60,14 @@ public struct OnlineMigrationFigures: Sendable {
     public var fullNameLengths: Int
 }
 
+/// An engine that deletes what a query matches, as its users write it (Strata: `realm.delete` of a `Results`
+/// of a query; SQLite: DELETE ... WHERE): `delete-half`'s filter through `%` is not something a Realm query can say.
+public protocol QueryDeletingBenchEngine: BenchEngine {
+    /// Deletes every person with an id above `id` in one durable write transaction (the timed part); returns the
+    /// number deleted.
+    func deleteIDsAbove(_ id: Int) throws -> Int
+}
+
 /// An engine with change notifications (Strata).
 public protocol NotifyingBenchEngine: BenchEngine {
     /// Milliseconds from the start of a one-object write to the delivery of its change set to an observer of

@@ -109,6 +109,16 @@ public final class SQLitePeer: BenchEngine {
     }
 }
 
+extension SQLitePeer: QueryDeletingBenchEngine {
+    public func deleteIDsAbove(_ id: Int) throws -> Int {
+        try exec("BEGIN")
+        try exec("DELETE FROM person WHERE id > \(id)")
+        let n = Int(sqlite3_changes(db))
+        try exec("COMMIT")
+        return n
+    }
+}
+
 extension SQLitePeer: MigratingBenchEngine {
     public func compactedSize(in directory: String) throws -> Int {
         try open(in: directory)

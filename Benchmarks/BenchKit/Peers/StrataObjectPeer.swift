@@ -134,6 +134,19 @@ public final class StrataObjectPeer: BenchEngine {
     public func sizeOnDisk(in directory: String) throws -> Int { DirectorySize.bytes(directory + "/strata.realm") }
 }
 
+extension StrataObjectPeer: QueryDeletingBenchEngine {
+    public func deleteIDsAbove(_ id: Int) throws -> Int {
+        let realm = try open()
+        var n = 0
+        try realm.write {
+            let above = realm.objects(BenchPerson.self).where { $0.id > id }
+            n = above.count
+            realm.delete(above)
+        }
+        return n
+    }
+}
+
 extension StrataObjectPeer: SnapshotReadingBenchEngine {
     public func enumerateWhileWriting() throws -> (seconds: Double, ageSum: Int, commits: Int) {
         let realm = try open()

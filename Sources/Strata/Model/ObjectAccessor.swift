@@ -89,6 +89,8 @@ final class ObjectAccessor {
     /// layout: a `Results` iteration reusing an object for a record it had to migrate.
     func reset(key: Int64, record bytes: [UInt8], version: UInt64) {
         self.key = key
+        // Another record: the previous one's observation is not this one's.
+        observation = nil
         epoch = core.invalidations
         addedIn = 0
         removed = false

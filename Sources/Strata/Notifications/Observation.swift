@@ -49,13 +49,18 @@ final class ObjectObservation: Observable, @unchecked Sendable {
     /// What the registrar's key paths lead to: nothing is read through them.
     subscript(property index: Int) -> Int { index }
 
-    /// The key path naming property `index` to a registrar, the same for every object (made once, shared).
-    private static let keyPaths = Locked<[KeyPath<ObjectObservation, Int>]>([])
+    /// The key path naming property `index` to a registrar, the same for every object: made once for the first
+    /// 64 properties (read without a lock), on demand beyond.
+    private static let keyPaths: [any KeyPath<ObjectObservation, Int> & Sendable] = (0..<64).map { \ObjectObservation.[property: $0] }
+    private static let furtherKeyPaths = Locked<[Int: KeyPath<ObjectObservation, Int>]>([:])
 
     private static func keyPath(_ index: Int) -> KeyPath<ObjectObservation, Int> {
-        keyPaths.withLock { paths in
-            while paths.count <= index { paths.append(\ObjectObservation.[property: paths.count]) }
-            return paths[index]
+        if index < keyPaths.count { return keyPaths[index] }
+        return furtherKeyPaths.withLock { paths in
+            if let k = paths[index] { return k }
+            let k = \ObjectObservation.[property: index]
+            paths[index] = k
+            return k
         }
     }
 
@@ -182,6 +187,7 @@ final class ObservationObserver: ChangeObserver {
     private var rows: [ObjectKeyID: Int] = [:]
     private var results: [ResultsObservation] = []
     static let maximumRows = 4096
+    private var sweepAt = 2 * maximumRows
     static let maximumResults = 64
 
     struct ObjectKeyID: Hashable {
@@ -194,7 +200,11 @@ final class ObservationObserver: ChangeObserver {
         if let i = rows[id] { return watched[i] }
         let observation = adopting ?? ObjectObservation(properties: binding.info.schema.properties.count)
         observation.watch(binding, key: key)
-        if watched.count >= 2 * Self.maximumRows { forgetRows() }
+        if watched.count >= sweepAt {
+            forgetRows()
+            // Held observations stay: the next look waits until as many again have come.
+            sweepAt = max(2 * Self.maximumRows, 2 * watched.count)
+        }
         rows[id] = watched.count
         watched.append(observation)
         return observation
@@ -248,13 +258,9 @@ final class ObservationObserver: ChangeObserver {
                 continue
             }
             guard let before, before != after else { continue }
-            before.withUnsafeBytes { b in
-                after.withUnsafeBytes { a in
-                    for index in observation.readProperties {
-                        if RealmCore.values(binding, b, [index]) != RealmCore.values(binding, a, [index]) { calls.append((observation, index)) }
-                    }
-                }
-            }
+            let read = observation.readProperties
+            let (was, now) = before.withUnsafeBytes { b in after.withUnsafeBytes { a in (RealmCore.values(binding, b, read), RealmCore.values(binding, a, read)) } }
+            for (n, index) in read.enumerated() where !RealmCore.same(was[n], now[n]) { calls.append((observation, index)) }
         }
         var told: [(ResultsObservation, Bool)] = []
         for observation in results {
@@ -310,6 +316,8 @@ final class ResultsObservation: Observable, @unchecked Sendable {
         }
     }
 
+    private var allProperties: [Int] { Array(binding.info.schema.properties.indices) }
+
     init(owner: AnyObject, binding: TypeBinding, partitions: Set<UInt32>, mode: Mode, contents: Contents?) {
         self.owner = owner
         self.binding = binding
@@ -324,9 +332,8 @@ final class ResultsObservation: Observable, @unchecked Sendable {
         guard summary.everything || partitions.contains(where: { !(summary.keys[$0]?.isEmpty ?? true) }) else { return nil }
         switch mode {
         case .changedObjects(let predicate):
-            // A commit whose changes are not known one by one: told, to be safe.
-            if summary.everything { return true }
-            guard let changed = summary.keys[binding.partition] else { return nil }
+            // A commit whose changes are not known one by one: every object of the type in either version.
+            let changed = try LinkWatch.candidates(summary, binding, old: old, new: new)
             var delta = 0
             var touched = false
             for key in changed {
@@ -335,9 +342,8 @@ final class ResultsObservation: Observable, @unchecked Sendable {
                 if was != now {
                     touched = true
                     delta += now ? 1 : -1
-                } else if was {
-                    let k = ObjectKey.bytes(key)
-                    if try old.get(k, in: binding.partition) != new.get(k, in: binding.partition) { touched = true }
+                } else if was, try RealmCore.differs(binding, key: key, old: old, new: new, indices: allProperties) {
+                    touched = true
                 }
             }
             return touched ? delta != 0 : nil
@@ -349,11 +355,9 @@ final class ResultsObservation: Observable, @unchecked Sendable {
             if now != before { return now.count != before.count }
             // The same objects: did one of them change?
             guard case .keys(let keys) = now else { return nil }
-            if summary.everything { return keys.isEmpty ? nil : false }
-            guard let changed = summary.keys[binding.partition], !changed.isEmpty else { return nil }
+            let changed = Set(try LinkWatch.candidates(summary, binding, old: old, new: new))
             for key in keys where changed.contains(key) {
-                let k = ObjectKey.bytes(key)
-                if try old.get(k, in: binding.partition) != new.get(k, in: binding.partition) { return false }
+                if try RealmCore.differs(binding, key: key, old: old, new: new, indices: allProperties) { return false }
             }
             return nil
         }
@@ -377,8 +381,7 @@ extension Results {
             let new: ResultsObservation
             // In a write, what was read includes the write's own changes, which its commit then brings: compared with
             // the contents as read.
-            if base == nil && values == nil && distinctKeys.isEmpty && partitions.count == 1 && predicate?.readsOtherObjects != true
-                && !core.isInWriteTransaction
+            if base == nil && values == nil && distinctKeys.isEmpty && partitions.count == 1 && queryContext() == nil && !core.isInWriteTransaction
             {
                 new = ResultsObservation(owner: cache, binding: binding, partitions: partitions, mode: .changedObjects(predicate), contents: nil)
             } else {

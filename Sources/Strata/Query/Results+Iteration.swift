@@ -14,9 +14,11 @@ extension Results {
         @exclusivity(unchecked) var last: Object? = nil
         init(stream: MergingIterator) { self.stream = stream }
         deinit {
-            // The last object, when the loop kept it (`first(where:)`'s answer), is no cursor any more: it reads
-            // its own copy of its record from here on (and records its reads for Observation).
-            if last != nil, !isKnownUniquelyReferenced(&last!) { last!._accessor?.keepRecord() }
+            // The last object, or its accessor, when the loop kept it (`first(where:)`'s answer, a list view
+            // taken before a `break`), is no cursor any more: it reads its own copy of its record from here on
+            // (and records its reads for Observation).
+            guard last != nil, last!._accessor != nil else { return }
+            if !isKnownUniquelyReferenced(&last!) || !isKnownUniquelyReferenced(&last!._accessor!) { last!._accessor!.keepRecord() }
         }
     }
 

@@ -13,8 +13,10 @@ enum RealmCache {
         let objectTypes: [ObjectIdentifier]?
         let migrationMode: Realm.Configuration.MigrationMode
         let encryptionKey: Data?
+        let observationTracking: Bool
 
         init(_ c: Realm.Configuration) {
+            observationTracking = c.observationTracking
             encryptionKey = c.encryptionKey
             identity = c.identity
             schemaVersion = c.schemaVersion

@@ -211,6 +211,7 @@ final class RealmCore: @unchecked Sendable {
                 // A damaged file: the observer gets its `.error` case (never a change computed from what could
                 // be read) and nothing more.
                 observerList.remove(ObjectIdentifier(o))
+                if o === observationObserver { observationObserver = nil }
                 delivery = o.failed(Realm.Error(
                     .fail, "computing the changes of version \(next.sequence) for an observer of \(shared.displayName) failed: \(error)",
                     fileURL: configuration.fileURL, underlying: error,
