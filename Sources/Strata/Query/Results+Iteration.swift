@@ -33,10 +33,10 @@ extension Results {
         let items: [StoredValue]
         private let values: ValueSource<Element>?
         /// For projections: the projection of each object.
-        private let projector: ((Object) -> Element)?
+        @usableFromInline let projector: ((Object) -> Element)?
         var i = 0
         /// Whether the binding's objects are exactly `Element`s (then no dynamic cast is needed).
-        let exactClass: Bool
+        @usableFromInline let exactClass: Bool
         /// Whether records may need an online migration's transforms.
         let needsMigration: Bool
         /// Whether objects are lent their records in the scan's blocks. Not for a frozen Realm: its objects may
@@ -94,14 +94,25 @@ extension Results {
             return nil
         }
 
+        /// Inlined into the loop, and so specialized for its element type: the step's object comes from the
+        /// non-generic work below, and handing it out as an `Element` is a move (unspecialized, it went through
+        /// the element type's metadata at every step).
+        @inlinable
         public mutating func next() -> Element? {
-            guard let object = nextObject() else {
-                guard let values, i < items.count else { return nil }
-                defer { i += 1 }
-                return values.element(items[i], in: core)
-            }
+            guard let object = _nextObject() else { return _nextValue() }
             if let projector { return projector(object) }
             return exactClass ? unsafeBitCast(object, to: Element.self) : object as! Element
+        }
+
+        @usableFromInline
+        mutating func _nextObject() -> Object? { nextObject() }
+
+        /// The next value of a Results of values; nil at the end (and always for objects).
+        @usableFromInline
+        mutating func _nextValue() -> Element? {
+            guard let values, i < items.count else { return nil }
+            defer { i += 1 }
+            return values.element(items[i], in: core)
         }
 
         /// The next object of an object or projection Results; nil at the end (and always for values).
