@@ -19,6 +19,9 @@ import Testing
             "Engine/Compression/PortableLZ4.swift", "Engine/Checksum/PortableXXH3.swift",
             // Reads the Swift runtime's type metadata records to find the model classes (no write through a pointer).
             "Strata/Schema/ModelDiscovery.swift",
+            // Writes each @Persisted storage's property index into a model instance, at the offsets the runtime
+            // gives for the class's fields.
+            "Strata/Model/PersistedSlots.swift",
         ]),
         ("baseAddress!", [
             "Engine/System/Syscalls.swift", "Engine/System/MappedRegion.swift", "Engine/System/SystemProcess.swift",

@@ -33,10 +33,7 @@ extension Persisted: Encodable where Value: Encodable {
     /// had when it was made (see "Moving from RealmSwift"); define `encode(to:)` to encode managed objects.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
-        switch storage {
-        case .unmanaged(let value): try container.encode(value)
-        case .probe: try container.encode(Value._zeroValue)
-        }
+        try container.encode(unmanagedValue)
     }
 }
 

@@ -64,10 +64,16 @@ extension LinkingObjects: _Persistable {
 extension Persisted {
     /// Declares an inverse relationship: the objects whose `originProperty` links to this one.
     public init<O: Object>(originProperty: String) where Value == LinkingObjects<O> {
-        self.init()
-        self.originProperty = originProperty
+        self.init(unmanagedValue: LinkingObjects(propertyName: originProperty, target: nil), declaredDefault: false)
     }
 }
+
+/// A `LinkingObjects` of any element type: where a `@Persisted` storage finds the origin property it declares.
+protocol LinkingObjectsValue {
+    var propertyName: String { get }
+}
+
+extension LinkingObjects: LinkingObjectsValue {}
 
 extension RealmCore {
     /// The objects of `type` whose property `property` (a link or a list) points to the object of `target`.
@@ -100,7 +106,6 @@ extension RealmCore {
 /// Linking objects declared with `let` in a model: reflection finds them, and they read through their object
 /// once bound to it.
 extension LinkingObjects: PersistedProperty, LegacyProperty {
-    var isProbe: Bool { false }
     var isPrimaryKey: Bool { false }
     var isIndexed: Bool { false }
     var hasDeclaredDefault: Bool { false }

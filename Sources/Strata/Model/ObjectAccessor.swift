@@ -126,13 +126,6 @@ final class ObjectAccessor {
 
     var isInvalidated: Bool { isDead || core.isInvalidated || epoch != core.invalidations || !core.objectExists(self) }
 
-    /// The value of the property `keyPath` names, when its index is known already (nil otherwise: the caller
-    /// finds the index the slow way).
-    @usableFromInline func value(at keyPath: AnyKeyPath) -> StoredValue? {
-        guard let index = binding.info.cachedIndex(keyPath) else { return nil }
-        return get(index)
-    }
-
     /// What a getter reports when the stored value is not of the property's type.
     @usableFromInline func mismatch(_ stored: StoredValue, _ type: Any.Type) -> String {
         FailableConversion.property(stored, type)

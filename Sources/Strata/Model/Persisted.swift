@@ -7,59 +7,53 @@ import Foundation
 /// `@Persisted(indexed: true)` set the primary key and an index.
 @propertyWrapper
 public struct Persisted<Value: _Persistable> {
-    @usableFromInline
-    enum Storage {
-        case unmanaged(Value)
-        /// Marks the property whose key path is being identified (see `TypeInfo.propertyIndex(for:)`).
-        case probe
+    // Small: in an unoptimized build a read through the storage key path boxes the storage in an existential,
+    // which holds up to three words without an allocation (the allocation test runs such a build). So the
+    // declaration's options are bits, and a LinkingObjects' origin property is its unmanaged value's.
+    /// The value while the object is unmanaged and no setter has run (the declared default).
+    @usableFromInline var unmanagedValue: Value
+    private let options: UInt8
+    /// The property's index in its class's schema, written into every storage of an object by the first read
+    /// that finds it unset (`PersistedSlots`): the getter reads it through the storage key path, which the
+    /// optimizer turns into a load at a constant offset, where finding the index from the key path costs a key
+    /// path object per read.
+    @usableFromInline var slot: Int32 = PersistedSlots.unset
+
+    private static var primaryKeyOption: UInt8 { 1 }
+    private static var indexedOption: UInt8 { 2 }
+    private static var declaredDefaultOption: UInt8 { 4 }
+    var isPrimaryKey: Bool { options & Self.primaryKeyOption != 0 }
+    var isIndexed: Bool { options & Self.indexedOption != 0 }
+    var hasDeclaredDefault: Bool { options & Self.declaredDefaultOption != 0 }
+
+    init(unmanagedValue: Value, primaryKey: Bool = false, indexed: Bool = false, declaredDefault: Bool) {
+        self.unmanagedValue = unmanagedValue
+        options = (primaryKey ? Self.primaryKeyOption : 0) | (indexed ? Self.indexedOption : 0)
+            | (declaredDefault ? Self.declaredDefaultOption : 0)
     }
-    @usableFromInline var storage: Storage
-    let isPrimaryKey: Bool
-    let isIndexed: Bool
-    let hasDeclaredDefault: Bool
-    /// For `LinkingObjects`: the origin type's property that links here.
-    @usableFromInline var originProperty: String?
 
     public init() {
-        storage = .unmanaged(Value._initialValue)
-        isPrimaryKey = false
-        isIndexed = false
-        hasDeclaredDefault = false
+        self.init(unmanagedValue: Value._initialValue, declaredDefault: false)
     }
 
     public init(wrappedValue: Value) {
-        storage = .unmanaged(wrappedValue)
-        isPrimaryKey = false
-        isIndexed = false
-        hasDeclaredDefault = true
+        self.init(unmanagedValue: wrappedValue, declaredDefault: true)
     }
 
     public init(primaryKey: Bool) {
-        storage = .unmanaged(Value._initialValue)
-        isPrimaryKey = primaryKey
-        isIndexed = false
-        hasDeclaredDefault = false
+        self.init(unmanagedValue: Value._initialValue, primaryKey: primaryKey, declaredDefault: false)
     }
 
     public init(wrappedValue: Value, primaryKey: Bool) {
-        storage = .unmanaged(wrappedValue)
-        isPrimaryKey = primaryKey
-        isIndexed = false
-        hasDeclaredDefault = true
+        self.init(unmanagedValue: wrappedValue, primaryKey: primaryKey, declaredDefault: true)
     }
 
     public init(indexed: Bool) {
-        storage = .unmanaged(Value._initialValue)
-        isPrimaryKey = false
-        isIndexed = indexed
-        hasDeclaredDefault = false
+        self.init(unmanagedValue: Value._initialValue, indexed: indexed, declaredDefault: false)
     }
 
     public init(wrappedValue: Value, indexed: Bool) {
-        storage = .unmanaged(wrappedValue)
-        isPrimaryKey = false
-        isIndexed = indexed
-        hasDeclaredDefault = true
+        self.init(unmanagedValue: wrappedValue, indexed: indexed, declaredDefault: true)
     }
 
     @available(*, unavailable, message: "@Persisted can only be used on a property of an Object subclass")
@@ -74,150 +68,199 @@ public struct Persisted<Value: _Persistable> {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) -> Value {
-        get {
+        // Compiled into the caller, where the key paths are literals: every use of `storageKeyPath` here reads
+        // the storage, which the optimizer turns into a load at a constant offset. Any other use would make the
+        // key path an object at every read (see `PersistedSlots`), so the rest is done by property index.
+        @inline(__always) get {
+            let slot = _slot(object, storageKeyPath)
             if Value._propertyType == .linkingObjects {
-                // Computed from the origin type's links, never stored.
-                if let recorder = object._recorder {
-                    recorder.recordInverse(storageKeyPath)
-                    return Value._zeroValue
-                }
-                let property = object[keyPath: storageKeyPath].originProperty ?? ""
-                guard let v = Value._linkingObjects(object._accessor, property) else { return Value._zeroValue }
-                return v
+                return _linkingObjects(object, slot: slot)
             }
             if let accessor = object._accessor {
-                if Value._propertyType == .any {
-                    let index = accessor.info.cachedIndex(storageKeyPath) ?? accessor.info.propertyIndex(for: storageKeyPath, in: object)
-                    if _slowPath(accessor.observes) { accessor.observeRead(index) }
-                    if let v = accessor.anyValue(at: index) as? Value { return v }
-                }
-                if !Value._isList && Value._objectType == nil, let index = accessor.info.cachedIndex(storageKeyPath) {
-                    // The usual read: a scalar property whose key path was seen before, decoded in place from
-                    // the record when it is current, else through the general path. A loop's cursor records no
-                    // read for Observation (`Observation.swift`).
-                    if _slowPath(accessor.observes) { accessor.observeRead(index) }
-                    if let value = accessor.directValue(index, as: Value.self) { return value }
-                    let stored = accessor.get(index)
-                    guard let value = Value._fromStored(stored) else { fatalError(accessor.mismatch(stored, Value.self)) }
+                // The usual read: a scalar decoded in place from the record when it is current. A loop's cursor
+                // records no read for Observation (`Observation.swift`).
+                if !Value._isList && Value._objectType == nil && Value._propertyType != .any && slot >= 0 && !accessor.observes,
+                    let value = accessor.directValue(Int(slot), as: Value.self) {
                     return value
                 }
-                let index = accessor.info.cachedIndex(storageKeyPath)
-                    ?? accessor.info.propertyIndex(for: storageKeyPath, in: object)
-                if _slowPath(accessor.observes) && Value._propertyType != .any { accessor.observeRead(index) }
-                if Value._isList {
-                    guard let list = Value._managedCollection(accessor, index) else {
-                        fatalError("\(accessor.info.schema.className): no list view for property \(index)")
-                    }
-                    return list
-                }
-                let stored = accessor.get(index)
-                if let target = Value._objectType {
-                    // A link: the object it names, nil when there is none (or it was deleted).
-                    guard let v = Value._fromLinked(accessor.linkedObject(stored, target: target)) else {
-                        fatalError("\(accessor.info.schema.className).\(accessor.info.schema.properties[index].name) links to an object of another type")
-                    }
-                    return v
-                }
-                guard let value = Value._fromStored(stored) else {
-                    fatalError(
-                        FailableConversion.property(stored, Value.self)
-                            ?? "\(accessor.info.schema.className).\(accessor.info.schema.properties[index].name) holds \(stored), "
-                            + "which is not a \(Value.self); the file and the model disagree")
-                }
-                return value
+                return _managedValue(object, accessor, slot: slot)
             }
-            if let recorder = object._recorder {
-                recorder.record(storageKeyPath, in: object)
-                // Through a to-one link, a probe of the linked type records the rest of the key path.
-                if let target = Value._objectType, !Value._isList, let next = Value._fromLinked(recorder.probe(target)) { return next }
-                return Value._zeroValue
-            }
-            // An unmanaged object is observed as an `@Observable` class is.
-            Object._observeUnmanagedRead(object, storageKeyPath)
-            if Value._isList {
-                // An unmanaged list is its own storage: the instance the object holds.
-                let index = TypeRegistry.info(for: type(of: object)).propertyIndex(for: storageKeyPath, in: object)
-                if let list = object._unmanagedCollections?[index] as? Value { return list }
-            } else if object._unmanagedValues != nil || object._setValues != nil || object._unmanagedLinks != nil {
-                // Values set on an unmanaged object live there, not in the storage (see the setter).
-                let index = TypeRegistry.info(for: type(of: object)).propertyIndex(for: storageKeyPath, in: object)
-                if Value._propertyType == .any, let v = object._unmanagedNested(index) as? Value { return v }
-                if Value._objectType != nil || Value._propertyType == .any, let links = object._unmanagedLinks, let linked = links[index] {
-                    if let v = Value._fromLinked(linked) { return v }
-                }
-                if let stored = object._unmanagedValues?[index], let v = Value._fromStored(stored) { return v }
-                if let values = object._setValues, index < values.count, let stored = values[index], let v = Value._fromStored(stored) {
-                    return v
-                }
-            }
-            switch object[keyPath: storageKeyPath].storage {
-            case .unmanaged(let v): return v
-            case .probe: return Value._zeroValue
-            }
+            if object._recorder != nil { return _recordedValue(object, slot: slot) }
+            if let value = _unmanagedValue(object, slot: slot) { return value }
+            return object[keyPath: storageKeyPath].unmanagedValue
         }
-        set {
-            if Value._propertyType == .linkingObjects {
-                fatalError("LinkingObjects properties are computed from links and cannot be set")
+        @inline(__always) set {
+            let slot = _slot(object, storageKeyPath)
+            _set(object, slot: slot, newValue)
+        }
+    }
+
+    /// The storage's slot, filled in with all of its object's when it is unset.
+    @inlinable @inline(__always)
+    static func _slot<EnclosingSelf: Object>(
+        _ object: EnclosingSelf, _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
+    ) -> Int32 {
+        let slot = object[keyPath: storageKeyPath].slot
+        if _fastPath(slot != PersistedSlots.unset) { return slot }
+        object._fillPersistedSlots()
+        return object[keyPath: storageKeyPath].slot
+    }
+
+    /// The schema index of a stored property's slot, or a trap naming the property's class when the schema
+    /// leaves it out.
+    @usableFromInline
+    static func _index(_ object: Object, _ slot: Int32) -> Int {
+        guard slot >= 0 else {
+            fatalError("\(type(of: object).className()): a @Persisted property of type \(Value.self) is not part of the schema (is it in ignoredProperties()?)")
+        }
+        return Int(slot)
+    }
+
+    /// A LinkingObjects property: computed from the origin type's links, never stored.
+    @usableFromInline @inline(never)
+    static func _linkingObjects(_ object: Object, slot: Int32) -> Value {
+        if let recorder = object._recorder {
+            recorder.recordInverse(of: object, slot: slot)
+            return Value._zeroValue
+        }
+        let info = object._accessor?.info ?? TypeRegistry.info(for: type(of: object))
+        guard let k = PersistedSlots.linkingOrdinal(slot), k < info.linkingObjects.count else {
+            fatalError("\(info.schema.className): a LinkingObjects property is not part of the model")
+        }
+        // Unmanaged: empty, naming its origin property.
+        return Value._linkingObjects(object._accessor, info.linkingObjects[k].property) ?? Value._zeroValue
+    }
+
+    /// A managed object's property other than a scalar read in place.
+    @usableFromInline @inline(never)
+    static func _managedValue(_ object: Object, _ accessor: ObjectAccessor, slot: Int32) -> Value {
+        let index = _index(object, slot)
+        if _slowPath(accessor.observes) { accessor.observeRead(index) }
+        if Value._propertyType == .any, let v = accessor.anyValue(at: index) as? Value { return v }
+        if Value._isList {
+            guard let list = Value._managedCollection(accessor, index) else {
+                fatalError("\(accessor.info.schema.className): no list view for property \(index)")
             }
-            if let accessor = object._accessor {
-                let index = accessor.info.propertyIndex(for: storageKeyPath, in: object)
-                if Value._isList {
-                    Value._setManagedCollection(accessor, index, newValue)
-                    return
-                }
-                if Value._objectType != nil {
-                    accessor.setLink(index, newValue._linkedObject)
-                    return
-                }
-                if Value._propertyType == .any, let any = newValue as? AnyRealmValue {
-                    accessor.setAny(index, any)
-                    return
-                }
-                accessor.set(index, newValue._storedValue)
-                return
+            return list
+        }
+        if !Value._isList && Value._objectType == nil, let value = accessor.directValue(index, as: Value.self) { return value }
+        let stored = accessor.get(index)
+        if let target = Value._objectType {
+            // A link: the object it names, nil when there is none (or it was deleted).
+            guard let v = Value._fromLinked(accessor.linkedObject(stored, target: target)) else {
+                fatalError("\(accessor.info.schema.className).\(accessor.info.schema.properties[index].name) links to an object of another type")
             }
-            // Finding the index also registers a reader, so that adding the object needs no reflection. The
-            // type's information is looked up once per object, by its first setter.
-            let info = object._unmanagedInfo ?? TypeRegistry.info(for: type(of: object))
-            let index = info.cachedIndex(storageKeyPath) ?? info.propertyIndex(for: storageKeyPath, in: object)
-            // Trackings that read the property hear of the change (nothing to do for an object never read so).
-            let observation = object._observation
-            observation?.willSet(index)
-            defer { observation?.didSet(index) }
+            return v
+        }
+        guard let value = Value._fromStored(stored) else { fatalError(accessor.mismatch(stored, Value.self)) }
+        return value
+    }
+
+    /// A read of a probe instance by a key path being recorded (`KeyPathRecorder`).
+    @usableFromInline @inline(never)
+    static func _recordedValue(_ object: Object, slot: Int32) -> Value {
+        guard let recorder = object._recorder else { return Value._zeroValue }
+        recorder.record(object, index: _index(object, slot))
+        // Through a to-one link, a probe of the linked type records the rest of the key path.
+        if let target = Value._objectType, !Value._isList, let next = Value._fromLinked(recorder.probe(target)) { return next }
+        return Value._zeroValue
+    }
+
+    /// An unmanaged object's property, when it is not the one its storage holds: set since (the setter records
+    /// values beside the storage) or a list assigned. Nil: the storage's value.
+    @usableFromInline @inline(never)
+    static func _unmanagedValue(_ object: Object, slot: Int32) -> Value? {
+        // A property the schema leaves out is only its storage.
+        guard slot >= 0 else { return nil }
+        let index = Int(slot)
+        // An unmanaged object is observed as an `@Observable` class is.
+        Object._observeUnmanagedRead(object, index)
+        if Value._isList {
+            // An unmanaged list is its own storage: the instance the object holds, unless another was assigned.
+            return object._unmanagedCollections?[index] as? Value
+        }
+        guard object._unmanagedValues != nil || object._setValues != nil || object._unmanagedLinks != nil else { return nil }
+        if Value._propertyType == .any, let v = object._unmanagedNested(index) as? Value { return v }
+        if Value._objectType != nil || Value._propertyType == .any, let links = object._unmanagedLinks, let linked = links[index] {
+            if let v = Value._fromLinked(linked) { return v }
+        }
+        if let stored = object._unmanagedValues?[index], let v = Value._fromStored(stored) { return v }
+        if let values = object._setValues, index < values.count, let stored = values[index], let v = Value._fromStored(stored) {
+            return v
+        }
+        return nil
+    }
+
+    @usableFromInline @inline(never)
+    static func _set(_ object: Object, slot: Int32, _ newValue: Value) {
+        if Value._propertyType == .linkingObjects {
+            fatalError("LinkingObjects properties are computed from links and cannot be set")
+        }
+        let index = _index(object, slot)
+        if let accessor = object._accessor {
             if Value._isList {
-                if object._unmanagedCollections == nil { object._unmanagedCollections = [:] }
-                object._unmanagedCollections?[index] = newValue as AnyObject
+                Value._setManagedCollection(accessor, index, newValue)
                 return
             }
-            if object._unmanagedValues != nil { object._unmanagedValues?[index] = nil }
-            if object._setValues == nil {
-                object._setValues = info.unsetValues()
-                object._unmanagedInfo = info
-            }
-            // Recorded here only: writing the storage through its key path costs more than all the rest.
-            object._setValues?[index] = newValue._storedValue
             if Value._objectType != nil {
-                // The linked object itself, added with this one.
-                if object._unmanagedLinks == nil { object._unmanagedLinks = [:] }
-                object._unmanagedLinks?[index] = .some(newValue._linkedObject)
-            } else if Value._propertyType == .any {
-                // An AnyRealmValue holding an object: the object, added with this one.
-                if let o = newValue._linkedObject {
-                    if object._unmanagedLinks == nil { object._unmanagedLinks = [:] }
-                    object._unmanagedLinks?[index] = .some(o)
-                } else {
-                    object._unmanagedLinks?[index] = nil
-                }
-                // A nested collection: kept whole, so that the objects in it are added with this one.
-                object._setUnmanagedNested(index, newValue as? AnyRealmValue)
+                accessor.setLink(index, newValue._linkedObject)
+                return
             }
+            if Value._propertyType == .any, let any = newValue as? AnyRealmValue {
+                accessor.setAny(index, any)
+                return
+            }
+            accessor.set(index, newValue._storedValue)
+            return
         }
+        // Trackings that read the property hear of the change (nothing to do for an object never read so).
+        let observation = object._observation
+        observation?.willSet(index)
+        defer { observation?.didSet(index) }
+        if Value._isList {
+            if object._unmanagedCollections == nil { object._unmanagedCollections = [:] }
+            object._unmanagedCollections?[index] = newValue as AnyObject
+            return
+        }
+        if object._unmanagedValues != nil { object._unmanagedValues?[index] = nil }
+        if object._setValues == nil {
+            // The type's information is looked up once per object, by its first setter.
+            let info = object._unmanagedInfo ?? TypeRegistry.info(for: type(of: object))
+            object._setValues = info.unsetValues()
+            object._unmanagedInfo = info
+        }
+        // Recorded here only: writing the storage through its key path costs more than all the rest.
+        object._setValues?[index] = newValue._storedValue
+        if Value._objectType != nil {
+            // The linked object itself, added with this one.
+            if object._unmanagedLinks == nil { object._unmanagedLinks = [:] }
+            object._unmanagedLinks?[index] = .some(newValue._linkedObject)
+        } else if Value._propertyType == .any {
+            // An AnyRealmValue holding an object: the object, added with this one.
+            if let o = newValue._linkedObject {
+                if object._unmanagedLinks == nil { object._unmanagedLinks = [:] }
+                object._unmanagedLinks?[index] = .some(o)
+            } else {
+                object._unmanagedLinks?[index] = nil
+            }
+            // A nested collection: kept whole, so that the objects in it are added with this one.
+            object._setUnmanagedNested(index, newValue as? AnyRealmValue)
+        }
+    }
+}
+
+extension Object {
+    /// Writes the slot of every `@Persisted` storage of this object (`PersistedSlots`).
+    @usableFromInline @inline(never)
+    final func _fillPersistedSlots() {
+        let cls = type(of: self)
+        let info = _accessor.flatMap { $0.info.objectClass == cls ? $0.info : nil } ?? _unmanagedInfo ?? TypeRegistry.info(for: cls)
+        info.slots.fill(self)
     }
 }
 
 /// What schema reflection reads from a `Persisted` value found by `Mirror`.
 protocol PersistedProperty {
-    var isProbe: Bool { get }
     var isPrimaryKey: Bool { get }
     var isIndexed: Bool { get }
     var hasDeclaredDefault: Bool { get }
@@ -237,26 +280,20 @@ extension PersistedProperty {
 }
 
 extension Persisted: PersistedProperty {
-    var isProbe: Bool { if case .probe = storage { return true } else { return false } }
-    var storedValue: StoredValue {
-        switch storage {
-        case .unmanaged(let v): v._storedValue
-        case .probe: Value._zeroValue._storedValue
-        }
-    }
+    var storedValue: StoredValue { unmanagedValue._storedValue }
     var valueType: any _Persistable.Type { Value.self }
-    var origin: String? { originProperty }
+    var origin: String? { (unmanagedValue as? any LinkingObjectsValue)?.propertyName }
     func linkingObjects(_ accessor: ObjectAccessor?) -> Any? {
         guard Value._propertyType == .linkingObjects else { return nil }
-        return Value._linkingObjects(accessor, originProperty ?? "") ?? Value._zeroValue
+        return Value._linkingObjects(accessor, origin ?? "") ?? Value._zeroValue
     }
     var collection: AnyObject? {
-        guard Value._isList, case .unmanaged(let v) = storage else { return nil }
-        return v as AnyObject
+        guard Value._isList else { return nil }
+        return unmanagedValue as AnyObject
     }
     var unmanagedLinkedObject: Object? {
-        guard Value._objectType != nil, !Value._isList, case .unmanaged(let v) = storage else { return nil }
-        return v._linkedObject
+        guard Value._objectType != nil, !Value._isList else { return nil }
+        return unmanagedValue._linkedObject
     }
 }
 
@@ -265,13 +302,17 @@ extension Persisted: PersistedProperty {
 final class KeyPathRecorder {
     /// The property names read, in order: one per link followed, then the property (`owner.name`).
     var names: [String] = []
-    @usableFromInline func record<O: Object, V>(_ keyPath: ReferenceWritableKeyPath<O, Persisted<V>>, in object: O) {
-        let info = TypeRegistry.info(for: O.self)
-        names.append(info.schema.properties[info.propertyIndex(for: keyPath, in: object)].name)
+    /// A stored property of `object`'s class, by its index in the schema.
+    @usableFromInline func record(_ object: Object, index: Int) {
+        names.append(TypeRegistry.info(for: type(of: object)).schema.properties[index].name)
     }
-    /// LinkingObjects properties read (they are not stored: found by name).
-    @usableFromInline func recordInverse<O: Object, V>(_ keyPath: ReferenceWritableKeyPath<O, Persisted<V>>) {
-        names.append(TypeRegistry.info(for: O.self).inverseName(of: keyPath))
+    /// A LinkingObjects property (not stored: found by name), by its storage's slot.
+    @usableFromInline func recordInverse(of object: Object, slot: Int32) {
+        let info = TypeRegistry.info(for: type(of: object))
+        guard let k = PersistedSlots.linkingOrdinal(slot), k < info.linkingObjects.count else {
+            fatalError("\(info.schema.className): a LinkingObjects property is not part of the model")
+        }
+        names.append(info.linkingObjects[k].name)
     }
     /// A probe instance of `type` recording into this recorder (the next step of a key path through a link).
     @usableFromInline func probe(_ type: Object.Type) -> Object {

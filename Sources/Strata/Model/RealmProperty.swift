@@ -102,7 +102,6 @@ protocol LegacyCollection: PersistedProperty, LegacyProperty {
 
 /// What reflection reads from a collection declared with `let`: a plain stored collection.
 extension LegacyCollection where Self: _Persistable & AnyObject {
-    var isProbe: Bool { false }
     var isPrimaryKey: Bool { false }
     var isIndexed: Bool { false }
     var hasDeclaredDefault: Bool { false }
@@ -142,7 +141,6 @@ extension RealmOptional: LegacyProperty {
 }
 
 extension RealmProperty: PersistedProperty {
-    var isProbe: Bool { false }
     var isPrimaryKey: Bool { false }
     var isIndexed: Bool { false }
     var hasDeclaredDefault: Bool { false }
@@ -154,7 +152,6 @@ extension RealmProperty: PersistedProperty {
 }
 
 extension RealmOptional: PersistedProperty {
-    var isProbe: Bool { false }
     var isPrimaryKey: Bool { false }
     var isIndexed: Bool { false }
     var hasDeclaredDefault: Bool { false }

@@ -122,10 +122,9 @@ extension ObjectAccessor {
 extension Object {
     /// Records a read of an unmanaged object's property for Observation.
     @usableFromInline
-    static func _observeUnmanagedRead<S: Object, V>(_ object: S, _ storage: ReferenceWritableKeyPath<S, Persisted<V>>) {
-        let info = object._unmanagedInfo ?? TypeRegistry.info(for: type(of: object))
-        let index = info.cachedIndex(storage) ?? info.propertyIndex(for: storage, in: object)
+    static func _observeUnmanagedRead(_ object: Object, _ index: Int) {
         let observation = object._observation ?? {
+            let info = object._unmanagedInfo ?? TypeRegistry.info(for: type(of: object))
             let new = ObjectObservation(properties: info.schema.properties.count)
             object._observation = new
             return new

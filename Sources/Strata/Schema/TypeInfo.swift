@@ -48,33 +48,15 @@ final class TypeInfo: @unchecked Sendable {
     let embeddedTargets: [Int: Object.Type]
     /// The LinkingObjects properties: name, origin class and the origin's property.
     let linkingObjects: [(name: String, origin: Object.Type, property: String)]
+    /// Where each `@Persisted` storage lies in an instance, and the index it is told.
+    let slots: PersistedSlots
 
     /// Model key path -> property name, for queries, sorts and aggregates (`name(of:)`).
     let keyPathNames = Locked<[KeyPathKey: String]>([:])
-    /// Storage key path -> property index, found once per key path by probing.
-    let keyPathIndex = Locked(KeyPathTable())
-    /// The identities of key paths in `keyPathIndex.byIdentity`, read without a lock.
-    let keyPathSlots = KeyPathSlots()
-
-    struct KeyPathTable: @unchecked Sendable {
-        var byValue: [KeyPathKey: Int] = [:]
-        var byIdentity: [ObjectIdentifier: (keyPath: AnyKeyPath, index: Int)] = [:]
-    }
-
     /// Key paths are immutable values; this makes them usable as keys of a mutex-guarded dictionary.
     struct KeyPathKey: Hashable, @unchecked Sendable {
         let keyPath: AnyKeyPath
     }
-    /// Per property, a reader of an unmanaged instance's value, registered when the property's key path is
-    /// first seen; once every property has one, unmanaged values are read without reflection.
-    let readers = Locked<[Int: Reader]>([:])
-    let allReaders = Locked<[Reader]?>(nil)
-
-    /// Reads one property of an unmanaged instance through its storage key path.
-    struct Reader: @unchecked Sendable {
-        let read: (Object) -> StoredValue
-    }
-
     static let narrowIntegerTypes: [any _Persistable.Type] = [
         Int8.self, Int16.self, Int32.self, Int64.self, Int8?.self, Int16?.self, Int32?.self, Int64?.self,
     ]
@@ -91,6 +73,7 @@ final class TypeInfo: @unchecked Sendable {
         var linkDefaults = Set<Int>()
         var listTargets: [Int: Object.Type?] = [:]
         var inverse: [(name: String, origin: Object.Type, property: String)] = []
+        var linkingLabels: [String: Int] = [:]
         let ignored = Set(objectClass.ignoredProperties())
         let legacyPrimary = objectClass.primaryKey()
         let legacyIndexed = Set(objectClass.indexedProperties())
@@ -110,7 +93,10 @@ final class TypeInfo: @unchecked Sendable {
                 let type = persisted.valueType
                 if type._propertyType == .linkingObjects {
                     // Not stored: checked against the origin type when the schema is bound.
-                    if let origin = type._objectType { inverse.append((name, origin, persisted.origin ?? "")) }
+                    if let origin = type._objectType {
+                        inverse.append((name, origin, persisted.origin ?? ""))
+                        linkingLabels[label] = inverse.count - 1
+                    }
                     // `let owners = LinkingObjects(fromType:property:)`: bound to its object as it is made.
                     if persisted is any LegacyProperty { legacy[label] = -1 }
                     continue
@@ -197,6 +183,7 @@ final class TypeInfo: @unchecked Sendable {
         self.defaults = defaults
         self.integerTypes = integers
         self.labelIndex = labels
+        self.slots = PersistedSlots(objectClass: objectClass, labels: labels, linkingLabels: linkingLabels)
         self.legacyLabels = legacy
         self.hasLegacyProperties = !legacy.isEmpty
         self.linkTargets = linkTargets
@@ -223,86 +210,6 @@ final class TypeInfo: @unchecked Sendable {
             return typed
         }
         return stored.anyValue
-    }
-
-    /// The property a `@Persisted` storage key path refers to. The first time, a probe instance with that
-    /// property marked is reflected to find its name.
-    @usableFromInline
-    func propertyIndex<O: Object, V>(for keyPath: ReferenceWritableKeyPath<O, Persisted<V>>, in object: O) -> Int {
-        if let i = cachedIndex(keyPath) { return i }
-        return probeIndex(for: keyPath, in: object)
-    }
-
-    /// The property index of a storage key path seen before (non-generic, for the hot path). Keyed by the
-    /// key path's value: key path instances are not unique, and an identifier could be reused.
-    @usableFromInline
-    func cachedIndex(_ keyPath: AnyKeyPath) -> Int? {
-        // Key path literals are usually one shared instance: an identity hit in the lock-free slots costs
-        // one atomic load, and every property access of every object goes through here.
-        let id = ObjectIdentifier(keyPath)
-        if let index = keyPathSlots.index(of: id) { return index }
-        // The table holds each key path it has seen, so its identifier cannot be reused while it is cached
-        // (here or in the slots, which are filled only from entries of the table).
-        return keyPathIndex.withLock { table in
-            if let hit = table.byIdentity[id], hit.keyPath === keyPath {
-                keyPathSlots.insert(id, hit.index)
-                return hit.index
-            }
-            guard let index = table.byValue[KeyPathKey(keyPath: keyPath)] else { return nil }
-            table.byIdentity[id] = (keyPath, index)
-            keyPathSlots.insert(id, index)
-            return index
-        }
-    }
-
-    @inline(never)
-    func probeIndex<O: Object, V>(for keyPath: ReferenceWritableKeyPath<O, Persisted<V>>, in object: O) -> Int {
-        let id = KeyPathKey(keyPath: keyPath)
-        let probe = unsafeDowncast(Object.make(O.self), to: O.self)
-        probe[keyPath: keyPath].storage = .probe
-        var m: Mirror? = Mirror(reflecting: probe)
-        var found: Int? = nil
-        while let mirror = m, found == nil {
-            for child in mirror.children {
-                if let label = child.label, let p = child.value as? any PersistedProperty, p.isProbe {
-                    found = labelIndex[label]
-                    break
-                }
-            }
-            m = mirror.superclassMirror
-        }
-        guard let index = found else {
-            fatalError("\(schema.className): a @Persisted property is not part of the schema (is it in ignoredProperties()?)")
-        }
-        keyPathIndex.withLock { $0.byValue[id] = index }
-        let reader = Reader { object in
-            guard let typed = object as? O else { return .null }
-            return typed[keyPath: keyPath].storedValue
-        }
-        let count = schema.properties.count
-        let complete: [Reader]? = readers.withLock { r in
-            r[index] = reader
-            guard r.count == count else { return nil }
-            return (0..<count).compactMap { r[$0] }
-        }
-        if let complete { allReaders.withLock { $0 = complete } }
-        return index
-    }
-
-    /// The name of the LinkingObjects property whose storage is `keyPath` (found by marking it on a probe).
-    func inverseName<O: Object, V>(of keyPath: ReferenceWritableKeyPath<O, Persisted<V>>) -> String {
-        let probe = unsafeDowncast(Object.make(O.self), to: O.self)
-        probe[keyPath: keyPath].storage = .probe
-        var m: Mirror? = Mirror(reflecting: probe)
-        while let mirror = m {
-            for child in mirror.children {
-                if let label = child.label, let p = child.value as? any PersistedProperty, p.isProbe {
-                    return label.hasPrefix("_") ? String(label.dropFirst()) : label
-                }
-            }
-            m = mirror.superclassMirror
-        }
-        fatalError("\(schema.className): a LinkingObjects property is not part of the model")
     }
 
     /// The List behind list property `index` of `object`: the managed view, the one assigned, or the one its
@@ -383,14 +290,18 @@ final class TypeInfo: @unchecked Sendable {
             }
             return values
         }
-        if let readers = allReaders.withLock({ $0 }) {
-            var values = readers.indices.map { i in object._setValues?[i] ?? readers[i].read(object) }
+        var values = defaults
+        if !hasLegacyProperties {
+            // Every property is a `@Persisted` storage, read where it lies in the object.
+            slots.readValues(of: object, into: &values)
+            if let set = object._setValues {
+                for (i, v) in set.enumerated() { if let v { values[i] = v } }
+            }
             if let overrides = object._unmanagedValues {
                 for (i, v) in overrides { values[i] = v }
             }
             return values
         }
-        var values = defaults
         var m: Mirror? = Mirror(reflecting: object)
         while let mirror = m {
             for child in mirror.children {
