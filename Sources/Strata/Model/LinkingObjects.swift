@@ -64,7 +64,7 @@ extension LinkingObjects: _Persistable {
 extension Persisted {
     /// Declares an inverse relationship: the objects whose `originProperty` links to this one.
     public init<O: Object>(originProperty: String) where Value == LinkingObjects<O> {
-        self.init(unmanagedValue: LinkingObjects(propertyName: originProperty, target: nil), declaredDefault: false)
+        self.init(linkingObjects: LinkingObjects(propertyName: originProperty, target: nil))
     }
 }
 

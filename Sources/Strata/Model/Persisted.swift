@@ -17,43 +17,48 @@ public struct Persisted<Value: _Persistable> {
     /// that finds it unset (`PersistedSlots`): the getter reads it through the storage key path, which the
     /// optimizer turns into a load at a constant offset, where finding the index from the key path costs a key
     /// path object per read.
-    @usableFromInline var slot: Int32 = PersistedSlots.unset
+    @usableFromInline var slot: Int32 = -1
 
-    private static var primaryKeyOption: UInt8 { 1 }
-    private static var indexedOption: UInt8 { 2 }
-    private static var declaredDefaultOption: UInt8 { 4 }
-    var isPrimaryKey: Bool { options & Self.primaryKeyOption != 0 }
-    var isIndexed: Bool { options & Self.indexedOption != 0 }
-    var hasDeclaredDefault: Bool { options & Self.declaredDefaultOption != 0 }
-
-    init(unmanagedValue: Value, primaryKey: Bool = false, indexed: Bool = false, declaredDefault: Bool) {
-        self.unmanagedValue = unmanagedValue
-        options = (primaryKey ? Self.primaryKeyOption : 0) | (indexed ? Self.indexedOption : 0)
-            | (declaredDefault ? Self.declaredDefaultOption : 0)
-    }
+    // The bits of `options`. Each initializer sets every field itself: they run unspecialized, for each
+    // property of each object made, and delegating to another initializer looked up this type's metadata.
+    var isPrimaryKey: Bool { options & 1 != 0 }
+    var isIndexed: Bool { options & 2 != 0 }
+    var hasDeclaredDefault: Bool { options & 4 != 0 }
 
     public init() {
-        self.init(unmanagedValue: Value._initialValue, declaredDefault: false)
+        unmanagedValue = Value._initialValue
+        options = 0
     }
 
     public init(wrappedValue: Value) {
-        self.init(unmanagedValue: wrappedValue, declaredDefault: true)
+        unmanagedValue = wrappedValue
+        options = 4
     }
 
     public init(primaryKey: Bool) {
-        self.init(unmanagedValue: Value._initialValue, primaryKey: primaryKey, declaredDefault: false)
+        unmanagedValue = Value._initialValue
+        options = primaryKey ? 1 : 0
     }
 
     public init(wrappedValue: Value, primaryKey: Bool) {
-        self.init(unmanagedValue: wrappedValue, primaryKey: primaryKey, declaredDefault: true)
+        unmanagedValue = wrappedValue
+        options = primaryKey ? 1 | 4 : 4
     }
 
     public init(indexed: Bool) {
-        self.init(unmanagedValue: Value._initialValue, indexed: indexed, declaredDefault: false)
+        unmanagedValue = Value._initialValue
+        options = indexed ? 2 : 0
     }
 
     public init(wrappedValue: Value, indexed: Bool) {
-        self.init(unmanagedValue: wrappedValue, indexed: indexed, declaredDefault: true)
+        unmanagedValue = wrappedValue
+        options = indexed ? 2 | 4 : 4
+    }
+
+    /// A LinkingObjects property's storage, naming its origin property (`init(originProperty:)`).
+    init(linkingObjects: Value) {
+        unmanagedValue = linkingObjects
+        options = 0
     }
 
     @available(*, unavailable, message: "@Persisted can only be used on a property of an Object subclass")
