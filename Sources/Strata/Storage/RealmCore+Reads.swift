@@ -128,6 +128,9 @@ extension RealmCore {
         let object = Object.make(binding.objectClass)
         object._accessor = ObjectAccessor(core: self, binding: binding, key: key, record: record)
         if binding.info.hasLegacyProperties { binding.info.bindLegacyProperties(of: object) }
+        // A frozen object may be read on several threads at once: its properties' slots are filled before it
+        // is shared, not by whichever read comes first (`PersistedSlots`).
+        if isFrozen { object._fillPersistedSlots() }
         return object
     }
 
@@ -137,6 +140,9 @@ extension RealmCore {
         let object = Object.make(binding.objectClass)
         object._accessor = ObjectAccessor(core: self, binding: binding, key: key, lent: lent, lender: lender, version: version)
         if binding.info.hasLegacyProperties { binding.info.bindLegacyProperties(of: object) }
+        // A frozen object may be read on several threads at once: its properties' slots are filled before it
+        // is shared, not by whichever read comes first (`PersistedSlots`).
+        if isFrozen { object._fillPersistedSlots() }
         return object
     }
 
@@ -146,6 +152,9 @@ extension RealmCore {
         let object = Object.make(binding.objectClass)
         object._accessor = ObjectAccessor(core: self, binding: binding, key: key, currentRecord: record, version: version)
         if binding.info.hasLegacyProperties { binding.info.bindLegacyProperties(of: object) }
+        // A frozen object may be read on several threads at once: its properties' slots are filled before it
+        // is shared, not by whichever read comes first (`PersistedSlots`).
+        if isFrozen { object._fillPersistedSlots() }
         return object
     }
 
