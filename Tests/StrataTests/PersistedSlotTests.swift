@@ -99,6 +99,34 @@ import TestSupport
         // Queries through a LinkingObjects property record it by its slot.
         #expect(realm.objects(LPet.self).where { $0.owners.id == 1 }.map(\.id) == [5])
     }
+
+    @Test func aFrozenObjectReadOnSeveralThreadsAtOnceReadsItsOwnValues() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Self.realm(dir)
+        try realm.write {
+            for i in 0..<8 { realm.create(SlotMixed.self, value: ["id": i, "name": "n\(i)", "count": i * 3]) }
+        }
+        // Made frozen, never read before: every thread's first read finds the slots already filled.
+        nonisolated(unsafe) let frozen = Array(realm.freeze().objects(SlotMixed.self).sorted(byKeyPath: "id"))
+        let wrong = SlotTally()
+        DispatchQueue.concurrentPerform(iterations: 64) { t in
+            let o = frozen[t % frozen.count]
+            let i = t % frozen.count
+            if o.count != i * 3 || o.name != "n\(i)" || o.id != i { wrong.add() }
+        }
+        #expect(wrong.count == 0)
+    }
+
+    @Test func frozenDynamicObjectsRead() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Self.realm(dir)
+        try realm.write { realm.create(SlotMixed.self, value: ["id": 1, "name": "dyn", "count": 4]) }
+        let frozen = realm.freeze()
+        #expect(frozen.dynamicObjects("SlotMixed").map { $0["name"] as? String } == ["dyn"])
+        let live = try #require(realm.dynamicObject(ofType: "SlotMixed", forPrimaryKey: 1))
+        #expect(live.freeze()["count"] as? Int == 4)
+        #expect(frozen.dynamicObject(ofType: "SlotMixed", forPrimaryKey: 1)?["count"] as? Int == 4)
+    }
 }
 
 final class SlotMixed: Object {
@@ -120,5 +148,21 @@ final class SlotReplaced: Object {
         super.init()
         _name = Persisted(wrappedValue: "replaced")
         _age = Persisted(wrappedValue: 7)
+    }
+}
+
+/// A count kept by several threads.
+final class SlotTally: @unchecked Sendable {
+    private let lock = NSLock()
+    private var n = 0
+    func add() {
+        lock.lock()
+        n += 1
+        lock.unlock()
+    }
+    var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return n
     }
 }

@@ -8,8 +8,9 @@ import Foundation
 @propertyWrapper
 public struct Persisted<Value: _Persistable> {
     // Small: in an unoptimized build a read through the storage key path boxes the storage in an existential,
-    // which holds up to three words without an allocation (the allocation test runs such a build). So the
-    // declaration's options are bits, and a LinkingObjects' origin property is its unmanaged value's.
+    // which holds up to three words without an allocation (the allocation test runs such a build): so the
+    // declaration's options are bits, and a LinkingObjects' origin property is its unmanaged value's. A storage
+    // of a scalar, a string or a collection fits; one of a LinkingObjects or a Decimal128 does not.
     /// The value while the object is unmanaged and no setter has run (the declared default).
     @usableFromInline var unmanagedValue: Value
     private let options: UInt8
@@ -79,7 +80,7 @@ public struct Persisted<Value: _Persistable> {
         @inline(__always) get {
             let slot = _slot(object, storageKeyPath)
             if Value._propertyType == .linkingObjects {
-                return _linkingObjects(object, slot: slot)
+                return _linkingObjects(object, slot: slot, declared: object[keyPath: storageKeyPath].unmanagedValue)
             }
             if let accessor = object._accessor {
                 // The usual read: a scalar decoded in place from the record when it is current. A loop's cursor
@@ -123,17 +124,15 @@ public struct Persisted<Value: _Persistable> {
 
     /// A LinkingObjects property: computed from the origin type's links, never stored.
     @usableFromInline @inline(never)
-    static func _linkingObjects(_ object: Object, slot: Int32) -> Value {
+    static func _linkingObjects(_ object: Object, slot: Int32, declared: Value) -> Value {
         if let recorder = object._recorder {
             recorder.recordInverse(of: object, slot: slot)
             return Value._zeroValue
         }
-        let info = object._accessor?.info ?? TypeRegistry.info(for: type(of: object))
-        guard let k = PersistedSlots.linkingOrdinal(slot), k < info.linkingObjects.count else {
-            fatalError("\(info.schema.className): a LinkingObjects property is not part of the model")
-        }
+        // The origin property the declaration names (also for one the schema leaves out).
+        guard let origin = (declared as? any LinkingObjectsValue)?.propertyName else { return Value._zeroValue }
         // Unmanaged: empty, naming its origin property.
-        return Value._linkingObjects(object._accessor, info.linkingObjects[k].property) ?? Value._zeroValue
+        return Value._linkingObjects(object._accessor, origin) ?? Value._zeroValue
     }
 
     /// A managed object's property other than a scalar read in place.

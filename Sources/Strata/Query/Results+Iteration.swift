@@ -128,7 +128,7 @@ extension Results {
         let results: Results
         /// Streaming over the engine (no query, no sort; in a write, none of the type's objects changed yet): no
         /// list is built first.
-        let objects: ObjectStream?
+        @usableFromInline let objects: ObjectStream?
         /// `objects` again, unretained, for the steps: `objects` (a `let` of this iterator) keeps it alive for as
         /// long as this reference can be used, and a retain and release around each step cost more than the
         /// rest of its bookkeeping.
@@ -163,7 +163,12 @@ extension Results {
         @inlinable
         public mutating func next() -> Element? {
             let next: Object?
-            if let stepper { next = stepper._withUnsafeGuaranteedRef { $0.next() } } else { next = _nextListed() }
+            if let stepper {
+                // `objects` keeps the stream alive across the step, without a retain.
+                next = withExtendedLifetime(objects) { stepper._withUnsafeGuaranteedRef { $0.next() } }
+            } else {
+                next = _nextListed()
+            }
             guard let object = next else { return _nextValue() }
             if let projector { return projector(object) }
             return exactClass ? unsafeBitCast(object, to: Element.self) : object as! Element

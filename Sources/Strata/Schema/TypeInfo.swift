@@ -291,8 +291,9 @@ final class TypeInfo: @unchecked Sendable {
             return values
         }
         var values = defaults
-        if !hasLegacyProperties {
-            // Every property is a `@Persisted` storage, read where it lies in the object.
+        if !hasLegacyProperties && type(of: object) == objectClass {
+            // Every property is a `@Persisted` storage, read where it lies in an instance of exactly this class
+            // (anything else, such as a `DynamicObject` given for a link, is read by reflection).
             slots.readValues(of: object, into: &values)
             if let set = object._setValues {
                 for (i, v) in set.enumerated() { if let v { values[i] = v } }

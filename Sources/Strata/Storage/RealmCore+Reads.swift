@@ -129,8 +129,8 @@ extension RealmCore {
         object._accessor = ObjectAccessor(core: self, binding: binding, key: key, record: record)
         if binding.info.hasLegacyProperties { binding.info.bindLegacyProperties(of: object) }
         // A frozen object may be read on several threads at once: its properties' slots are filled before it
-        // is shared, not by whichever read comes first (`PersistedSlots`).
-        if isFrozen { object._fillPersistedSlots() }
+        // is shared, not by whichever read comes first (`PersistedSlots`). A `DynamicObject` has none.
+        if isFrozen && binding.objectClass == binding.info.objectClass { object._fillPersistedSlots() }
         return object
     }
 
@@ -141,8 +141,8 @@ extension RealmCore {
         object._accessor = ObjectAccessor(core: self, binding: binding, key: key, lent: lent, lender: lender, version: version)
         if binding.info.hasLegacyProperties { binding.info.bindLegacyProperties(of: object) }
         // A frozen object may be read on several threads at once: its properties' slots are filled before it
-        // is shared, not by whichever read comes first (`PersistedSlots`).
-        if isFrozen { object._fillPersistedSlots() }
+        // is shared, not by whichever read comes first (`PersistedSlots`). A `DynamicObject` has none.
+        if isFrozen && binding.objectClass == binding.info.objectClass { object._fillPersistedSlots() }
         return object
     }
 
@@ -153,8 +153,8 @@ extension RealmCore {
         object._accessor = ObjectAccessor(core: self, binding: binding, key: key, currentRecord: record, version: version)
         if binding.info.hasLegacyProperties { binding.info.bindLegacyProperties(of: object) }
         // A frozen object may be read on several threads at once: its properties' slots are filled before it
-        // is shared, not by whichever read comes first (`PersistedSlots`).
-        if isFrozen { object._fillPersistedSlots() }
+        // is shared, not by whichever read comes first (`PersistedSlots`). A `DynamicObject` has none.
+        if isFrozen && binding.objectClass == binding.info.objectClass { object._fillPersistedSlots() }
         return object
     }
 
