@@ -109,8 +109,8 @@ package final class WriteBatch: @unchecked Sendable {
         lastValueOffset = offset + key.count
     }
 
-    /// Where the value of the last `put` starts in `buffer`.
-    package private(set) var lastValueOffset = 0
+    /// Where the value of the last `put` starts in `buffer`. Unchecked, as `slots` is.
+    @exclusivity(unchecked) package private(set) var lastValueOffset = 0
 
     /// The operations per partition, once the transaction is complete.
     package var operationsByPartition: [UInt32: PartitionBatch] {

@@ -66,6 +66,8 @@ package final class WriteTransaction: @unchecked Sendable {
     /// Overwrites `width` (at most 8) little-endian bytes of `word` at `offset` in a value `putPending` returned.
     package func setPendingWord(_ word: UInt64, width: Int, at offset: Int) {
         checkOpen("setPendingWord")
+        // A whole word in one store (a record's Int and Double slots); narrower ones byte by byte.
+        if width == 8 { return batch.buffer.setUInt64LE(word, at: offset) }
         for i in 0..<width { batch.buffer.setUInt8(UInt8(truncatingIfNeeded: word >> (8 * UInt64(i))), at: offset + i) }
     }
 

@@ -32,8 +32,9 @@ final class RealmCore: @unchecked Sendable {
     /// Bindings that make `DynamicObject`s, by type name (the dynamic API).
     var dynamicBindings: [String: TypeBinding] = [:]
     var lastBinding: TypeBinding?
-    /// The write transaction under way (read by RealmCore+Reads.swift).
-    var write: WriteState?
+    /// The write transaction under way (read by RealmCore+Reads.swift). Read at every property access in a
+    /// write, on the Realm's thread, never while it is being set: dynamic exclusivity checks are off.
+    @exclusivity(unchecked) var write: WriteState?
 
     /// Change observers. Tokens refer to this list weakly, never to the core: a weak reference to the core
     /// would give it a side table, which makes each retain and release of it (one pair per object made)
@@ -268,9 +269,10 @@ final class RealmCore: @unchecked Sendable {
     /// How many times `invalidate()` was called: objects read before a call are invalidated by it.
     private(set) var invalidations = 0
 
-    /// Counts write transactions (`beginWrite`); the serials of those cancelled, whose added objects are invalid.
+    /// Counts write transactions (`beginWrite`); the serials of those cancelled, whose added objects are invalid
+    /// (read at every access to an object added in a write: dynamic exclusivity checks are off).
     var writeSerial: UInt64 = 0
-    var cancelledWrites = Set<UInt64>()
+    @exclusivity(unchecked) var cancelledWrites = Set<UInt64>()
     // Last, after the fields every read uses (`versionToken`, `invalidations`), which keep their place: added in
     // the middle, these two slowed a loop of property reads by 7% (measured).
     /// The change observer of this Realm's objects that Swift's Observation tracks, from the first one on

@@ -7,8 +7,10 @@ extension RealmCore {
     /// A pending object of the current write transaction.
     final class PendingRecord {
         let binding: TypeBinding
-        var values: [StoredValue]
-        var deleted = false
+        // Dynamic exclusivity checks are off: a write transaction's state is used on its thread, without
+        // re-entry (each check was a runtime call per property set).
+        @exclusivity(unchecked) var values: [StoredValue]
+        @exclusivity(unchecked) var deleted = false
         /// The primary-key index entry to add (types with a non-Int primary key).
         var primaryKeyIndexEntry: [UInt8]?
         init(binding: TypeBinding, values: [StoredValue]) {
@@ -74,9 +76,9 @@ extension RealmCore {
         /// The partition used last, answered without hashing (a loop adding objects of one type).
         @exclusivity(unchecked) private var last: (partition: UInt32, pending: PartitionPending)?
         /// How many objects have a pending entry.
-        private(set) var pendingCount = 0
+        @exclusivity(unchecked) private(set) var pendingCount = 0
         /// The schema version encoded records were written at (the stored schema's when the first was added).
-        var encodedVersion: UInt64?
+        @exclusivity(unchecked) var encodedVersion: UInt64?
         /// Scratch space for encoding one record.
         @exclusivity(unchecked) private var scratch: [UInt8] = []
 
@@ -384,8 +386,9 @@ extension RealmCore {
         /// deleteAll dropped partitions: observers re-evaluate.
         var droppedPartitions = false
         /// The partitions deleteAll dropped: the write's base snapshot still holds their objects, which the rest
-        /// of the write must not see.
-        var dropped = Set<UInt32>()
+        /// of the write must not see. Read at every property access in the write (one thread, no re-entry):
+        /// dynamic exclusivity checks are off.
+        @exclusivity(unchecked) var dropped = Set<UInt32>()
         @inline(__always)
         func isDropped(_ partition: UInt32) -> Bool { !dropped.isEmpty && dropped.contains(partition) }
         /// Objects added with links or collections, whose unmanaged state the commit (or cancel) lets go.
