@@ -280,7 +280,8 @@ final class TypeInfo: @unchecked Sendable {
         return unmanagedValues(of: object)[index]
     }
 
-    /// Every property's value of an unmanaged object, read from its storages (by reflection for a type with `let` properties).
+    /// Every property's value of an unmanaged object, read from its storages (by reflection for a type with
+    /// `let` properties).
     func unmanagedValues(of object: Object) -> [StoredValue] {
         // Values the setters recorded need no reading; the others are read from their storages.
         if let set = object._setValues, set.count == schema.properties.count, !set.contains(where: { $0 == nil }) {
