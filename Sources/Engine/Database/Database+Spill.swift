@@ -30,40 +30,77 @@ final class SpillState {
 
 extension Database {
     /// Writes `batch`'s operations to spilled segments of `state` and empties it. Called with the writer gate
-    /// held.
+    /// held. On an error, the batch and `state` are as they were (the segments written so far are removed), so
+    /// that the transaction can go on holding its batch in memory.
     func spill(_ batch: WriteBatch, into state: SpillState) throws {
         let operations = batch.operationsByPartition
         guard !operations.isEmpty else { return }
         let base = currentVersion
-        let arena = MappedRegion(adopting: batch.buffer)
-        state.bytes += batch.payloadBytes
-        batch.reset()
+        // The batch's bytes are read in place, and it is emptied only once every segment is written.
+        let arena = MappedRegion(borrowing: batch.buffer)
         var created: [UInt64] = []
+        // What the state becomes, per partition touched: its spilled segments, whether it was dropped, its
+        // user metadata.
+        var segments = state.segments, dropped = state.dropped, metadata = state.metadata
+        var discarded: [UInt64] = []
         do {
             for (id, pb) in operations.sorted(by: { $0.key < $1.key }) {
                 if pb.drop {
-                    for segment in state.segments[id] ?? [] { discardSpilled(segment.fileNumber, from: state) }
-                    state.segments[id] = nil
-                    state.dropped.insert(id)
+                    discarded += (segments[id] ?? []).map(\.fileNumber)
+                    segments[id] = nil
+                    dropped.insert(id)
                 }
-                if let m = pb.userMetadata { state.metadata[id] = m }
+                if let m = pb.userMetadata { metadata[id] = m }
                 guard !pb.slots.isEmpty else { continue }
-                let metadata = state.metadata[id] ?? base.partitions[id]?.userMetadata ?? 0
-                let run = MemRun.build(arena: arena, operations: pb.slots, sequence: base.sequence + 1, userMetadata: metadata)
+                let userMetadata = metadata[id] ?? base.partitions[id]?.userMetadata ?? 0
+                let run = MemRun.build(arena: arena, operations: pb.slots, sequence: base.sequence + 1, userMetadata: userMetadata)
                 let it = try MergingIterator(version: base, runs: [run], segments: [], from: nil, includeTombstones: true)
                 // A deletion hides older data; in a partition this transaction dropped, and has not spilled
                 // since, there is none.
-                let nothingBelow = state.dropped.contains(id) && (state.segments[id] ?? []).isEmpty
+                let nothingBelow = dropped.contains(id) && (segments[id] ?? []).isEmpty
                 let segment = try writeSegment(
                     partition: id, from: it, expectedEntries: run.count, dropTombstones: nothingBelow, minSequence: base.sequence + 1,
-                    maxSequence: base.sequence + 1, userMetadata: metadata, created: &created)
-                if let segment { state.segments[id, default: []].insert(segment, at: 0) }
+                    maxSequence: base.sequence + 1, userMetadata: userMetadata, created: &created)
+                if let segment { segments[id, default: []].insert(segment, at: 0) }
             }
-            state.files += created
         } catch {
             for n in created { try? fileSystem.removeFile(atPath: path(.segment(n))) }  // try?: cleanup of unnamed files after the error thrown here
             throw error
         }
+        withExtendedLifetime(arena) {}
+        state.bytes += batch.payloadBytes
+        batch.reset()
+        state.segments = segments
+        state.dropped = dropped
+        state.metadata = metadata
+        state.files += created
+        for n in discarded { discardSpilled(n, from: state) }
+    }
+
+    /// A snapshot of what the spilling transaction sees below its batch: the committed state with the spilled
+    /// segments above each partition's, the partitions it dropped gone first (as the commit will install
+    /// them). The memtable is flushed first, as the commit does, so that every earlier commit sits in
+    /// segments below the spilled ones (a snapshot's runs are read before its segments). Called with the
+    /// writer gate held: nothing has been committed since `base`, whose sequence the view keeps.
+    func spillView(_ state: SpillState, base: Snapshot) throws -> Snapshot {
+        try onMaintenance { try runFlush() }
+        try freezeLocked()
+        try onMaintenance { try runFlush() }
+        let committed = currentVersion
+        if committed.partitions.values.contains(where: { !$0.active.isEmpty || !$0.frozen.isEmpty }) {
+            // The spilled segments cannot be placed above runs: reads would answer from the older data.
+            throw StorageError(.io, "the memtable could not be flushed below a spilled transaction; abort the write and retry", file: directory)
+        }
+        var parts = committed.partitions
+        for id in state.dropped { parts[id] = nil }
+        for (id, spilled) in state.segments {
+            if let current = parts[id] {
+                parts[id] = current.with(segments: spilled + current.segments)
+            } else {
+                parts[id] = PartitionState(id: id, incarnation: 0, segments: spilled)
+            }
+        }
+        return try Snapshot(version: Version(sequence: base.sequence, partitions: parts), registry: registry, limit: nil)
     }
 
     private func discardSpilled(_ number: UInt64, from state: SpillState) {

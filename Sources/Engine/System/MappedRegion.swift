@@ -18,6 +18,8 @@ package final class MappedRegion: @unchecked Sendable {
     private let isMapped: Bool
     /// Heap memory from malloc (adopted buffers) is released with free.
     private let isMalloced: Bool
+    /// The buffer whose memory a borrowing region reads (kept alive, never freed here).
+    private let lender: GrowableBuffer?
 
     /// Maps the whole of `fd` (which the caller may close afterwards).
     package init(mapping fd: Int32, count: Int, path: String) throws {
@@ -30,6 +32,7 @@ package final class MappedRegion: @unchecked Sendable {
             isMapped = true
         }
         isMalloced = false
+        lender = nil
     }
 
     /// Copies `bytes` into a new heap region.
@@ -37,6 +40,7 @@ package final class MappedRegion: @unchecked Sendable {
         count = bytes.count
         isMapped = false
         isMalloced = false
+        lender = nil
         if count == 0 {
             base = nil
         } else {
@@ -54,10 +58,21 @@ package final class MappedRegion: @unchecked Sendable {
         count = n
         isMapped = false
         isMalloced = true
+        lender = nil
+    }
+
+    /// Reads the memory of `buffer` in place, which must not change while the region is alive (a spill reads
+    /// a batch that is emptied only once the spill has succeeded).
+    package init(borrowing buffer: GrowableBuffer) {
+        base = buffer.storage.base.map { UnsafeRawPointer($0) }
+        count = buffer.count
+        isMapped = false
+        isMalloced = false
+        lender = buffer
     }
 
     deinit {
-        guard let base else { return }
+        guard let base, lender == nil else { return }
         if isMapped {
             Syscalls.unmap(base, count: count)
         } else if isMalloced {

@@ -11,10 +11,15 @@ package final class WriteTransaction: @unchecked Sendable {
     @exclusivity(unchecked) private var spilled: SpillState?
     /// The state when this transaction began.
     package let snapshot: Snapshot
+    /// What reads in the transaction see below its batch: `snapshot` until the first `spill()`, then the
+    /// committed state with every spilled segment above it (what the commit will install). The operations in
+    /// the batch since the last spill are not in it: a caller that reads its own writes keeps track of those.
+    package private(set) var view: Snapshot
 
     init(database: Database, snapshot: Snapshot) {
         self.database = database
         self.snapshot = snapshot
+        self.view = snapshot
     }
 
     deinit {
@@ -105,12 +110,14 @@ package final class WriteTransaction: @unchecked Sendable {
     /// Writes the operations so far to segments private to this transaction and empties the batch, so that a
     /// transaction of any size holds a bounded amount of memory. Ranges `putPending` returned before are no
     /// longer valid; what was spilled is read back with `withSpilledValue`. The commit then installs the
-    /// segments with one manifest switch instead of going through the log (see `Database+Spill`).
+    /// segments with one manifest switch instead of going through the log (see `Database+Spill`). `view` then
+    /// reads the spilled operations.
     package func spill() throws {
         checkOpen("spill")
         let state = spilled ?? SpillState()
         spilled = state
         try database.spill(batch, into: state)
+        view = try database.spillView(state, base: snapshot)
     }
 
     /// Whether `spill()` wrote anything.
@@ -129,6 +136,7 @@ package final class WriteTransaction: @unchecked Sendable {
         checkOpen("commit")
         finished = true
         defer { database.endWrite() }
+        if view !== snapshot { view.close() }
         if let spilled, !spilled.isEmpty { return try database.commit(batch, spilled: spilled) }
         return try database.commit(batch)
     }
@@ -137,6 +145,7 @@ package final class WriteTransaction: @unchecked Sendable {
     package func abort() {
         guard !finished else { return }
         finished = true
+        if view !== snapshot { view.close() }
         if let spilled { database.abandonSpill(spilled) }
         database.endWrite()
     }

@@ -135,6 +135,8 @@ extension Results {
         @usableFromInline let stepper: Unmanaged<ObjectStream>?
         let keys: [Int64]
         let records: [[UInt8]?]
+        /// The version token `records` were read at: once it moves (a write that spilled), they are read again.
+        let recordsVersion: UInt64
         /// For values: the stored values to hand out, and how they become elements.
         let items: [StoredValue]
         private let values: ValueSource<Element>?
@@ -154,6 +156,7 @@ extension Results {
             stepper = objects.map { Unmanaged.passUnretained($0) }
             self.keys = keys
             self.records = records
+            recordsVersion = results.core.versionToken
             exactClass = results.binding.objectClass == Element.self
         }
 
@@ -179,7 +182,8 @@ extension Results {
         mutating func _nextListed() -> Object? {
             guard i < keys.count else { return nil }
             defer { i += 1 }
-            return results.core.makeObject(binding: results.binding, key: keys[i], record: i < records.count ? records[i] : nil)
+            let current = i < records.count && results.core.versionToken == recordsVersion
+            return results.core.makeObject(binding: results.binding, key: keys[i], record: current ? records[i] : nil)
         }
 
         /// The next value of a Results of values; nil at the end (and always for objects).
@@ -201,7 +205,7 @@ extension Results {
                 // write's base snapshot, streamed. An object the loop changes or deletes before the scan reaches
                 // it still reads as the write left it: reads in a write look at the write's changes first.
                 if !w.hasEntries(in: binding.partition), !w.isDropped(binding.partition) {
-                    let stream = core.mustRead("the objects of \(binding.info.schema.className)") { try w.tx.snapshot.makeIterator(binding.partition) }
+                    let stream = core.mustRead("the objects of \(binding.info.schema.className)") { try w.tx.view.makeIterator(binding.partition) }
                     return Iterator(results: self, stream: stream, keys: [], records: [])
                 }
             } else {

@@ -37,7 +37,7 @@ extension RealmCore {
             }
         }
         writeSerial += 1
-        write = WriteState(tx: tx)
+        write = WriteState(tx: tx, spillThreshold: spillThreshold)
         // The write sees the latest version, as Realm's does.
         do {
             try moveToLatest()
@@ -54,8 +54,10 @@ extension RealmCore {
     func commitWrite(skipping: Set<ObjectIdentifier> = []) throws {
         guard let w = write else { fatalError("Can't commit a non-existing write transaction") }
         var summary = ChangeSummary()
-        summary.everything = w.droppedPartitions || w.schemaChanged
+        // A write that spilled no longer lists every key it changed.
+        summary.everything = w.droppedPartitions || w.schemaChanged || w.hasSpilled
         do {
+            if let failed = w.spillError { throw failed }
             let version = shared.storedSchema.withLock { $0?.schemaVersion } ?? configuration.schemaVersion
             if w.schemaChanged, let schema = shared.storedSchema.withLock({ $0 }) {
                 try w.tx.put(StoredSchema.schemaKey, schema.encoded(), in: StoredSchema.metadataPartition)
@@ -109,14 +111,7 @@ extension RealmCore {
                 // A record encoded into the transaction's batch when its object was added or first changed is
                 // there already; its index entries are read from those bytes.
                 if case .encoded(let range) = entry, w.encodedVersion == version {
-                    if !indexes.isEmpty {
-                        var after: [StoredValue] = []
-                        w.tx.visitPendingBytes(range) { raw in after = indexes.map { binding.value($0.property, in: raw) } }
-                        let isNew = w.isDropped(pk.partition) || pk.key > largestStoredKey(binding, w)
-                        try ObjectKey.withBytes(pk.key) { key in
-                            try SecondaryIndex.update(binding, indexes, key: pk.key, keyBytes: key, after: after, isNew: isNew, in: w.tx)
-                        }
-                    }
+                    try writeIndexEntries(pk, range, binding, indexes, w)
                     continue
                 }
                 guard let record = w.record(pk) else { continue }
@@ -184,6 +179,7 @@ extension RealmCore {
             if isFrozen { fatalError("Attempting to modify a frozen object - call thaw on the Object instance first. (\(what))") }
             fatalError("Cannot modify managed objects outside of a write transaction. (\(what): call write {} or beginWrite() on the Realm first)")
         }
+        spillIfDue(w)
         return w
     }
 
@@ -224,7 +220,12 @@ extension RealmCore {
                 deletedKeys[name] = keys
                 continue
             }
-            let gone = keys.filter { w.isLive(PendingKey(partition: partition, key: $0)) != true }
+            let gone = keys.filter { key in
+                // A key the write spilled is live if the view has it.
+                !(w.isLive(PendingKey(partition: partition, key: key)) ?? (w.hasSpilled && mustRead("object #\(key) of \(name)") {
+                    try ObjectKey.withBytes(key) { try w.tx.view.contains($0, in: partition) }
+                }))
+            }
             if !gone.isEmpty { deletedKeys[name] = gone }
         }
         guard !deletedKeys.isEmpty else { return }
@@ -266,7 +267,7 @@ extension RealmCore {
             guard !w.isDropped(t.partition) else { continue }
             var rewrites: [(Int64, [UInt8])] = []
             let layouts = RecordLayouts(partition: t.partition, in: stored)
-            try w.tx.snapshot.scan(t.partition) { k, v in
+            try w.tx.view.scan(t.partition) { k, v in
                 guard let key = ObjectKey.decode(k), w.isLive(PendingKey(partition: t.partition, key: key)) == nil else { return true }
                 guard try linkFields.contains(where: { p in dangling(try ObjectRecord.value(of: p.fieldId, in: v, layouts: layouts), p) }) else {
                     return true

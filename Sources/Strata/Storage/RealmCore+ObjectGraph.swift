@@ -347,7 +347,7 @@ extension RealmCore {
         var values = binding.info.defaults
         mustRead("\(binding.info.schema.className) #\(key)") {
             try ObjectKey.withBytes(key) { k in
-                try w.tx.snapshot.visitValue(forKey: k, in: binding.partition) { raw in
+                try w.tx.view.visitValue(forKey: k, in: binding.partition) { raw in
                     guard let raw else { return }
                     values = binding.migratedValues(raw) ?? binding.info.schema.properties.indices.map { binding.value($0, in: raw) }
                 }
@@ -417,7 +417,7 @@ extension RealmCore {
                     } else {
                         mustRead("\(binding.info.schema.className) #\(accessor.key)") {
                             try ObjectKey.withBytes(accessor.key) { k in
-                                try w.tx.snapshot.visitValue(forKey: k, in: binding.partition) { v in
+                                try w.tx.view.visitValue(forKey: k, in: binding.partition) { v in
                                     guard let v, binding.hasCurrentLayout(v) else { return }
                                     copied = w.addStored(pk, binding, v)
                                 }

@@ -80,8 +80,9 @@ extension RealmCore {
 
     /// Whether object `key` is stored at the version this Realm (or its write) started from.
     func storedAtBase(_ binding: TypeBinding, _ key: Int64) -> Bool {
-        if let w = write, key > largestStoredKey(binding, w) { return false }
-        let snapshot = readSnapshot
+        // Once the write spilled, the largest key is the view's: the base snapshot is asked.
+        if let w = write, !w.hasSpilled, key > largestStoredKey(binding, w) { return false }
+        let snapshot = write?.tx.snapshot ?? snapshot
         return mustRead("\(binding.info.schema.className) #\(key)") {
             try ObjectKey.withBytes(key) { k in try snapshot.contains(k, in: binding.partition) }
         }
@@ -105,7 +106,7 @@ extension RealmCore {
     func largestStoredKey(_ binding: TypeBinding, _ w: WriteState) -> Int64 {
         w.largestStoredKey(binding.partition) {
             mustRead("the objects of \(binding.info.schema.className)") {
-                try w.tx.snapshot.largestKey(in: binding.partition)
+                try w.tx.view.largestKey(in: binding.partition)
             }.flatMap { $0.withUnsafeBytes { ObjectKey.decode($0) } } ?? .min
         }
     }

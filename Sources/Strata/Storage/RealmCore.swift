@@ -143,6 +143,13 @@ final class RealmCore: @unchecked Sendable {
         versionToken = Self.newVersionToken()
     }
 
+    /// After a write spilled (`RealmCore+Spill`): a record read before may be older than what the write's
+    /// view now holds, so the version token takes a new value, and the change token moves.
+    func writeViewChanged() {
+        writeChanges += 1
+        versionToken = Self.newVersionToken()
+    }
+
     /// Whether a write transaction is open (its pending values take precedence over records).
     var hasPendingWrite: Bool { write != nil }
 
@@ -280,6 +287,8 @@ final class RealmCore: @unchecked Sendable {
     var observationObserver: ObservationObserver?
     /// `configuration.observationTracking` (each accessor keeps a copy, read on every property read).
     let tracksObservation: Bool
+    /// Bytes of pending objects past which a write transaction spills (`RealmCore+Spill`; tests lower it).
+    var spillThreshold = RealmCore.defaultSpillThreshold
 
     func invalidate() {
         guard write == nil else { return }
@@ -299,8 +308,9 @@ final class RealmCore: @unchecked Sendable {
         return true
     }
 
-    /// The snapshot reads go through: the write's base while writing.
-    var readSnapshot: Snapshot { write?.tx.snapshot ?? snapshot }
+    /// The snapshot reads go through: while writing, the write's base with what the write spilled above it
+    /// (`WriteTransaction.view`; its pending objects since the last spill are read from `write` first).
+    var readSnapshot: Snapshot { write?.tx.view ?? snapshot }
 
 }
 

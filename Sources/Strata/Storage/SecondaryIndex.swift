@@ -73,15 +73,16 @@ enum SecondaryIndex {
     }
 
     /// Keeps the indexes of one object right as a commit writes it (`after`: the values of its indexed
-    /// properties as reads give them, in the order of `indexes`) or deletes it (nil). `isNew`: the key is not
-    /// stored at the write's base version (above its largest key), so there are no entries to replace.
+    /// properties as reads give them, in the order of `indexes`) or deletes it (nil), or as a write spills it.
+    /// `isNew`: the key is not stored in the write's view (above its largest key), so there are no entries to
+    /// replace.
     static func update(
         _ binding: TypeBinding, _ indexes: [(property: Int, partition: UInt32)], key: Int64, keyBytes: UnsafeRawBufferPointer,
         after: [StoredValue]?, isNew: Bool, in tx: WriteTransaction
     ) throws {
         var old: [StoredValue?] = Array(repeating: nil, count: indexes.count)
         if !isNew {
-            try tx.snapshot.withValue(forKey: keyBytes, in: binding.partition) { raw in
+            try tx.view.withValue(forKey: keyBytes, in: binding.partition) { raw in
                 guard let raw else { return }
                 for (n, index) in indexes.enumerated() { old[n] = binding.value(index.property, in: raw) }
             }
@@ -103,7 +104,7 @@ enum SecondaryIndex {
 
     /// Writes the entries of property `i` of every object of `binding`'s type into `partition` (empty).
     static func build(_ binding: TypeBinding, property i: Int, partition: UInt32, in tx: WriteTransaction) throws {
-        try tx.snapshot.scan(binding.partition) { k, v in
+        try tx.view.scan(binding.partition) { k, v in
             guard let key = ObjectKey.decode(k) else { return true }
             try tx.put(prefix(binding.value(i, in: v)) + ObjectKey.bytes(key), [UInt8](), in: partition)
             return true

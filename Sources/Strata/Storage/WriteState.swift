@@ -81,8 +81,25 @@ extension RealmCore {
         @exclusivity(unchecked) var encodedVersion: UInt64?
         /// Scratch space for encoding one record.
         @exclusivity(unchecked) private var scratch: [UInt8] = []
+        /// About how many bytes the pending objects hold since the last spill (their records in the batch, and
+        /// an estimate for each pending record), and how many make a spill due (`RealmCore+Spill`).
+        @exclusivity(unchecked) private(set) var heldBytes = 0
+        let spillThreshold: Int
+        /// Whether the write has spilled, and the error a spill failed with (the commit throws it).
+        private(set) var hasSpilled = false
+        var spillError: (any Error)?
 
-        init(tx: WriteTransaction) { self.tx = tx }
+        init(tx: WriteTransaction, spillThreshold: Int) {
+            self.tx = tx
+            self.spillThreshold = spillThreshold
+        }
+
+        /// Puts the next spill off until the write holds as much again.
+        func deferSpill() { heldBytes = 0 }
+
+        /// Whether the pending objects hold enough for a spill (and no spill has failed).
+        @inline(__always)
+        var spillDue: Bool { heldBytes >= spillThreshold && spillError == nil }
 
         @inline(__always)
         private func existing(_ partition: UInt32) -> PartitionPending? {
@@ -125,6 +142,7 @@ extension RealmCore {
         /// Sets the pending record of `key`; true when it had none. `added`: the object is new in this write.
         @discardableResult
         func setPending(_ key: PendingKey, _ record: PendingRecord, added: Bool = false) -> Bool {
+            heldBytes &+= Self.recordBytes
             if let entry = record.primaryKeyIndexEntry {
                 let p = state(key.partition)
                 p.primaryKeys[entry] = key.key
@@ -184,6 +202,8 @@ extension RealmCore {
         }
 
         private func putPending(_ key: PendingKey, _ bytes: some ByteContainer) -> Range<Int>? {
+            // The record, its key and the batch's operation header and slot.
+            heldBytes &+= 40
             do {
                 return try bytes.withUnsafeBytes { value in
                     try ObjectKey.withBytes(key.key) { k in try tx.putPending(k, value, in: key.partition) }
@@ -358,6 +378,51 @@ extension RealmCore {
 
         /// The keys of the pending objects of `partition`, in the order they were first added.
         func keys(in partition: UInt32) -> [Int64] { existing(partition)?.keys ?? [] }
+
+        /// What a pending record is reckoned to hold (the object, its values), for `heldBytes`.
+        static let recordBytes = 160
+
+        /// Every pending key, partition by partition, each in the order first added.
+        func allKeys() -> [PendingKey] {
+            var out: [PendingKey] = []
+            out.reserveCapacity(pendingCount)
+            for (partition, p) in partitions {
+                for k in p.keys { out.append(PendingKey(partition: partition, key: k)) }
+            }
+            return out
+        }
+
+        /// After a spill wrote every encoded record and every deletion into the view (`WriteTransaction.view`):
+        /// the write forgets them, keeping the live pending records (those it could not encode); reads find
+        /// the rest in the view. What was read from the base version once per write is read again, and the
+        /// partitions deleteAll dropped are dropped in the view.
+        func forgetSpilled() {
+            var kept: [UInt32: PartitionPending] = [:]
+            var count = 0
+            for (partition, p) in partitions {
+                let q = PartitionPending()
+                q.binding = p.binding
+                q.primaryKeyPartition = p.primaryKeyPartition
+                let added = Set(p.added)
+                for (i, key) in p.keys.enumerated() {
+                    guard case .record(let r) = p.entries[i], !r.deleted else { continue }
+                    q.index.insert(key, q.entries.count)
+                    q.entries.append(p.entries[i])
+                    q.keys.append(key)
+                    if added.contains(key) { q.added.append(key) }
+                }
+                for (entry, key) in p.primaryKeys where q.index.find(key) != nil { q.primaryKeys[entry] = key }
+                count += q.keys.count
+                if !q.keys.isEmpty || q.primaryKeyPartition != nil { kept[partition] = q }
+            }
+            partitions = kept
+            last = nil
+            pendingCount = count
+            heldBytes = count * Self.recordBytes
+            dropped = []
+            deletedPrimaryKeys = []
+            hasSpilled = true
+        }
 
         /// Every pending key in (partition, key) order: the order commit hands operations to the engine in, so
         /// that it need not sort them (keys first added in increasing order, a bulk insert, are in order).

@@ -1,0 +1,107 @@
+import Engine
+import Foundation
+
+// Large writes. A write transaction keeps what it changes in the engine transaction's batch (records encoded
+// there) and in pending records; past `spillThreshold` bytes of them it spills: every encoded record, every
+// deletion and the index entries they need go to segments private to the transaction
+// (`WriteTransaction.spill()`), and the write forgets them. Reads in the write then look at the write's
+// pending objects first and at `WriteTransaction.view` (the base version with the spilled segments above it)
+// next, so that a write of any size holds a bounded amount of memory and reads what it wrote.
+//
+// Invariants:
+// (1) A spill happens between operations, at the start of one (`requireWrite`), never while an add resolves
+//     links: no caller holds a range in the batch or a record the spill lets go.
+// (2) What a spill writes is complete for its objects: their records, their secondary-index entries (the old
+//     ones read from the view), their primary-key index entries; the commit writes only what stayed pending.
+// (3) A spill that fails leaves the batch and the pending objects as they were; the commit throws its error.
+// (4) After a spill the version token moves: a record an object read before it may be older than the view.
+
+extension RealmCore {
+    /// Bytes of pending objects past which a write spills. Large enough that a write of a few thousand objects
+    /// never does; small enough that a write of millions holds a few tens of megabytes.
+    static let defaultSpillThreshold = 8 << 20
+
+    /// Spills `w` when it holds enough, unless an add is resolving links.
+    @inline(__always)
+    func spillIfDue(_ w: WriteState) {
+        if w.spillDue, addDepth <= 1, resolvingAdd == 0, deferredAdds.isEmpty { spill(w) }
+    }
+
+    /// Writes the write's encoded records and deletions, with their index entries, to spilled segments and
+    /// forgets them (see the top of this file).
+    @inline(never)
+    func spill(_ w: WriteState) {
+        let version = shared.storedSchema.withLock { $0?.schemaVersion } ?? configuration.schemaVersion
+        // Records encoded at another schema version are re-encoded by the commit; they stay.
+        if let encoded = w.encodedVersion, encoded != version { return w.deferSpill() }
+        let stored = shared.storedSchema.withLock { $0 }
+        var indexesByPartition: [UInt32: [(property: Int, partition: UInt32)]] = [:]
+        func indexes(_ binding: TypeBinding) -> [(property: Int, partition: UInt32)] {
+            if let known = indexesByPartition[binding.partition] { return known }
+            let found = SecondaryIndex.indexes(of: binding, in: stored)
+            indexesByPartition[binding.partition] = found
+            return found
+        }
+        do {
+            for pk in w.allKeys() {
+                guard let entry = w.entry(pk) else { continue }
+                switch entry {
+                case .record(let r) where r.deleted:
+                    let indexes = indexes(r.binding)
+                    try ObjectKey.withBytes(pk.key) { key in
+                        if !indexes.isEmpty {
+                            let isNew = w.isDropped(pk.partition) || pk.key > largestStoredKey(r.binding, w)
+                            try SecondaryIndex.update(r.binding, indexes, key: pk.key, keyBytes: key, after: nil, isNew: isNew, in: w.tx)
+                        }
+                        try w.tx.deleteBytes(key, in: pk.partition)
+                    }
+                case .record(let r):
+                    // A record whose links and lists are resolved (every one, between operations) is encoded
+                    // into the batch first; an embedded object no parent has taken stays (the commit deletes it).
+                    guard !w.orphans.contains(pk), r.binding.schemaVersion == version, w.encodeRecord(pk, version: version),
+                        case .encoded(let range)? = w.entry(pk)
+                    else { continue }
+                    w.encodedVersion = version
+                    try writeIndexEntries(pk, range, r.binding, indexes(r.binding), w)
+                case .encoded(let range):
+                    let binding = w.encodedBinding(pk.partition)
+                    try writeIndexEntries(pk, range, binding, indexes(binding), w)
+                }
+            }
+            // Index entries of deleted objects first, as at commit: a later object with the same primary key
+            // puts its entry above.
+            for (partition, entry) in w.deletedPrimaryKeys { try w.tx.delete(entry, in: partition) }
+            for (partition, entry, key) in w.livePrimaryKeyEntries() { try w.tx.put(entry, ObjectKey.bytes(key), in: partition) }
+            try w.tx.spill()
+        } catch {
+            // The write goes on in memory; its commit throws this error (nothing of it is lost or half-written).
+            w.spillError = error
+            return
+        }
+        w.forgetSpilled()
+        // Objects added with links whose records went to the view need their unmanaged state no more (as
+        // after a commit).
+        w.objectsToInvalidate.removeAll { o in
+            guard let a = o._accessor, w.isLive(PendingKey(partition: a.binding.partition, key: a.key)) == nil else { return false }
+            o._unmanagedLinks = nil
+            o._unmanagedCollections = nil
+            o._setValues = nil
+            return true
+        }
+        writeViewChanged()
+    }
+
+    /// Puts the secondary-index entries of pending object `pk`, whose record is encoded in the batch at
+    /// `range` (the entries it replaces are read from the write's view).
+    func writeIndexEntries(
+        _ pk: PendingKey, _ range: Range<Int>, _ binding: TypeBinding, _ indexes: [(property: Int, partition: UInt32)], _ w: WriteState
+    ) throws {
+        guard !indexes.isEmpty else { return }
+        var after: [StoredValue] = []
+        w.tx.visitPendingBytes(range) { raw in after = indexes.map { binding.value($0.property, in: raw) } }
+        let isNew = w.isDropped(pk.partition) || pk.key > largestStoredKey(binding, w)
+        try ObjectKey.withBytes(pk.key) { key in
+            try SecondaryIndex.update(binding, indexes, key: pk.key, keyBytes: key, after: after, isNew: isNew, in: w.tx)
+        }
+    }
+}
