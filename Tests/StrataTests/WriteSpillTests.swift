@@ -124,10 +124,13 @@ final class SpillAddress: EmbeddedObject {
                 realm.add(o)
             }
         }
+        let held = try #require(realm.object(ofType: SpillOwner.self, forPrimaryKey: 2))
+        #expect(held.name == "o2")
         try realm.write {
             let even = realm.objects(SpillOwner.self).filter { $0.id % 2 == 0 }
             realm.delete(even)
             #expect(Self.spilled(realm))
+            #expect(held.isInvalidated, "an object read before its deletion spilled")
             #expect(realm.objects(SpillOwner.self).count == 150)
             #expect(realm.object(ofType: SpillOwner.self, forPrimaryKey: 4) == nil)
             // Every pet of an odd owner goes: the links of the (odd) owners become nil at commit.

@@ -24,6 +24,9 @@ final class SpillState {
     var bytes = 0
     /// Every spilled file still owned by the transaction (removed when it aborts).
     var files: [UInt64] = []
+    /// Per partition, the smallest and largest key of every entry spilled since the partition's last drop
+    /// (`WriteTransaction.spillMayHold`).
+    var keyRanges: [UInt32: (low: [UInt8], high: [UInt8])] = [:]
 
     var isEmpty: Bool { files.isEmpty && dropped.isEmpty && metadata.isEmpty }
 }
@@ -41,19 +44,29 @@ extension Database {
         var created: [UInt64] = []
         // What the state becomes, per partition touched: its spilled segments, whether it was dropped, its
         // user metadata.
-        var segments = state.segments, dropped = state.dropped, metadata = state.metadata
+        var segments = state.segments, dropped = state.dropped, metadata = state.metadata, keyRanges = state.keyRanges
         var discarded: [UInt64] = []
         do {
             for (id, pb) in operations.sorted(by: { $0.key < $1.key }) {
                 if pb.drop {
                     discarded += (segments[id] ?? []).map(\.fileNumber)
                     segments[id] = nil
+                    keyRanges[id] = nil
                     dropped.insert(id)
                 }
                 if let m = pb.userMetadata { metadata[id] = m }
                 guard !pb.slots.isEmpty else { continue }
                 let userMetadata = metadata[id] ?? base.partitions[id]?.userMetadata ?? 0
                 let run = MemRun.build(arena: arena, operations: pb.slots, sequence: base.sequence + 1, userMetadata: userMetadata)
+                if run.count > 0 {
+                    let low = run.key(0), high = run.key(run.count - 1)
+                    var range = (low: [UInt8](low), high: [UInt8](high))
+                    if let r = keyRanges[id] {
+                        if r.low.withUnsafeBytes({ Bytes.compare($0, low) < 0 }) { range.low = r.low }
+                        if r.high.withUnsafeBytes({ Bytes.compare($0, high) > 0 }) { range.high = r.high }
+                    }
+                    keyRanges[id] = range
+                }
                 let it = try MergingIterator(version: base, runs: [run], segments: [], from: nil, includeTombstones: true)
                 // A deletion hides older data; in a partition this transaction dropped, and has not spilled
                 // since, there is none.
@@ -73,6 +86,7 @@ extension Database {
         state.segments = segments
         state.dropped = dropped
         state.metadata = metadata
+        state.keyRanges = keyRanges
         state.files += created
         for n in discarded { discardSpilled(n, from: state) }
     }

@@ -45,6 +45,23 @@ extension SegmentReader {
         }
     }
 
+    /// Whether any of `segments` may hold an entry of `key`, by their key filters (no block read). A segment
+    /// whose index cannot be read may: the lookup that follows reports the damage.
+    static func mayHold(_ key: UnsafeRawBufferPointer, in segments: [SegmentReader]) -> Bool {
+        let hash = KeyFilter.hash(key)
+        for segment in segments {
+            guard let index = try? segment.index() else { return true }  // try?: the read that follows reports it
+            guard let filter = index.filter else { return true }
+            if KeyFilter.mayContain(
+                hash: hash, words: UnsafeRawBufferPointer(rebasing: segment.indexArea(index)[filter.offset...]),
+                wordCount: filter.wordCount, probeCount: filter.probeCount)
+            {
+                return true
+            }
+        }
+        return false
+    }
+
     /// Where the newest entry of `key` in `segments` is stored: the segment file and the offset of its block;
     /// nil when no segment holds it (or its newest entry is a deletion).
     static func location(of key: UnsafeRawBufferPointer, in segments: [SegmentReader]) throws -> (file: String, blockOffset: Int)? {

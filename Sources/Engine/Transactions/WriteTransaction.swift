@@ -130,6 +130,18 @@ package final class WriteTransaction: @unchecked Sendable {
         return try SegmentReader.newestValue(of: key, in: spilled?.segments[partition] ?? [], body)
     }
 
+    /// Whether the spills may hold an entry (a value or a deletion) of `key` in `partition`, or dropped the
+    /// partition: false means for certain that what the transaction's snapshot says of the key still stands
+    /// below the batch. Checks the spilled key range, then each spilled segment's key filter; reads no block.
+    package func spillMayHold(_ key: UnsafeRawBufferPointer, in partition: UInt32) -> Bool {
+        guard let spilled else { return false }
+        if spilled.dropped.contains(partition) { return true }
+        guard let range = spilled.keyRanges[partition], range.low.withUnsafeBytes({ Bytes.compare($0, key) <= 0 }),
+            range.high.withUnsafeBytes({ Bytes.compare($0, key) >= 0 })
+        else { return false }
+        return SegmentReader.mayHold(key, in: spilled.segments[partition] ?? [])
+    }
+
     /// Makes the transaction durable (per the durability mode) and visible. Returns its sequence number.
     @discardableResult
     package func commit() throws -> UInt64 {

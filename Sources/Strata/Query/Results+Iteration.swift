@@ -135,8 +135,6 @@ extension Results {
         @usableFromInline let stepper: Unmanaged<ObjectStream>?
         let keys: [Int64]
         let records: [[UInt8]?]
-        /// The version token `records` were read at: once it moves (a write that spilled), they are read again.
-        let recordsVersion: UInt64
         /// For values: the stored values to hand out, and how they become elements.
         let items: [StoredValue]
         private let values: ValueSource<Element>?
@@ -156,7 +154,6 @@ extension Results {
             stepper = objects.map { Unmanaged.passUnretained($0) }
             self.keys = keys
             self.records = records
-            recordsVersion = results.core.versionToken
             exactClass = results.binding.objectClass == Element.self
         }
 
@@ -182,8 +179,7 @@ extension Results {
         mutating func _nextListed() -> Object? {
             guard i < keys.count else { return nil }
             defer { i += 1 }
-            let current = i < records.count && results.core.versionToken == recordsVersion
-            return results.core.makeObject(binding: results.binding, key: keys[i], record: current ? records[i] : nil)
+            return results.core.makeObject(binding: results.binding, key: keys[i], record: i < records.count ? records[i] : nil)
         }
 
         /// The next value of a Results of values; nil at the end (and always for objects).

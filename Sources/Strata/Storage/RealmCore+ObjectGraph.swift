@@ -409,7 +409,7 @@ extension RealmCore {
                 if w.patch(pk, index, value) { return }
                 if w.entry(pk) == nil, !w.isDropped(binding.partition) {
                     var copied = false
-                    if accessor.recordVersion == versionToken,
+                    if accessor.recordVersion == versionToken, !spilledOver(w, binding.partition, accessor.key),
                         let done = accessor.withRecord({ $0.count > 0 && binding.hasCurrentLayout($0) && w.addStored(pk, binding, $0) })
                     {
                         // The record the object was read with is the stored one: this write has not changed it.

@@ -118,7 +118,8 @@ extension RealmCore {
         }
         // An object whose record was read at this version exists unless this write changed that.
         if accessor.recordVersion == versionToken, accessor.record != nil || accessor.lent != nil,
-            write?.isLive(PendingKey(partition: accessor.binding.partition, key: accessor.key)) == nil
+            write?.isLive(PendingKey(partition: accessor.binding.partition, key: accessor.key)) == nil,
+            write.map({ spilledOver($0, accessor.binding.partition, accessor.key) }) != true
         {
             return true
         }
@@ -173,7 +174,9 @@ extension RealmCore {
             }
         }
         if let w = write, w.isDropped(accessor.binding.partition) { fatalError("Object has been deleted or invalidated.") }
-        if accessor.recordVersion != versionToken || (accessor.record == nil && accessor.lent == nil) {
+        if accessor.recordVersion != versionToken || (accessor.record == nil && accessor.lent == nil)
+            || write.map({ spilledOver($0, accessor.binding.partition, accessor.key) }) == true
+        {
             let read = mustRead("\(accessor.binding.info.schema.className) #\(accessor.key)") {
                 try readSnapshot.get(ObjectKey.bytes(accessor.key), in: accessor.binding.partition)
             }

@@ -14,7 +14,8 @@ import Foundation
 // (2) What a spill writes is complete for its objects: their records, their secondary-index entries (the old
 //     ones read from the view), their primary-key index entries; the commit writes only what stayed pending.
 // (3) A spill that fails leaves the batch and the pending objects as they were; the commit throws its error.
-// (4) After a spill the version token moves: a record an object read before it may be older than the view.
+// (4) A record an object read before a spill may be older than the view: one whose key the spills may hold
+//     (`spilledOver`) is read again before it is used.
 
 extension RealmCore {
     /// Bytes of pending objects past which a write spills. Large enough that a write of a few thousand objects
@@ -88,7 +89,15 @@ extension RealmCore {
             o._setValues = nil
             return true
         }
-        writeViewChanged()
+    }
+
+    /// Whether a record of object `key` read in this write (from its base, or from the view before a spill)
+    /// may be older than the view: the write spilled an entry of it (or dropped its type). Reads and writes
+    /// that would use such a record read it again; the others (most, in a loop that changes objects in
+    /// order) keep it.
+    @inline(__always)
+    func spilledOver(_ w: WriteState, _ partition: UInt32, _ key: Int64) -> Bool {
+        w.hasSpilled && ObjectKey.withBytes(key) { w.tx.spillMayHold($0, in: partition) }
     }
 
     /// Puts the secondary-index entries of pending object `pk`, whose record is encoded in the batch at

@@ -143,13 +143,6 @@ final class RealmCore: @unchecked Sendable {
         versionToken = Self.newVersionToken()
     }
 
-    /// After a write spilled (`RealmCore+Spill`): a record read before may be older than what the write's
-    /// view now holds, so the version token takes a new value, and the change token moves.
-    func writeViewChanged() {
-        writeChanges += 1
-        versionToken = Self.newVersionToken()
-    }
-
     /// Whether a write transaction is open (its pending values take precedence over records).
     var hasPendingWrite: Bool { write != nil }
 

@@ -202,11 +202,11 @@ extension RealmCore {
         }
 
         private func putPending(_ key: PendingKey, _ bytes: some ByteContainer) -> Range<Int>? {
-            // The record, its key and the batch's operation header and slot.
-            heldBytes &+= 40
             do {
                 return try bytes.withUnsafeBytes { value in
-                    try ObjectKey.withBytes(key.key) { k in try tx.putPending(k, value, in: key.partition) }
+                    // The record, its key, the batch's operation header and slot, and the pending entry.
+                    heldBytes &+= value.count &+ 96
+                    return try ObjectKey.withBytes(key.key) { k in try tx.putPending(k, value, in: key.partition) }
                 }
             } catch {
                 // Not lost: the caller keeps the object as a pending record, whose commit reports this error.
