@@ -100,6 +100,13 @@ package final class MergingIterator {
     @exclusivity(unchecked) private var runs: [RunIterator] = []
     @exclusivity(unchecked) private var segments: [SegmentIterator] = []
     @exclusivity(unchecked) private var current = -1
+    /// Set by `settle`: the source with the smallest key after `current`'s when that key is strictly larger
+    /// (then `next()` moves `current` alone while it stays below it: sources with disjoint key ranges, such
+    /// as a large write's spilled segments, step at the cost of one comparison); `noRival` when `current` is
+    /// the only valid source; `tie` when another source is at `current`'s key (every step settles).
+    @exclusivity(unchecked) private var rival = MergingIterator.tie
+    private static let tie = -1
+    private static let noRival = -2
     private let includeTombstones: Bool
 
     /// - Parameter includeTombstones: Whether deletions are reported (as nil values); flush needs them.
@@ -155,9 +162,23 @@ package final class MergingIterator {
                 if best < 0 || Bytes.compare(key(i), key(best)) < 0 { best = i }
             }
             current = best
-            if best < 0 || includeTombstones || value != nil { return }
+            if best < 0 { return }
+            if includeTombstones || value != nil { return findRival() }
             // A tombstone: skip this key everywhere and look again.
             try skip([UInt8](key(best)))
+        }
+    }
+
+    /// Sets `rival` for the current source.
+    private func findRival() {
+        var second = -1
+        for i in 0..<sourceCount where i != current && valid(i) {
+            if second < 0 || Bytes.compare(key(i), key(second)) < 0 { second = i }
+        }
+        if second < 0 {
+            rival = Self.noRival
+        } else {
+            rival = Bytes.compare(key(current), key(second)) < 0 ? second : Self.tie
         }
     }
 
@@ -180,6 +201,18 @@ package final class MergingIterator {
             if !valid(0) { current = -1; return }
             if !includeTombstones && value == nil { try settle(skipCurrentKey: false) }
             return
+        }
+        if rival != Self.tie {
+            // No other source has the current key: move the current source on while it stays below the rival's
+            // (which does not move). A deletion there hides nothing older, and is passed over.
+            while true {
+                try advance(current)
+                guard valid(current) else { break }
+                if rival >= 0 && Bytes.compare(key(current), key(rival)) >= 0 { break }
+                if includeTombstones || value != nil { return }
+            }
+            // The old key was the current source's alone: nothing else to move past it.
+            return try settle(skipCurrentKey: false)
         }
         try settle(skipCurrentKey: true)
     }
