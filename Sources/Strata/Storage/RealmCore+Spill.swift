@@ -20,7 +20,7 @@ import Foundation
 extension RealmCore {
     /// Bytes of pending objects past which a write spills. Large enough that a write of a few thousand objects
     /// never does; small enough that a write of millions holds a few tens of megabytes.
-    static let defaultSpillThreshold = 8 << 20
+    static let defaultSpillThreshold = 16 << 20
 
     /// Spills `w` when it holds enough, unless an add is resolving links.
     @inline(__always)
