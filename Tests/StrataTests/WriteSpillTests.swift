@@ -227,6 +227,30 @@ final class SpillAddress: EmbeddedObject {
         #expect(realm.objects(Person.self).where { $0.age == 1 }.isEmpty)
     }
 
+    /// An indexed query after deleteAll in the same write finds only the objects added since (the index of
+    /// the last commit still lists the deleted ones).
+    @Test func anIndexedQueryAfterDeleteAllInTheSameWrite() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: Self.config(dir))
+        try realm.write {
+            for i in 0..<10 {
+                let note = Note()
+                note.text = "old \(i)"
+                note.priority = 3
+                realm.add(note)
+            }
+        }
+        try realm.write {
+            realm.deleteAll()
+            let note = Note()
+            note.text = "new"
+            note.priority = 3
+            realm.add(note)
+            #expect(realm.objects(Note.self).where { $0.priority == 3 }.map(\.text) == ["new"])
+        }
+        #expect(realm.objects(Note.self).where { $0.priority == 3 }.map(\.text) == ["new"])
+    }
+
     /// A cancelled write that spilled leaves the file as it was and its spilled files removed; objects it
     /// added are invalidated.
     @Test func aCancelledWriteThatSpilledLeavesNothing() throws {
@@ -269,21 +293,24 @@ final class SpillAddress: EmbeddedObject {
         #expect(counts == [10, 2000])
     }
 
-    /// A spill that fails (the disk is full) leaves the write going on in memory, reading right; its commit
-    /// throws the error and the file keeps what it had.
-    @Test func aFailedSpillFailsTheCommitAndLosesNothing() throws {
+    /// A spill that fails (the disk is full: in the flush of the memtable below it, in a spilled segment, or
+    /// later) leaves the write going on in memory, reading right; its commit throws the error and the file
+    /// keeps what it had.
+    @Test(arguments: [1, 2, 3, 5, 8])
+    func aFailedSpillFailsTheCommitAndLosesNothing(failingAppend: Int) throws {
         let dir = try TemporaryDirectory()
         let faulty = FaultyFileSystem(base: PosixFileSystem())
         var config = Self.config(dir)
         config.fileSystem = faulty
         let realm = try Self.open(config)
         try realm.write { for i in 0..<10 { realm.add(Self.person(i, age: 1)) } }
-        faulty.addFault(.failAppend(at: faulty.appendCount + 1, errno: ENOSPC))
+        faulty.addFault(.failAppend(at: faulty.appendCount + failingAppend, errno: ENOSPC))
         #expect {
             try realm.write {
                 for i in 10..<1000 { realm.add(Self.person(i, age: 2)) }
                 #expect(realm.core.write?.spillError != nil)
                 #expect(realm.objects(Person.self).count == 1000)
+                for i in stride(from: 0, to: 1000, by: 37) { #expect(realm.object(ofType: Person.self, forPrimaryKey: i)?.age == (i < 10 ? 1 : 2)) }
                 #expect(realm.object(ofType: Person.self, forPrimaryKey: 999)?.age == 2)
             }
         } throws: { error in

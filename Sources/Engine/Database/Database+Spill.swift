@@ -91,21 +91,25 @@ extension Database {
         for n in discarded { discardSpilled(n, from: state) }
     }
 
-    /// A snapshot of what the spilling transaction sees below its batch: the committed state with the spilled
-    /// segments above each partition's, the partitions it dropped gone first (as the commit will install
-    /// them). The memtable is flushed first, as the commit does, so that every earlier commit sits in
-    /// segments below the spilled ones (a snapshot's runs are read before its segments). Called with the
-    /// writer gate held: nothing has been committed since `base`, whose sequence the view keeps.
-    func spillView(_ state: SpillState, base: Snapshot) throws -> Snapshot {
+    /// Flushes the memtable, as the commit of a spilled transaction does, so that every earlier commit sits in
+    /// segments below the spilled ones (a snapshot's runs are read before its segments: `spillView`). Called
+    /// with the writer gate held, before a spill.
+    func flushBelowSpill() throws {
         try onMaintenance { try runFlush() }
         try freezeLocked()
         try onMaintenance { try runFlush() }
-        let committed = currentVersion
-        if committed.partitions.values.contains(where: { !$0.active.isEmpty || !$0.frozen.isEmpty }) {
+        if currentVersion.partitions.values.contains(where: { !$0.active.isEmpty || !$0.frozen.isEmpty }) {
             // The spilled segments cannot be placed above runs: reads would answer from the older data.
             throw StorageError(.io, "the memtable could not be flushed below a spilled transaction; abort the write and retry", file: directory)
         }
-        var parts = committed.partitions
+    }
+
+    /// A snapshot of what the spilling transaction sees below its batch: the committed state with the spilled
+    /// segments above each partition's, the partitions it dropped gone first (as the commit will install
+    /// them). Called with the writer gate held, after `flushBelowSpill` and the spill: nothing has been
+    /// committed since `base`, whose sequence the view keeps, and the memtable is empty.
+    func spillView(_ state: SpillState, base: Snapshot) -> Snapshot {
+        var parts = currentVersion.partitions
         for id in state.dropped { parts[id] = nil }
         for (id, spilled) in state.segments {
             if let current = parts[id] {
@@ -114,7 +118,7 @@ extension Database {
                 parts[id] = PartitionState(id: id, incarnation: 0, segments: spilled)
             }
         }
-        return try Snapshot(version: Version(sequence: base.sequence, partitions: parts), registry: registry, limit: nil)
+        return Snapshot(unlimited: Version(sequence: base.sequence, partitions: parts), registry: registry)
     }
 
     private func discardSpilled(_ number: UInt64, from state: SpillState) {

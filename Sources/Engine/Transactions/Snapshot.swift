@@ -8,6 +8,15 @@ final class SnapshotRegistry: Sendable {
     }
     private let state = Locked(State())
 
+    /// Registers a snapshot that no limit applies to (cannot fail).
+    func register(_ version: Version) -> Int {
+        state.withLock { s in
+            s.next += 1
+            s.live[s.next] = version
+            return s.next
+        }
+    }
+
     func register(_ version: Version, limit: Int?) throws -> Int {
         try state.withLock { s in
             if let limit, s.live.count >= limit {
@@ -43,6 +52,13 @@ package final class Snapshot: @unchecked Sendable {
         self.version = version
         self.registry = registry
         self.id = try registry.register(version, limit: limit)
+    }
+
+    /// A snapshot outside the limit on live snapshots (a write transaction's view).
+    init(unlimited version: Version, registry: SnapshotRegistry) {
+        self.version = version
+        self.registry = registry
+        self.id = registry.register(version)
     }
 
     deinit { close() }

@@ -1,8 +1,9 @@
 /// A write transaction: puts, deletes and partition drops that become visible together at `commit()`.
 ///
 /// One write transaction is open at a time per database, across threads: `Database.beginWrite()` waits for
-/// the previous one to end. Reads inside the transaction go through `snapshot`, the state when it began; the
-/// transaction's own writes are not visible until it commits.
+/// the previous one to end. Reads inside the transaction go through `snapshot`, the state when it began, or
+/// through `view`, which adds what the transaction spilled; the rest of its writes are visible to nobody until
+/// it commits.
 package final class WriteTransaction: @unchecked Sendable {
     private let database: Database
     let batch = WriteBatch()
@@ -116,8 +117,12 @@ package final class WriteTransaction: @unchecked Sendable {
         checkOpen("spill")
         let state = spilled ?? SpillState()
         spilled = state
+        // What can fail comes first: the flush below the spilled segments, then the spill (which changes
+        // nothing when it fails). Once the batch is spilled, making the view cannot fail.
+        try database.flushBelowSpill()
         try database.spill(batch, into: state)
-        view = try database.spillView(state, base: snapshot)
+        if view !== snapshot { view.close() }
+        view = database.spillView(state, base: snapshot)
     }
 
     /// Whether `spill()` wrote anything.

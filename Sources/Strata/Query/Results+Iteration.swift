@@ -197,8 +197,8 @@ extension Results {
         if predicate == nil && sort.isEmpty && distinctKeys.isEmpty && base == nil {
             if let w = core.write {
                 // In a write, iteration sees the objects as they were when it began (Realm's snapshot of a
-                // Results enumerated in a write). With none of the type's objects changed yet, that is the
-                // write's base snapshot, streamed. An object the loop changes or deletes before the scan reaches
+                // Results enumerated in a write). With none of the type's objects pending, that is the write's
+                // view (its base, with what it spilled), streamed. An object the loop changes or deletes before the scan reaches
                 // it still reads as the write left it: reads in a write look at the write's changes first.
                 if !w.hasEntries(in: binding.partition), !w.isDropped(binding.partition) {
                     let stream = core.mustRead("the objects of \(binding.info.schema.className)") { try w.tx.view.makeIterator(binding.partition) }

@@ -101,8 +101,8 @@ extension RealmCore {
         }
     }
 
-    /// The largest key of `binding`'s type stored at the write's base version (`Int64.min`: none), read once
-    /// per write.
+    /// The largest key of `binding`'s type stored in the write's view (`Int64.min`: none), read once per write
+    /// and again after each spill.
     func largestStoredKey(_ binding: TypeBinding, _ w: WriteState) -> Int64 {
         w.largestStoredKey(binding.partition) {
             mustRead("the objects of \(binding.info.schema.className)") {
@@ -190,8 +190,10 @@ extension RealmCore {
     }
 
 
-    /// Calls `body` with every live object of a type (key and a way to read its properties), in key order,
-    /// pending changes included.
+    /// Calls `body` with every live object of a type (key and a way to read its properties), pending changes
+    /// included: the view's keys ascending, then the keys this write added and still holds pending, in the
+    /// order added (a write that spilled finds the objects it added before the spill among the view's, in key
+    /// order: unsorted results promise no order, in Realm too).
     func forEachRecord(_ binding: TypeBinding, _ body: (Int64, RecordRef) -> Bool) {
         let partition = binding.partition
         let w = write
@@ -228,8 +230,8 @@ extension RealmCore {
 
     /// Calls `body` with each live object among `keys` (no duplicates), pending changes included, in the
     /// order a scan gives them (`forEachRecord(_:_:)`: keys of the snapshot ascending, then keys added by
-    /// this write in the order they were added): the objects a query pins by primary key, read one by one
-    /// instead of scanning the type.
+    /// this write in the order they were added; once a write has spilled, the keys it spilled are among the
+    /// snapshot's): the objects a query pins by primary key, read one by one instead of scanning the type.
     func forEachRecord(_ binding: TypeBinding, keys unordered: Set<Int64>, _ body: (Int64, RecordRef) -> Bool) {
         let partition = binding.partition
         var keys: [Int64] = [], late: [Int64] = []
@@ -260,6 +262,8 @@ extension RealmCore {
                 if stop { return }
                 continue
             }
+            // A type deleteAll dropped in this write has no objects but those the write added since.
+            if let w = write, w.isDropped(partition) { continue }
             do {
                 try ObjectKey.withBytes(key) { k in
                     try snapshot.visitValue(forKey: k, in: partition) { v in

@@ -5,7 +5,8 @@ import Atomics
 
 // Invariants:
 // (1) Reads outside a write go through `snapshot`; inside a write, through the pending records first, then
-//     the write's base snapshot (the latest version when the write began).
+//     the write's view: its base snapshot (the latest version when the write began) with what the write
+//     spilled above it (`RealmCore+Spill`).
 // (2) A pending record holds every property value of its object (by property index), so commit encodes it
 //     without reading anything else.
 // (3) Object keys of types with an Int primary key are the primary key; others come from a counter in the

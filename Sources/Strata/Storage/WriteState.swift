@@ -57,7 +57,7 @@ extension RealmCore {
         /// the entries of those still live), and the type's index partition.
         var primaryKeys: [[UInt8]: Int64] = [:]
         var primaryKeyPartition: UInt32?
-        /// The largest object key stored at the write's base version (`Int64.min`: none), once read.
+        /// The largest object key stored in the write's view (`Int64.min`: none), once read (again after a spill).
         var largestStored: Int64?
 
         @inline(__always)
@@ -355,8 +355,8 @@ extension RealmCore {
             return out
         }
 
-        /// The largest object key stored in `partition` at the write's base version (`Int64.min` when there is
-        /// none), read with `read` once per write: a key above it needs no lookup to know it is new.
+        /// The largest object key stored in `partition` in the write's view (`Int64.min` when there is none),
+        /// read with `read` once per write and after each spill: a key above it needs no lookup to know it is new.
         @inline(__always)
         func largestStoredKey(_ partition: UInt32, read: () -> Int64) -> Int64 {
             let p = state(partition)
@@ -418,7 +418,10 @@ extension RealmCore {
             partitions = kept
             last = nil
             pendingCount = count
-            heldBytes = count * Self.recordBytes
+            // Counted from zero again, the records that stay included: those that cannot be spilled (an
+            // embedded object without a parent, a record at another schema version) must not make every
+            // following operation spill.
+            heldBytes = 0
             dropped = []
             deletedPrimaryKeys = []
             hasSpilled = true
@@ -450,8 +453,8 @@ extension RealmCore {
         var schemaChanged = false
         /// deleteAll dropped partitions: observers re-evaluate.
         var droppedPartitions = false
-        /// The partitions deleteAll dropped: the write's base snapshot still holds their objects, which the rest
-        /// of the write must not see. Read at every property access in the write (one thread, no re-entry):
+        /// The partitions deleteAll dropped since the last spill: the write's view still holds their objects,
+        /// which the rest of the write must not see (a spill drops them in the view, and empties this). Read at every property access in the write (one thread, no re-entry):
         /// dynamic exclusivity checks are off.
         @exclusivity(unchecked) var dropped = Set<UInt32>()
         @inline(__always)
