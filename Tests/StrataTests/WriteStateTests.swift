@@ -56,7 +56,8 @@ import TestSupport
     }
 
     /// A stored object's fixed-width properties are written into a copy of its record in the arena; a string
-    /// makes it a pending record; reads in the write, the commit and a cancel all see the right values.
+    /// encodes the record into the arena again (no pending record either); reads in the write, the commit and
+    /// a cancel all see the right values.
     @Test func storedObjectsChangedInAWriteArePatchedInPlace() throws {
         let dir = try TemporaryDirectory()
         let realm = try Realm(configuration: Self.config(dir))
@@ -71,11 +72,16 @@ import TestSupport
             #expect(realm.objects(Person.self).where { $0.isActive == true }.count == 10)
             let p3 = try #require(realm.object(ofType: Person.self, forPrimaryKey: 3))
             #expect(p3.age == 103)
-            p3.nickname = "three"  // a string: no slot to patch, a pending record from here on
+            p3.nickname = "three"  // a string: no slot to patch, the record is encoded again
             p3.age = 7
+            p3.firstName = "third"
             #expect(p3.nickname == "three")
             #expect(p3.age == 7)
+            #expect(p3.firstName == "third")
+            #expect((realm.core.write?.encodedObjects ?? 0) == 20, "still encoded, strings included")
+            #expect(realm.objects(Person.self).filter("firstName == 'third'").count == 1)
         }
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 3)?.firstName == "third")
         #expect(realm.objects(Person.self).sum(of: \.age) == (0..<20).map { $0 + 100 }.reduce(0, +) - 103 + 7)
         #expect(realm.object(ofType: Person.self, forPrimaryKey: 3)?.nickname == "three")
         #expect(realm.object(ofType: Person.self, forPrimaryKey: 4)?.isActive == true)

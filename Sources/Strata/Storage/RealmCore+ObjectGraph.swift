@@ -400,9 +400,9 @@ extension RealmCore {
         require(!value.isNull || property.isNullable, "\(accessor.binding.info.schema.className).\(property.name) is not optional and cannot be set to nil")
         let binding = accessor.binding
         if binding.info.holdsValuesOnly {
-            // A fixed-width value of a type holding plain values: written into the object's encoded record in
-            // the transaction's batch (put there from the stored record on its first change), no pending
-            // record made.
+            // A value of a type holding plain values: written into the object's encoded record in the
+            // transaction's batch (put there from the stored record on its first change) in place when it is
+            // fixed-width, by encoding the record again otherwise; no pending record made.
             let version = w.encodedVersion ?? (shared.storedSchema.withLock { $0?.schemaVersion } ?? configuration.schemaVersion)
             if version == binding.schemaVersion {
                 let pk = PendingKey(partition: binding.partition, key: accessor.key)
@@ -428,6 +428,11 @@ extension RealmCore {
                         w.encodedVersion = version
                         if w.patch(pk, index, value) { return }
                     }
+                }
+                // A value no slot holds (a string, data): the record is encoded again into the batch.
+                if w.reencode(pk, index, value, version: version) {
+                    w.encodedVersion = version
+                    return
                 }
             }
         }

@@ -235,6 +235,21 @@ extension RealmCore {
             return true
         }
 
+        /// Writes `value` into property `index` of the encoded pending record of `key` by encoding the record
+        /// again at `version` and putting it into the batch once more (the later put of a key wins; the earlier
+        /// bytes stay in the batch until the next spill): a string, data or any other value no slot holds,
+        /// without a pending record. False, with nothing changed, when the key has no encoded record or the
+        /// batch refuses the record.
+        func reencode(_ key: PendingKey, _ index: Int, _ value: StoredValue, version: UInt64) -> Bool {
+            guard let p = existing(key.partition), let i = p.index.find(key.key), case .encoded(let range) = p.entries[i] else { return false }
+            var values = decode(p, range)
+            values[index] = value
+            encodedBinding(p).encode(values, schemaVersion: version, into: &scratch)
+            guard let moved = putPending(key, scratch) else { return false }
+            p.entries[i] = .encoded(moved)
+            return true
+        }
+
         /// The values (by property index) of an encoded record of `p`.
         private func decode(_ p: PartitionPending, _ range: Range<Int>) -> [StoredValue] {
             let binding = encodedBinding(p)
