@@ -138,9 +138,8 @@ public struct Realm: @unchecked Sendable {
         for o in Array(objects) { core.delete(o) }
     }
 
-    public func delete<T: Object>(_ results: Results<T>) {
-        for o in Array(results) { core.delete(o) }
-    }
+    /// Deletes every object the results hold now (by key: no object is made for a match).
+    public func delete<T: Object>(_ results: Results<T>) { core.delete(results) }
 
     /// Deletes every object of every type.
     public func deleteAll() { core.deleteAll() }

@@ -99,7 +99,7 @@ extension RealmCore {
                 let binding: TypeBinding
                 switch entry {
                 case .record(let r): binding = r.binding
-                case .encoded: binding = w.encodedBinding(pk.partition)
+                case .encoded, .deleted: binding = w.encodedBinding(pk.partition)
                 }
                 let indexes: [(property: Int, partition: UInt32)]
                 if let known = indexesByPartition[pk.partition] {
@@ -112,6 +112,10 @@ extension RealmCore {
                 // there already; its index entries are read from those bytes.
                 if case .encoded(let range) = entry, w.encodedVersion == version {
                     try writeIndexEntries(pk, range, binding, indexes, w)
+                    continue
+                }
+                if case .deleted = entry {
+                    try writeDeletion(pk, binding, indexes, w)
                     continue
                 }
                 guard let record = w.record(pk) else { continue }
@@ -214,13 +218,11 @@ extension RealmCore {
         guard !w.deletedKeys.isEmpty, let stored = shared.storedSchema.withLock({ $0 }) else { return }
         // Objects deleted and not added again (an Int primary key deleted and then given to a new object in the
         // same write names a live object).
+        // Only types something links to: the deletions of others need no check.
+        let linkedTypes = Set(stored.types.flatMap { t in t.properties.compactMap { $0.type == .object ? $0.objectClassName : nil } })
         var deletedKeys: [String: Set<Int64>] = [:]
-        for (name, keys) in w.deletedKeys {
-            guard let partition = stored.type(named: name)?.partition else {
-                deletedKeys[name] = keys
-                continue
-            }
-            let gone = keys.filter { key in
+        for (partition, (name, keys)) in w.deletedKeys where linkedTypes.contains(name) {
+            let gone = Set(keys).filter { key in
                 // A key the write spilled is live if the view has it.
                 !(w.isLive(PendingKey(partition: partition, key: key)) ?? (w.hasSpilled && mustRead("object #\(key) of \(name)") {
                     try ObjectKey.withBytes(key) { try w.tx.view.contains($0, in: partition) }

@@ -269,17 +269,10 @@ extension RealmCore {
     func deleteCascading(_ binding: TypeBinding, _ key: Int64, _ w: WriteState, nullifyLinks: Bool, known: Bool = false) {
         guard known || exists(binding: binding, key: key) else { return }
         if binding.info.holdsValuesOnly && binding.primaryKeyPartition == nil && !binding.info.schema.isEmbedded {
-            // Nothing to read for a deletion (no primary-key entry, nothing embedded): the pending record is
-            // marked deleted without its values.
-            let pk = PendingKey(partition: binding.partition, key: key)
-            if let r = w.record(pk) {
-                r.deleted = true
-            } else {
-                let r = PendingRecord(binding: binding, values: binding.info.defaults)
-                r.deleted = true
-                w.setPending(pk, r)
-            }
-            if nullifyLinks { w.deletedKeys[binding.info.schema.className, default: []].insert(key) }
+            // Nothing to read for a deletion (no primary-key entry, nothing embedded): the pending entry says
+            // deleted, without a record.
+            w.markDeleted(PendingKey(partition: binding.partition, key: key), binding)
+            if nullifyLinks { w.noteDeleted(binding, key) }
             return
         }
         let record = pendingRecord(binding, key, w)
@@ -290,7 +283,7 @@ extension RealmCore {
         }
         record.deleted = true
         w.orphans.remove(PendingKey(partition: binding.partition, key: key))
-        if nullifyLinks { w.deletedKeys[binding.info.schema.className, default: []].insert(key) }
+        if nullifyLinks { w.noteDeleted(binding, key) }
         for (i, target) in binding.info.embeddedTargets {
             let childBinding = self.binding(forClass: target)
             for k in Self.linkKeys(record.values[i]) { deleteCascading(childBinding, k, w, nullifyLinks: false) }
@@ -366,6 +359,18 @@ extension RealmCore {
         require(objectExists(accessor), "Object has been deleted or invalidated.")
         deleteCascading(accessor.binding, accessor.key, w, nullifyLinks: true, known: true)
         accessor.removed = true
+    }
+
+    /// Deletes the objects `results` matches, by key: a query's matches are deleted without an object made for
+    /// each. A collection's results may name an object twice; it is deleted once.
+    func delete<T: Object>(_ results: Results<T>) {
+        let w = requireWrite("delete objects")
+        guard results.core === self else { fatalError("Can only delete an object from the Realm it belongs to.") }
+        let keys = results.evaluated(needsRecords: false).keys
+        let binding = results.binding
+        // A query's keys are live objects, each once; a collection's are checked (a list may repeat one).
+        let known = results.base == nil
+        for key in keys { deleteCascading(binding, key, w, nullifyLinks: true, known: known) }
     }
 
     func deleteAll() {

@@ -244,8 +244,9 @@ extension RealmCore {
             }
             keys.sort()
         }
-        if !late.isEmpty, let added = write?.added(in: partition) {
-            keys += late.sorted { (added.firstIndex(of: $0) ?? .max) < (added.firstIndex(of: $1) ?? .max) }
+        if !late.isEmpty, let w = write {
+            // In the order they were added (a key's pending position).
+            keys += late.sorted { (w.position(PendingKey(partition: partition, key: $0)) ?? .max) < (w.position(PendingKey(partition: partition, key: $1)) ?? .max) }
         }
         forEachRecord(binding, inOrder: keys, body)
     }

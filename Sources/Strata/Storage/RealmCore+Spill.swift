@@ -48,14 +48,10 @@ extension RealmCore {
                 guard let entry = w.entry(pk) else { continue }
                 switch entry {
                 case .record(let r) where r.deleted:
-                    let indexes = indexes(r.binding)
-                    try ObjectKey.withBytes(pk.key) { key in
-                        if !indexes.isEmpty {
-                            let isNew = w.isDropped(pk.partition) || pk.key > largestStoredKey(r.binding, w)
-                            try SecondaryIndex.update(r.binding, indexes, key: pk.key, keyBytes: key, after: nil, isNew: isNew, in: w.tx)
-                        }
-                        try w.tx.deleteBytes(key, in: pk.partition)
-                    }
+                    try writeDeletion(pk, r.binding, indexes(r.binding), w)
+                case .deleted:
+                    let binding = w.encodedBinding(pk.partition)
+                    try writeDeletion(pk, binding, indexes(binding), w)
                 case .record(let r):
                     // A record whose links and lists are resolved (every one, between operations) is encoded
                     // into the batch first; an embedded object no parent has taken stays (the commit deletes it).
@@ -98,6 +94,18 @@ extension RealmCore {
     @inline(__always)
     func spilledOver(_ w: WriteState, _ partition: UInt32, _ key: Int64) -> Bool {
         w.hasSpilled && ObjectKey.withBytes(key) { w.tx.spillMayHold($0, in: partition) }
+    }
+
+    /// Writes the deletion of object `pk` of `binding`'s type into the batch, with the removal of its
+    /// secondary-index entries.
+    func writeDeletion(_ pk: PendingKey, _ binding: TypeBinding, _ indexes: [(property: Int, partition: UInt32)], _ w: WriteState) throws {
+        try ObjectKey.withBytes(pk.key) { key in
+            if !indexes.isEmpty {
+                let isNew = w.isDropped(pk.partition) || pk.key > largestStoredKey(binding, w)
+                try SecondaryIndex.update(binding, indexes, key: pk.key, keyBytes: key, after: nil, isNew: isNew, in: w.tx)
+            }
+            try w.tx.deleteBytes(key, in: pk.partition)
+        }
     }
 
     /// Puts the secondary-index entries of pending object `pk`, whose record is encoded in the batch at

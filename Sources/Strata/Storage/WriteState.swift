@@ -35,23 +35,33 @@ extension RealmCore {
         func _rawHashValue(seed: Int) -> Int { packed._rawHashValue(seed: seed) }
     }
 
-    /// A pending object: a record to change (values by property index), or, for an object of a type that holds
+    /// A pending object: a record to change (values by property index); for an object of a type that holds
     /// no links or collections, its record already encoded in the engine transaction's batch (the bytes
-    /// `WriteTransaction.putPending` returned), read and patched there until commit.
+    /// `WriteTransaction.putPending` returned), read and patched there until commit; or, for an object of such
+    /// a type without a primary key, its deletion (nothing of it to keep).
     enum PendingEntry {
         case record(PendingRecord)
         case encoded(Range<Int>)
+        case deleted
+
+        /// Whether it is a deletion.
+        var isDeletion: Bool {
+            switch self {
+            case .record(let r): r.deleted
+            case .encoded: false
+            case .deleted: true
+            }
+        }
     }
 
-    /// The pending objects of one partition: an open-addressing map from object key to entry, the entries, and
-    /// the keys added in this write in the order they were added.
+    /// The pending objects of one partition: their keys in the order first added with a map to their positions,
+    /// the entries at those positions, and which of them were added in this write (a bit each).
     final class PartitionPending {
         @exclusivity(unchecked) var index = KeyMap()
         @exclusivity(unchecked) var entries: [PendingEntry] = []
-        @exclusivity(unchecked) var keys: [Int64] = []
-        /// Keys added in this transaction, in order, for queries.
-        @exclusivity(unchecked) var added: [Int64] = []
-        /// The binding of the encoded entries (to decode them when they must become records).
+        /// Bit `i % 64` of word `i / 64`: the object at position `i` is new in this write.
+        @exclusivity(unchecked) var addedBits: [UInt64] = []
+        /// The binding of the encoded and deleted entries (to decode them when they must become records).
         var binding: TypeBinding?
         /// Pending objects of a type with a non-Int primary key, by primary-key index entry (the commit writes
         /// the entries of those still live), and the type's index partition.
@@ -64,6 +74,22 @@ extension RealmCore {
         func entry(_ key: Int64) -> PendingEntry? {
             guard let i = index.find(key) else { return nil }
             return entries[i]
+        }
+
+        var keys: [Int64] { index.keys }
+
+        /// The keys added in this write, in the order they were added.
+        var added: [Int64] {
+            index.keys.indices.compactMap { i in addedBits[i >> 6] & (1 << UInt64(i & 63)) != 0 ? index.keys[i] : nil }
+        }
+
+        /// Adds the entry of a key it has none for.
+        @inline(__always)
+        func append(_ key: Int64, _ entry: PendingEntry, added: Bool) {
+            let i = index.append(key)
+            entries.append(entry)
+            if i & 63 == 0 { addedBits.append(0) }
+            if added { addedBits[i >> 6] |= 1 << UInt64(i & 63) }
         }
     }
 
@@ -132,11 +158,26 @@ extension RealmCore {
         /// Adds the entry of a key `p` has none for (the caller looked).
         @inline(__always)
         private func insertNew(_ key: Int64, _ entry: PendingEntry, added: Bool, into p: PartitionPending) {
-            p.index.insert(key, p.entries.count)
-            p.entries.append(entry)
-            p.keys.append(key)
-            if added { p.added.append(key) }
+            p.append(key, entry, added: added)
             pendingCount += 1
+        }
+
+        /// Marks the object `key` of `binding`'s type deleted, without a record when it has none pending: for
+        /// types that hold values only and have no primary key (nothing of a deleted one is read again).
+        func markDeleted(_ key: PendingKey, _ binding: TypeBinding) {
+            let p = state(key.partition)
+            if let i = p.index.find(key.key) {
+                switch p.entries[i] {
+                case .record(let r): r.deleted = true
+                case .encoded: p.entries[i] = .deleted
+                case .deleted: break
+                }
+                return
+            }
+            if p.binding !== binding { p.binding = binding }
+            // The key, its entry and slots, and the deletion the batch will hold.
+            heldBytes &+= 64
+            insertNew(key.key, .deleted, added: false, into: p)
         }
 
         /// Sets the pending record of `key`; true when it had none. `added`: the object is new in this write.
@@ -275,7 +316,17 @@ extension RealmCore {
             switch p.entries[i] {
             case .record(let r): return r
             case .encoded(let range): return materialize(p, i, range)
+            case .deleted: return materializeDeletion(p, i)
             }
+        }
+
+        /// A deleted record in place of a `.deleted` entry (its values the type's defaults).
+        private func materializeDeletion(_ p: PartitionPending, _ i: Int) -> PendingRecord {
+            let binding = encodedBinding(p)
+            let r = PendingRecord(binding: binding, values: binding.info.defaults)
+            r.deleted = true
+            p.entries[i] = .record(r)
+            return r
         }
 
         private func materialize(_ p: PartitionPending, _ i: Int, _ range: Range<Int>) -> PendingRecord {
@@ -307,6 +358,8 @@ extension RealmCore {
             case .encoded(let range):
                 let binding = encodedBinding(p)
                 tx.visitPendingBytes(range) { body(.bytes($0, binding)) }
+            case .deleted:
+                return .deleted
             }
             return .live
         }
@@ -315,8 +368,7 @@ extension RealmCore {
         @inline(__always)
         func isLive(_ key: PendingKey) -> Bool? {
             guard let p = existing(key.partition), let e = p.entry(key.key) else { return nil }
-            if case .record(let r) = e { return !r.deleted }
-            return true
+            return !e.isDeletion
         }
 
         /// Every pending record of `partition` (encoded ones are made records first).
@@ -327,6 +379,7 @@ extension RealmCore {
                 switch p.entries[i] {
                 case .record(let record): r = record
                 case .encoded(let range): r = materialize(p, i, range)
+                case .deleted: r = materializeDeletion(p, i)
                 }
                 return (PendingKey(partition: partition, key: p.keys[i]), r)
             }
@@ -341,10 +394,7 @@ extension RealmCore {
         /// Whether any pending object is live (added or changed, not deleted).
         var hasLiveObjects: Bool {
             partitions.values.contains { p in
-                p.entries.contains { e in
-                    if case .record(let r) = e { return !r.deleted }
-                    return true
-                }
+                p.entries.contains { !$0.isDeletion }
             }
         }
 
@@ -380,6 +430,9 @@ extension RealmCore {
             p.largestStored = k
             return k
         }
+
+        /// Where `key` stands among the pending keys of its partition (the order they were first added).
+        func position(_ key: PendingKey) -> Int? { existing(key.partition)?.index.find(key.key) }
 
         /// Keys added in this transaction to `partition`, in order, for queries.
         func added(in partition: UInt32) -> [Int64] { existing(partition)?.added ?? [] }
@@ -418,13 +471,9 @@ extension RealmCore {
                 let q = PartitionPending()
                 q.binding = p.binding
                 q.primaryKeyPartition = p.primaryKeyPartition
-                let added = Set(p.added)
                 for (i, key) in p.keys.enumerated() {
                     guard case .record(let r) = p.entries[i], !r.deleted else { continue }
-                    q.index.insert(key, q.entries.count)
-                    q.entries.append(p.entries[i])
-                    q.keys.append(key)
-                    if added.contains(key) { q.added.append(key) }
+                    q.append(key, p.entries[i], added: p.addedBits[i >> 6] & (1 << UInt64(i & 63)) != 0)
                 }
                 for (entry, key) in p.primaryKeys where q.index.find(key) != nil { q.primaryKeys[entry] = key }
                 count += q.keys.count
@@ -461,8 +510,15 @@ extension RealmCore {
         }
         var nextKeys: [UInt32: Int64] = [:]
         var deletedPrimaryKeys: [(UInt32, [UInt8])] = []
-        /// Keys of deleted objects by type name, whose links are nulled at commit.
-        var deletedKeys: [String: Set<Int64>] = [:]
+        /// Keys of deleted objects by partition, with their type's name, whose links are nulled at commit (a key
+        /// may be listed twice: an object added again with a deleted one's key and deleted again).
+        @exclusivity(unchecked) var deletedKeys: [UInt32: (name: String, keys: [Int64])] = [:]
+
+        /// Lists the key of a deleted object of `binding`'s type, for `nullifyLinks`.
+        @inline(__always)
+        func noteDeleted(_ binding: TypeBinding, _ key: Int64) {
+            deletedKeys[binding.partition, default: (binding.info.schema.className, [])].keys.append(key)
+        }
         /// Embedded objects added in this write that no parent has taken yet (`adopt`).
         var orphans = Set<PendingKey>()
         var schemaChanged = false
