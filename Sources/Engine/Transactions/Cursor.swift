@@ -146,39 +146,39 @@ package final class MergingIterator {
         if i < runs.count { runs[i].next() } else { try segments[i - runs.count].next() }
     }
 
-    /// Moves every valid source positioned at `k` past it.
-    private func skip(_ k: [UInt8]) throws {
-        try k.withUnsafeBytes { kb in
-            for i in 0..<sourceCount where valid(i) && Bytes.compare(key(i), kb) == 0 { try advance(i) }
-        }
+    /// Moves every valid source positioned at source `s`'s key past it, `s` last: the key compared is its own
+    /// (each source's key lies in that source's memory, which other sources moving leave alone), so none is
+    /// copied.
+    private func skip(at s: Int) throws {
+        let k = key(s)
+        for i in 0..<sourceCount where i != s && valid(i) && Bytes.compare(key(i), k) == 0 { try advance(i) }
+        try advance(s)
     }
 
     /// Positions `current` at the smallest key; with `skipCurrentKey`, first moves every source past it.
     private func settle(skipCurrentKey: Bool) throws {
-        if skipCurrentKey && current >= 0 { try skip([UInt8](key(current))) }
+        if skipCurrentKey && current >= 0 { try skip(at: current) }
         while true {
-            var best = -1
+            // The smallest key (the newest source among equals) and the smallest of the others, in one pass.
+            var best = -1, second = -1
             for i in 0..<sourceCount where valid(i) {
-                if best < 0 || Bytes.compare(key(i), key(best)) < 0 { best = i }
+                if best < 0 {
+                    best = i
+                } else if Bytes.compare(key(i), key(best)) < 0 {
+                    second = best
+                    best = i
+                } else if second < 0 || Bytes.compare(key(i), key(second)) < 0 {
+                    second = i
+                }
             }
             current = best
             if best < 0 { return }
-            if includeTombstones || value != nil { return findRival() }
+            if includeTombstones || value != nil {
+                rival = second < 0 ? Self.noRival : Bytes.compare(key(best), key(second)) < 0 ? second : Self.tie
+                return
+            }
             // A tombstone: skip this key everywhere and look again.
-            try skip([UInt8](key(best)))
-        }
-    }
-
-    /// Sets `rival` for the current source.
-    private func findRival() {
-        var second = -1
-        for i in 0..<sourceCount where i != current && valid(i) {
-            if second < 0 || Bytes.compare(key(i), key(second)) < 0 { second = i }
-        }
-        if second < 0 {
-            rival = Self.noRival
-        } else {
-            rival = Bytes.compare(key(current), key(second)) < 0 ? second : Self.tie
+            try skip(at: best)
         }
     }
 

@@ -364,9 +364,10 @@ extension RealmCore {
     /// Deletes the objects `results` matches, by key: a query's matches are deleted without an object made for
     /// each. A collection's results may name an object twice; it is deleted once.
     func delete<T: Object>(_ results: Results<T>) {
-        let w = requireWrite("delete objects")
         guard results.core === self else { fatalError("Can only delete an object from the Realm it belongs to.") }
+        // Evaluated first: the results' cache (a count just before) holds until the write changes something.
         let keys = results.evaluated(needsRecords: false).keys
+        let w = requireWrite("delete objects")
         let binding = results.binding
         // A query's keys are live objects, each once; a collection's are checked (a list may repeat one).
         let known = results.base == nil
