@@ -94,8 +94,8 @@ extension RealmCore {
             // The indexes the file lists now (another instance may have built one this binding predates).
             let storedNow = shared.storedSchema.withLock { $0 }
             var indexesByPartition: [UInt32: [(property: Int, partition: UInt32)]] = [:]
-            for pk in ordered {
-                guard let entry = w.entry(pk) else { continue }
+            for (pk, position) in ordered {
+                guard let entry = w.entry(at: position, in: pk.partition) else { continue }
                 let binding: TypeBinding
                 switch entry {
                 case .record(let r): binding = r.binding

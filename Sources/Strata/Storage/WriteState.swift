@@ -493,15 +493,27 @@ extension RealmCore {
 
         /// Every pending key in (partition, key) order: the order commit hands operations to the engine in, so
         /// that it need not sort them (keys first added in increasing order, a bulk insert, are in order).
-        func sortedKeys() -> [PendingKey] {
-            var out: [PendingKey] = []
+        /// With each key its position, so that the commit reads its entry without hashing (`entry(at:in:)`).
+        func sortedKeys() -> [(key: PendingKey, position: Int)] {
+            var out: [(key: PendingKey, position: Int)] = []
             out.reserveCapacity(pendingCount)
             for partition in partitions.keys.sorted() {
                 guard let p = partitions[partition] else { continue }
-                let keys = p.keys.isSorted ? p.keys : p.keys.sorted()
-                for k in keys { out.append(PendingKey(partition: partition, key: k)) }
+                let keys = p.keys
+                if keys.isSorted {
+                    for (i, k) in keys.enumerated() { out.append((PendingKey(partition: partition, key: k), i)) }
+                } else {
+                    for i in keys.indices.sorted(by: { keys[$0] < keys[$1] }) { out.append((PendingKey(partition: partition, key: keys[i]), i)) }
+                }
             }
             return out
+        }
+
+        /// The entry at `position` among the pending objects of `partition` (from `sortedKeys`).
+        @inline(__always)
+        func entry(at position: Int, in partition: UInt32) -> PendingEntry? {
+            guard let p = existing(partition), position < p.entries.count else { return nil }
+            return p.entries[position]
         }
 
         /// The keys of the pending objects, by partition.
