@@ -103,6 +103,41 @@ import TestSupport
         #expect(realm.objects(Note.self).where { $0.priority == 5 }.count == 0)
     }
 
+    /// Reads in a write through objects read before it (their records current) and through others of the same
+    /// object: each reads what the write left, whether the object is untouched, patched in the batch, encoded
+    /// again (a string), deleted, spilled, or dropped by deleteAll.
+    @Test func readsInAWriteFollowTheWritesChangesThroughEveryObject() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: Self.config(dir))
+        try realm.write { for i in 0..<50 { realm.add(Self.person(i, "p\(i)", age: i)) } }
+        let held = Array(realm.objects(Person.self))
+        #expect(held[7].age == 7)
+        realm.core.spillThreshold = 1024
+        try realm.write {
+            #expect(held[7].age == 7 && held[7].isActive, "untouched: its record as read")
+            let other = try #require(realm.object(ofType: Person.self, forPrimaryKey: 7))
+            other.age = 70
+            other.isActive = false
+            #expect(held[7].age == 70 && !held[7].isActive, "patched through another object")
+            other.firstName = "seven"
+            other.age = 71
+            #expect(held[7].age == 71 && held[7].firstName == "seven", "encoded again")
+            for p in held[20..<50] { p.age += 1000 }
+            #expect(realm.core.write?.hasSpilled == true)
+            #expect(held[7].age == 71, "spilled, read from the view")
+            #expect(held[30].age == 1030)
+            realm.delete(other)
+            #expect(held[7].isInvalidated)
+            #expect(held[8].age == 8)
+        }
+        #expect(held[30].age == 1030 && held[8].age == 8)
+        realm.beginWrite()
+        realm.deleteAll()
+        #expect(held[8].isInvalidated)
+        realm.cancelWrite()
+        #expect(held[8].age == 8)
+    }
+
     /// Objects with links and lists are encoded into the batch once their links and lists are resolved (the
     /// write holds no record for them); they read, change and commit as any other.
     @Test func objectsWithLinksAndListsAreEncodedWhenAdded() throws {

@@ -142,7 +142,12 @@ final class ObjectAccessor {
     /// reader; nil when that path does not apply (the caller then uses `get`).
     @inlinable @inline(__always)
     func directValue<V: _Persistable>(_ index: Int, as type: V.Type) -> V? {
-        guard recordIsCurrent else { return nil }
+        guard recordIsCurrent else {
+            // In a write: the object's record in the batch, or its stored one while the write has not changed it.
+            var value: V?
+            withDirectPayloadInWrite(index) { tag, start, bytes in value = V._decodeDirect(tag: tag, at: start, in: bytes) }
+            return value
+        }
         if let bytes = lent {
             guard let (tag, start) = binding.directPayload(index, in: bytes) else { return nil }
             return V._decodeDirect(tag: tag, at: start, in: bytes)
@@ -150,6 +155,28 @@ final class ObjectAccessor {
         return record?.withUnsafeBytes { bytes in
             guard let (tag, start) = binding.directPayload(index, in: bytes) else { return nil }
             return V._decodeDirect(tag: tag, at: start, in: bytes)
+        }
+    }
+
+    /// In a write transaction, calls `body` with the tag and start of property `index`'s payload and the record
+    /// it lies in, when a direct read applies: the object's record encoded in the write's batch, or, when the
+    /// write holds nothing of it, its record read at this version. Otherwise (no write, a pending record of
+    /// values, a deleted or invalid object, a record the write may have spilled over) nothing: the getter's
+    /// general path answers, or traps.
+    @usableFromInline func withDirectPayloadInWrite(_ index: Int, _ body: (UInt8, Int, UnsafeRawBufferPointer) -> Void) {
+        guard let w = core.write, epoch == core.invalidations, !isDead else { return }
+        let pk = RealmCore.PendingKey(partition: binding.partition, key: key)
+        let binding = self.binding
+        let found = w.visit(pk) { ref in
+            guard case .bytes(let raw, let b) = ref, b === binding, let (tag, start) = binding.directPayload(index, in: raw) else { return }
+            body(tag, start, raw)
+        }
+        guard found == .none, recordVersion == core.versionToken, !w.isDropped(binding.partition),
+            !core.spilledOver(w, binding.partition, key)
+        else { return }
+        _ = withRecord { raw in
+            guard let (tag, start) = binding.directPayload(index, in: raw) else { return }
+            body(tag, start, raw)
         }
     }
 
