@@ -209,6 +209,33 @@ final class SpillAddress: EmbeddedObject {
         #expect(realm.objects(Dog.self).count == 500)
     }
 
+    /// Deleting a query's results spills as it goes, as a loop of deletions does: a large delete holds
+    /// bounded memory too; links to the deleted objects become nil at commit.
+    @Test func deletingResultsSpillsAsItGoes() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Self.open(Self.config(dir))
+        try realm.write {
+            for i in 0..<400 {
+                let o = SpillOwner()
+                o.id = i
+                let pet = SpillPet()
+                pet.rank = i % 10
+                o.pet = pet
+                realm.add(o)
+            }
+        }
+        try realm.write {
+            realm.delete(realm.objects(SpillOwner.self).where { $0.id >= 100 })
+            #expect(Self.spilled(realm), "the delete itself spilled")
+            #expect(realm.objects(SpillOwner.self).count == 100)
+            realm.delete(realm.objects(SpillPet.self).where { $0.rank < 5 })
+            #expect(realm.objects(SpillPet.self).count == 200)
+        }
+        #expect(realm.objects(SpillOwner.self).count == 100)
+        #expect(realm.objects(SpillOwner.self).where { $0.pet != nil }.count == 50)
+        #expect(realm.objects(SpillPet.self).count == 200)
+    }
+
     /// deleteAll, then a bulk insert that spills: the write sees only the new objects, as does the commit.
     @Test func deleteAllThenABulkInsert() throws {
         let dir = try TemporaryDirectory()

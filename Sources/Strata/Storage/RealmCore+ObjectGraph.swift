@@ -371,7 +371,11 @@ extension RealmCore {
         let binding = results.binding
         // A query's keys are live objects, each once; a collection's are checked (a list may repeat one).
         let known = results.base == nil
-        for key in keys { deleteCascading(binding, key, w, nullifyLinks: true, known: known) }
+        for key in keys {
+            // Between deletions, as between the operations of a write: a large delete spills.
+            spillIfDue(w)
+            deleteCascading(binding, key, w, nullifyLinks: true, known: known)
+        }
     }
 
     func deleteAll() {
