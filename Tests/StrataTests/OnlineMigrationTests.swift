@@ -262,6 +262,27 @@ func randomWord(_ rng: inout SplitMix64, _ length: Int) -> String {
         #expect(rows(realm, version: 2).allSatisfy { !$0.fullName.isEmpty && $0.fullName.contains(" ") })
     }
 
+    /// The rewrite flushes the memtable between batches once it holds `flushBytes`: a large type's rewrite
+    /// holds about a batch in memory, not a memtable full of batches. Every object reads migrated after.
+    @Test func theRewriteFlushesBetweenBatches() throws {
+        let dir = try TemporaryDirectory()
+        let url = URL(fileURLWithPath: dir.child("people.realm"))
+        try populate(url, count: 2000, seed: 5)
+        let realm = try Realm(configuration: onlineConfig(url, version: 2, mode: .online))
+        let migrator = realm.core.shared.migrator
+        let database = realm.core.shared.database
+        migrator.batchRecords = 200
+        migrator.flushBytes = 4096
+        let flushes = database.statistics().flushes
+        while try !migrator.step(realm.core.shared, "Person") {
+            #expect(database.statistics().memtableBytes < 4096, "flushed after the batch")
+        }
+        #expect(database.statistics().flushes >= flushes + 9)
+        #expect(storedPending(realm).isEmpty)
+        #expect(rows(realm, version: 2).count == 2000)
+        #expect(rows(realm, version: 2).allSatisfy { $0.fullName.contains(" ") })
+    }
+
     @Test func aReopenResumesAndTransformsEveryObjectExactlyOnce() throws {
         let dir = try TemporaryDirectory()
         let url = URL(fileURLWithPath: dir.child("people.realm"))

@@ -67,6 +67,9 @@ final class BackgroundMigrator: @unchecked Sendable {
     /// by a batch, not by the number of objects.
     var batchRecords = 8_192
     var batchBytes = 4 << 20
+    /// Once the memtable holds this many bytes after a batch, it is flushed before the next: the rewrite of a
+    /// large type would otherwise fill the memtable to its own threshold (64 MB of records, more in memory).
+    var flushBytes = 16 << 20
 
     /// Adds types with pending migrations (those already known keep their place) and starts the background work.
     func schedule(_ typeNames: [String], start: Bool) {
@@ -240,12 +243,19 @@ final class BackgroundMigrator: @unchecked Sendable {
             ts.resumeKey = nextKey
             ts.finished = nextKey == nil
             state.withLock { $0.types[typeName] = ts }
-            return ts.finished
         } catch {
             tx.abort()
             if let e = error as? StorageError { throw realmError(e, fileURL: file.fileURL) }
             throw error
         }
+        do {
+            if file.database.statistics().memtableBytes >= flushBytes { try file.database.flush() }
+        } catch let e as StorageError {
+            // The batch is committed; the failed flush is reported (a later batch, or the engine at its own
+            // threshold, flushes again).
+            throw realmError(e, fileURL: file.fileURL)
+        }
+        return ts.finished
     }
 
     // MARK: - Progress
