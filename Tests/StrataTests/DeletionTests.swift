@@ -5,7 +5,7 @@ import TestSupport
 @testable import Strata
 
 /// Deleting what a query or a collection holds (`Realm.delete(_: Results)`, by key, no object made for each
-/// match), and deletions of objects of plain-value types without a primary key, which a write keeps as a mark
+/// match), and deletions of objects of plain-value types without a primary-key index, which a write keeps as a mark
 /// without a record: reads, queries, indexes, links, cancel, spills and the commit see them deleted.
 @Suite struct DeletionTests {
     static func config(_ dir: TemporaryDirectory) -> Realm.Configuration {

@@ -38,7 +38,8 @@ extension RealmCore {
     /// A pending object: a record to change (values by property index); for an object of a type that holds
     /// no links or collections, its record already encoded in the engine transaction's batch (the bytes
     /// `WriteTransaction.putPending` returned), read and patched there until commit; or, for an object of such
-    /// a type without a primary key, its deletion (nothing of it to keep).
+    /// a type without a primary-key index (no primary key, or an `Int` one, which is the object's key), its
+    /// deletion (nothing of it to keep).
     enum PendingEntry {
         case record(PendingRecord)
         case encoded(Range<Int>)
@@ -163,7 +164,7 @@ extension RealmCore {
         }
 
         /// Marks the object `key` of `binding`'s type deleted, without a record when it has none pending: for
-        /// types that hold values only and have no primary key (nothing of a deleted one is read again).
+        /// types that hold values only and have no primary-key index (nothing of a deleted one is read again).
         func markDeleted(_ key: PendingKey, _ binding: TypeBinding) {
             let p = state(key.partition)
             if let i = p.index.find(key.key) {
