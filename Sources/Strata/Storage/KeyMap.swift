@@ -52,7 +52,7 @@ struct KeyMap {
 
     private mutating func grow() {
         let capacity = max(16, slots.count * 2)
-        precondition(capacity <= Int(Int32.max), "more pending objects of one type than a write can hold")
+        require(capacity <= Int(Int32.max), "more than \(Int32.max / 2) pending objects of one type in one write")
         slots = Array(repeating: 0, count: capacity)
         shift = 64 - capacity.trailingZeroBitCount
         for position in keys.indices { place(position) }
