@@ -146,7 +146,9 @@ import TestSupport
         ][mode]
         for round in 0..<(20 * Seeds.scale) {
             if mode == "both" {
-                // Both at once, at a random moment: whatever each was doing.
+                // Both at once, at a random moment after each has made some progress (on a loaded machine a
+                // restarted child may take the whole random wait to open): whatever each was doing.
+                for c in running { c.wait(for: "committed ", times: 2) }
                 SystemProcess.sleep(microseconds: UInt32(rng.next() % 60_000) + 5_000)
                 for c in running { SystemProcess.killHard(c.process.processIdentifier) }
                 for c in running {
