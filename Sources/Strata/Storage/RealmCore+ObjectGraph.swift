@@ -416,11 +416,16 @@ extension RealmCore {
             let version = w.encodedVersion ?? (shared.storedSchema.withLock { $0?.schemaVersion } ?? configuration.schemaVersion)
             if version == binding.schemaVersion {
                 let pk = PendingKey(partition: binding.partition, key: accessor.key)
-                if w.patch(pk, index, value) { return }
-                if w.entry(pk) == nil, !w.isDropped(binding.partition) {
-                    var copied = false
+                let patched = w.patch(pk, index, value)
+                if patched == .done { return }
+                if patched == .noEntry, !w.isDropped(binding.partition) {
+                    // Its stored record is copied into the batch with the value written on the way.
+                    var copied: (added: Bool, set: Bool) = (false, false)
                     if accessor.recordVersion == versionToken, !spilledOver(w, binding.partition, accessor.key),
-                        let done = accessor.withRecord({ $0.count > 0 && binding.hasCurrentLayout($0) && w.addStored(pk, binding, $0) })
+                        let done = accessor.withRecord({ record in
+                            record.count > 0 && binding.hasCurrentLayout(record)
+                                ? w.addStored(pk, binding, record, setting: index, value) : (false, false)
+                        })
                     {
                         // The record the object was read with is the stored one: this write has not changed it.
                         copied = done
@@ -429,15 +434,13 @@ extension RealmCore {
                             try ObjectKey.withBytes(accessor.key) { k in
                                 try w.tx.view.visitValue(forKey: k, in: binding.partition) { v in
                                     guard let v, binding.hasCurrentLayout(v) else { return }
-                                    copied = w.addStored(pk, binding, v)
+                                    copied = w.addStored(pk, binding, v, setting: index, value)
                                 }
                             }
                         }
                     }
-                    if copied {
-                        w.encodedVersion = version
-                        if w.patch(pk, index, value) { return }
-                    }
+                    if copied.added { w.encodedVersion = version }
+                    if copied.set { return }
                 }
                 // A value no slot holds (a string, data): the record is encoded again into the batch.
                 if w.reencode(pk, index, value, version: version) {

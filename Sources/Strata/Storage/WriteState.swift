@@ -233,14 +233,32 @@ extension RealmCore {
             return true
         }
 
-        /// Makes the stored record `bytes` of an existing object (in `binding`'s current layout) its pending
-        /// encoded record, to be changed in place (`patch`); false when the batch refuses it.
-        func addStored(_ key: PendingKey, _ binding: TypeBinding, _ bytes: UnsafeRawBufferPointer) -> Bool {
-            guard let range = putPending(key, bytes) else { return false }
+        /// Makes the stored record `bytes` of an existing object without a pending entry (the caller looked:
+        /// `patch` said `.noEntry`, and nothing was added since) its pending encoded record, in `binding`'s
+        /// current layout, with `value` written into property `index` on the way when a fixed-width slot holds it.
+        /// Says whether the record was added (false when the batch refuses it) and whether `value` was written
+        /// (when not, the caller encodes the record again with it).
+        func addStored(_ key: PendingKey, _ binding: TypeBinding, _ bytes: UnsafeRawBufferPointer, setting index: Int,
+            _ value: StoredValue) -> (added: Bool, set: Bool)
+        {
+            guard let range = putPending(key, bytes) else { return (false, false) }
             let p = state(key.partition)
             if p.binding !== binding { p.binding = binding }
-            _ = set(key, .encoded(range), added: false)
-            return true
+            insertNew(key.key, .encoded(range), added: false, into: p)
+            guard let write = binding.slotWrite(index, value) else { return (true, false) }
+            apply(write, at: range.lowerBound, nullByte: write.nullByte >= 0 ? bytes[write.nullByte] : 0)
+            return (true, true)
+        }
+
+        /// Writes a slot into the record at `start` in the batch, whose null byte (when the slot has one) is now
+        /// `nullByte`.
+        @inline(__always)
+        private func apply(_ write: TypeBinding.SlotWrite, at start: Int, nullByte: UInt8) {
+            if write.width > 0 { tx.setPendingWord(write.word, width: write.width, at: start + write.offset) }
+            if write.nullByte >= 0 {
+                let byte = write.isNull ? nullByte | write.nullMask : nullByte & ~write.nullMask
+                tx.setPendingByte(byte, at: start + write.nullByte)
+            }
         }
 
         private func putPending(_ key: PendingKey, _ bytes: some ByteContainer) -> Range<Int>? {
@@ -256,25 +274,32 @@ extension RealmCore {
             }
         }
 
-        /// Writes `value` into property `index` of the encoded pending record of `key`, in place; false when the
-        /// key has no encoded record or the property is not a fixed-width slot the value fits.
-        func patch(_ key: PendingKey, _ index: Int, _ value: StoredValue) -> Bool {
-            guard let p = existing(key.partition), let i = p.index.find(key.key), case .encoded(let range) = p.entries[i] else { return false }
+        /// What `patch` did.
+        enum Patch {
+            /// The value was written in place.
+            case done
+            /// The key has no pending entry.
+            case noEntry
+            /// The key has a pending entry, but not an encoded record in the current layout with a fixed-width
+            /// slot the value fits.
+            case declined
+        }
+
+        /// Writes `value` into property `index` of the encoded pending record of `key`, in place.
+        func patch(_ key: PendingKey, _ index: Int, _ value: StoredValue) -> Patch {
+            guard let p = existing(key.partition), let i = p.index.find(key.key) else { return .noEntry }
+            guard case .encoded(let range) = p.entries[i] else { return .declined }
             let binding = encodedBinding(p)
-            guard let write = binding.slotWrite(index, value) else { return false }
+            guard let write = binding.slotWrite(index, value) else { return .declined }
             var current = false
             var nullByte: UInt8 = 0
             tx.visitPendingBytes(range) { record in
                 current = binding.hasCurrentLayout(record)
                 if current, write.nullByte >= 0 { nullByte = record[write.nullByte] }
             }
-            guard current else { return false }
-            if write.width > 0 { tx.setPendingWord(write.word, width: write.width, at: range.lowerBound + write.offset) }
-            if write.nullByte >= 0 {
-                let byte = write.isNull ? nullByte | write.nullMask : nullByte & ~write.nullMask
-                tx.setPendingByte(byte, at: range.lowerBound + write.nullByte)
-            }
-            return true
+            guard current else { return .declined }
+            apply(write, at: range.lowerBound, nullByte: nullByte)
+            return .done
         }
 
         /// Writes `value` into property `index` of the encoded pending record of `key` by encoding the record
