@@ -115,6 +115,7 @@ package final class WriteTransaction: @unchecked Sendable {
     /// reads the spilled operations.
     package func spill() throws {
         checkOpen("spill")
+        lastSpilledPartition = nil
         let state = spilled ?? SpillState()
         spilled = state
         // What can fail comes first: the flush below the spilled segments, then the spill (which changes
@@ -140,11 +141,42 @@ package final class WriteTransaction: @unchecked Sendable {
     /// below the batch. Checks the spilled key range, then each spilled segment's key filter; reads no block.
     package func spillMayHold(_ key: UnsafeRawBufferPointer, in partition: UInt32) -> Bool {
         guard let spilled else { return false }
-        if spilled.dropped.contains(partition) { return true }
-        guard let range = spilled.keyRanges[partition], range.low.withUnsafeBytes({ Bytes.compare($0, key) <= 0 }),
-            range.high.withUnsafeBytes({ Bytes.compare($0, key) >= 0 })
-        else { return false }
-        return SegmentReader.mayHold(key, in: spilled.segments[partition] ?? [])
+        // What the spills hold of the partition, looked up once per partition between spills (a loop over one
+        // type's objects asks for each).
+        let held: SpilledPartition
+        if let last = lastSpilledPartition, last.partition == partition {
+            held = last
+        } else {
+            held = SpilledPartition(partition, spilled)
+            lastSpilledPartition = held
+        }
+        return held.mayHold(key)
+    }
+
+    /// The partition `spillMayHold` was last asked about; reset by each spill.
+    @exclusivity(unchecked) private var lastSpilledPartition: SpilledPartition?
+
+    /// What the spills hold of one partition, for `spillMayHold`.
+    private final class SpilledPartition {
+        let partition: UInt32
+        let dropped: Bool
+        let range: (low: [UInt8], high: [UInt8])?
+        let segments: [SegmentReader]
+
+        init(_ partition: UInt32, _ spilled: SpillState) {
+            self.partition = partition
+            dropped = spilled.dropped.contains(partition)
+            range = spilled.keyRanges[partition]
+            segments = spilled.segments[partition] ?? []
+        }
+
+        /// Checks the spilled key range, then each spilled segment's key filter.
+        func mayHold(_ key: UnsafeRawBufferPointer) -> Bool {
+            if dropped { return true }
+            guard let range, range.low.withUnsafeBytes({ Bytes.compare($0, key) <= 0 }), range.high.withUnsafeBytes({ Bytes.compare($0, key) >= 0 })
+            else { return false }
+            return SegmentReader.mayHold(key, in: segments)
+        }
     }
 
     /// Makes the transaction durable (per the durability mode) and visible. Returns its sequence number.
