@@ -160,20 +160,26 @@ package final class WriteTransaction: @unchecked Sendable {
     private final class SpilledPartition {
         let partition: UInt32
         let dropped: Bool
-        let range: (low: [UInt8], high: [UInt8])?
+        /// Whether anything of the partition was spilled since its last drop, and the smallest and largest key.
+        let spilledAny: Bool
+        let low: [UInt8]
+        let high: [UInt8]
         let segments: [SegmentReader]
 
         init(_ partition: UInt32, _ spilled: SpillState) {
             self.partition = partition
             dropped = spilled.dropped.contains(partition)
-            range = spilled.keyRanges[partition]
+            let range = spilled.keyRanges[partition]
+            spilledAny = range != nil
+            low = range?.low ?? []
+            high = range?.high ?? []
             segments = spilled.segments[partition] ?? []
         }
 
         /// Checks the spilled key range, then each spilled segment's key filter.
         func mayHold(_ key: UnsafeRawBufferPointer) -> Bool {
             if dropped { return true }
-            guard let range, range.low.withUnsafeBytes({ Bytes.compare($0, key) <= 0 }), range.high.withUnsafeBytes({ Bytes.compare($0, key) >= 0 })
+            guard spilledAny, low.withUnsafeBytes({ Bytes.compare($0, key) <= 0 }), high.withUnsafeBytes({ Bytes.compare($0, key) >= 0 })
             else { return false }
             return SegmentReader.mayHold(key, in: segments)
         }
