@@ -282,67 +282,6 @@ private func mutate(_ block: [UInt8], _ rng: inout SplitMix64) -> [UInt8] {
 /// and agree on every accepted one (count and bytes), whatever the output capacity. The one deliberate
 /// difference, an offset of 0 (which liblz4 decodes as zeros and the format calls corrupt), is excused and
 /// pinned down in `edgeCases`.
-/// A segment writer's `LZ4.Compressor` keeps liblz4's state from one block to the next; every block it
-/// writes must still stand alone.
-@Suite struct LZ4CompressorTests {
-    /// Blocks of every shape and many lengths through one compressor, each twice in a row (a chained stream
-    /// would make the second a reference to the first), from one reused input buffer (where liblz4 would take
-    /// a block for the continuation of the last) and from fresh ones: each decodes alone, with both decoders.
-    @Test func blocksFromOneCompressorEachDecodeAlone() {
-        let compressor = LZ4.Compressor()
-        var reused = [UInt8](repeating: 0, count: 4096)
-        var failures = Failures()
-        for round in 0..<(60 * Seeds.scale) {
-            var rng = SplitMix64(seed: UInt64(round))
-            let shape = DataShape.allCases[round % DataShape.allCases.count]
-            let count = round % 3 == 0 ? 4096 : Int(rng.next() % 4096) + 1
-            let data = makeData(shape, count: count, rng: &rng)
-            for fromReused in [true, false, false, true, true] {
-                var out = [UInt8](repeating: 0, count: LZ4.System.compressBound(count))
-                let n: Int?
-                if fromReused {
-                    reused.replaceSubrange(0..<count, with: data)
-                    n = reused.withUnsafeBytes { all in
-                        out.withUnsafeMutableBytes { compressor.compress(UnsafeRawBufferPointer(rebasing: all[0..<count]), into: $0) }
-                    }
-                } else {
-                    n = data.withUnsafeBytes { src in out.withUnsafeMutableBytes { compressor.compress(src, into: $0) } }
-                }
-                let what = "round \(round) (\(shape), \(count) bytes, \(fromReused ? "reused" : "fresh") buffer)"
-                guard let n else {
-                    failures.record("\(what): no block")
-                    continue
-                }
-                let block = Array(out[0..<n])
-                let (a, backA) = lz4Decompress(block, capacity: count)
-                let (b, backB) = portableDecompress(block, capacity: count)
-                if a != count || backA != data { failures.record("\(what): liblz4 does not decode it alone") }
-                if b != count || backB != data { failures.record("\(what): PortableLZ4 does not decode it alone") }
-            }
-        }
-        #expect(failures.count == 0, "\(failures.summary)")
-    }
-
-    /// As `LZ4_compress_default`: nil exactly when the output cannot hold the block.
-    @Test func aCompressorRefusesAnOutputTooSmall() throws {
-        let compressor = LZ4.Compressor()
-        for shape in DataShape.allCases {
-            var rng = SplitMix64(seed: 7)
-            let data = makeData(shape, count: 4096, rng: &rng)
-            var out = [UInt8](repeating: 0, count: LZ4.System.compressBound(data.count))
-            let full = try #require(data.withUnsafeBytes { src in out.withUnsafeMutableBytes { compressor.compress(src, into: $0) } })
-            for cap in [full - 1, full / 2, 1] where cap > 0 {
-                let got = data.withUnsafeBytes { src in
-                    out.withUnsafeMutableBytes { compressor.compress(src, into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<cap])) }
-                }
-                #expect(got == nil, "\(shape): \(cap) bytes of room for a block of \(full)")
-            }
-            let again = data.withUnsafeBytes { src in out.withUnsafeMutableBytes { compressor.compress(src, into: $0) } }
-            #expect(again == full, "\(shape): the same input after a refusal")
-        }
-    }
-}
-
 @Suite struct LZ4DecoderCompatibilityTests {
     @Test func randomBytesGetLibLZ4sVerdict() {
         var rng = SplitMix64(seed: 0xB10C)

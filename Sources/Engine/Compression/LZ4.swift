@@ -10,16 +10,15 @@ import CLZ4
 
 package enum LZ4 {
     /// Appends the LZ4 block compression of `input` to `output` and returns the compressed size,
-    /// or nil when LZ4 could not compress it. A `compressor` (one per writer) saves setting up the compression
-    /// state for each block.
-    package static func compress(_ input: UnsafeRawBufferPointer, into output: GrowableBuffer, using compressor: Compressor? = nil) -> Int? {
+    /// or nil when LZ4 could not compress it.
+    package static func compress(_ input: UnsafeRawBufferPointer, into output: GrowableBuffer) -> Int? {
         guard input.count > 0, input.count <= Limits.maxBlockBytes else { return nil }
         let bound = PortableLZ4.compressBound(input.count)
         var written = 0
         output.appendWithUnsafeSpace(maxCount: bound) { space in
             #if STRATA_SYSTEM_CODECS
             if !Codecs.portable {
-                written = (compressor.map { $0.compress(input, into: space) } ?? System.compress(input, into: space)) ?? 0
+                written = System.compress(input, into: space) ?? 0
                 return written
             }
             #endif
@@ -107,39 +106,6 @@ package enum LZ4 {
             }
         }
         return n.map { Array(output[0..<$0]) }
-    }
-
-    /// Compression state kept from one block to the next by a single writer: liblz4's stream, set up once and
-    /// reset cheaply per block (`LZ4_compress_default` zeroes a 16 KiB table for every block, which was about
-    /// half the cost of compressing a 4 KiB one). Each block stays independent, in the same block format.
-    /// `PortableLZ4` keeps no state: with it this holds nothing.
-    package final class Compressor {
-        #if STRATA_SYSTEM_CODECS
-        /// nil when liblz4 could not allocate it: each block then sets up its own state.
-        private let stream: UnsafeMutableRawPointer?
-        #endif
-
-        package init() {
-            #if STRATA_SYSTEM_CODECS
-            stream = Codecs.portable ? nil : clz4_stream_create()
-            #endif
-        }
-
-        deinit {
-            #if STRATA_SYSTEM_CODECS
-            if let stream { clz4_stream_free(stream) }
-            #endif
-        }
-
-        #if STRATA_SYSTEM_CODECS
-        /// liblz4's compression of `input` into `output` (as `System.compress`): the compressed size, or nil when
-        /// it does not fit.
-        package func compress(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) -> Int? {
-            guard let stream else { return System.compress(input, into: output) }
-            let n = Int(clz4_compress_with(stream, input.baseAddress, output.baseAddress, CInt(input.count), CInt(output.count)))
-            return n > 0 ? n : nil
-        }
-        #endif
     }
 
     #if STRATA_SYSTEM_CODECS

@@ -8,7 +8,6 @@ final class SegmentWriter {
     @exclusivity(unchecked) private var written = 0
     private let block = GrowableBuffer(capacity: Tuning.blockBytes + 1024)
     private let compressed = GrowableBuffer(capacity: Tuning.blockBytes + 1024)
-    private let compressor = LZ4.Compressor()
     private let sealedBlock = GrowableBuffer(capacity: Tuning.blockBytes + 1024)
     @exclusivity(unchecked) private var entryOffsets: [UInt32] = []
     @exclusivity(unchecked) private var blockFirstKey: [UInt8] = []
@@ -78,7 +77,7 @@ final class SegmentWriter {
         let entries = UInt32(entryOffsets.count)
         var flags: UInt32 = 0
         compressed.removeAll()
-        if compress, let n = block.withUnsafeBytes({ LZ4.compress($0, into: compressed, using: compressor) }),
+        if compress, let n = block.withUnsafeBytes({ LZ4.compress($0, into: compressed) }),
             n <= block.count - block.count * Tuning.minCompressionSavingsSixteenths / 16
         {
             flags = BlockHeader.flagLZ4
