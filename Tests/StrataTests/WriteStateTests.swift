@@ -612,6 +612,55 @@ import TestSupport
         #expect(seen == [[0]])
         token.invalidate()
     }
+
+    /// The first change in a write of an optional fixed-width value of a stored object (its record copied into
+    /// the batch with the value written on the way, null bit included): to nil, from nil, and a second change of
+    /// the same object, read back in the write, after the commit and after reopening.
+    @Test func firstChangesOfOptionalValuesOfStoredObjectsSetTheirNullBits() throws {
+        let dir = try TemporaryDirectory()
+        let config = Realm.Configuration(fileURL: URL(fileURLWithPath: dir.child("r.realm")), objectTypes: [WSReading.self])
+        do {
+            let realm = try Realm(configuration: config)
+            try realm.write {
+                for i in 0..<6 {
+                    let r = WSReading()
+                    r.level = i.isMultiple(of: 2) ? i : nil
+                    r.ratio = i.isMultiple(of: 2) ? Double(i) / 2 : nil
+                    r.flag = i.isMultiple(of: 2) ? true : nil
+                    r.label = "r\(i)"
+                    realm.add(r)
+                }
+            }
+            try realm.write {
+                for r in realm.objects(WSReading.self) {
+                    // Set ones to nil, nil ones to values; the label, a string, changes after (re-encoded).
+                    r.level = r.level == nil ? 100 : nil
+                    r.ratio = r.ratio == nil ? 0.25 : nil
+                    r.flag = r.flag == nil ? false : nil
+                    if r.label == "r3" { r.label = "three" }
+                }
+                let levels = realm.objects(WSReading.self).map(\.level)
+                #expect(levels == [nil, 100, nil, 100, nil, 100])
+                let first = try #require(realm.objects(WSReading.self).first)
+                first.level = 7
+                #expect(first.level == 7 && first.ratio == nil && first.flag == nil)
+            }
+        }
+        let realm = try Realm(configuration: config)
+        let all = Array(realm.objects(WSReading.self))
+        #expect(all.map(\.level) == [7, 100, nil, 100, nil, 100])
+        #expect(all.map(\.ratio) == [nil, 0.25, nil, 0.25, nil, 0.25])
+        #expect(all.map(\.flag) == [nil, false, nil, false, nil, false])
+        #expect(all.map(\.label) == ["r0", "r1", "r2", "three", "r4", "r5"])
+        #expect(realm.objects(WSReading.self).where { $0.level == nil }.count == 2)
+    }
+}
+
+final class WSReading: Object {
+    @Persisted var level: Int?
+    @Persisted var ratio: Double?
+    @Persisted var flag: Bool?
+    @Persisted var label = ""
 }
 
 final class WSOwner: Object {
