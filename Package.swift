@@ -90,9 +90,21 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Files in Realm's format made here (a writer of every shape the reader meets, a generator of random
+        // files) and the reader's fuzz hooks: for tests, the fuzz targets and the Bench, never shipped.
+        .target(
+            name: "RealmFileTesting",
+            dependencies: [
+                "RealmFile",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            path: "Tests/RealmFileTesting",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "RealmFileTests",
-            dependencies: ["RealmFile", "TestSupport"],
+            dependencies: ["RealmFile", "RealmFileTesting", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .target(
@@ -165,7 +177,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataTests",
-            dependencies: ["Strata", "RealmFile", "TestSupport", "StrataCrashChild", "StrataToolHost", "strata", "TodoList", "MigrationWalkthrough", "MainQueueChild", "DiscoveryCostChild", .product(name: "Atomics", package: "swift-atomics")],
+            dependencies: ["Strata", "RealmFile", "RealmFileTesting", "TestSupport", "StrataCrashChild", "StrataToolHost", "strata", "TodoList", "MigrationWalkthrough", "MainQueueChild", "DiscoveryCostChild", .product(name: "Atomics", package: "swift-atomics")],
             swiftSettings: strictSettings
         ),
         .executableTarget(
@@ -182,7 +194,7 @@ let package = Package(
         ),
         .target(
             name: "FuzzTargets",
-            dependencies: ["Engine", "Strata", "RealmFile"],
+            dependencies: ["Engine", "Strata", "RealmFile", "RealmFileTesting"],
             path: "Fuzz/Targets",
             swiftSettings: strictSettings
         ),
@@ -219,7 +231,7 @@ let package = Package(
         ),
         .target(
             name: "BenchKit",
-            dependencies: ["Strata", "RealmFile", "Engine", "TestSupport", "CSQLite", "CLMDB", "CRocksDB", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Strata", "RealmFile", "RealmFileTesting", "Engine", "TestSupport", "CSQLite", "CLMDB", "CRocksDB", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Benchmarks/BenchKit",
             swiftSettings: strictSettings + codecSettings
         ),

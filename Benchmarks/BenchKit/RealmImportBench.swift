@@ -1,5 +1,6 @@
 import Foundation
 import RealmFile
+import RealmFileTesting
 import Strata
 
 /// The `import-realm` workload: a RealmSwift file of the Bench's N people (written by this project's writer of the

@@ -1,5 +1,6 @@
 import Engine
 import RealmFile
+import RealmFileTesting
 import Strata
 
 /// Every fuzz target: a plain function over bytes that never traps. A returned string describes a wrong

@@ -7,6 +7,15 @@
 /// columns, [2] attributes (1 indexed, 256 full-text), [4] enumeration keys per column, [5] column keys.
 /// Column key: bits 0-15 the leaf index (the column's slot in a cluster leaf), 16-21 the column type, 22-29 the
 /// attributes (16 nullable, 32 list, 64 dictionary, 128 set).
+///
+/// What is read as realm-core reads it (`README.md` beside this file lists every check and its counterpart):
+/// - A column's type and attributes come from its column key (`Table::get_column_type`, `Table::is_nullable`,
+///   `ColKey::get_type`), never from the spec's type array, which realm-core reads only to find the backlink
+///   columns and a map's key type. The two disagree in files realm-core upgraded: `Spec::migrate_column_keys`
+///   (format 24) turns a link list's key from type 13 into type 12 with the list attribute and leaves 13 in the
+///   type array, so every `List<Object>` of a file created before format 24 reads spec 13, key 12.
+/// - A table's top may be shorter than today's 14 slots (`Table::init` pads it with zeros), and a table whose key
+///   slot is not a tagged integer has the key of its position in the group (`Table::init`: `ndx_in_parent`).
 extension RealmFile {
     enum ColumnType {
         static let int = 0, bool = 1, string = 2, binary = 4, mixed = 6, timestamp = 8, float = 9, double = 10
@@ -41,10 +50,12 @@ extension RealmFile {
                 continue
             }
             let node = try reader.node(at: ref, "the top of table \(nameString)")
-            guard node.hasRefs, node.count >= 12 else {
-                throw reader.corrupted("table \(nameString): its top array has \(node.count) elements (at least 12)", at: ref)
+            guard node.hasRefs, node.count >= 1 else {
+                throw reader.corrupted("table \(nameString): its top array has \(node.count) elements (at least its spec)", at: ref)
             }
-            let key = try reader.tagged(node, 3, "table \(nameString): table key")
+            // realm-core `Table::init`: a key slot that is not tagged (a table from before table keys) means the
+            // table's position in the group.
+            let key = node.count > 3 ? node.tagged(3) ?? Int64(i) : Int64(i)
             raw.append(RawTable(name: nameString, top: ref, topNode: node, key: UInt32(truncatingIfNeeded: key)))
         }
         var indexByKey: [UInt32: Int] = [:]
@@ -63,6 +74,10 @@ extension RealmFile {
     ) throws -> RealmFileTable {
         let what = "table \(table.name)"
         let topNode = table.topNode
+        // realm-core `Table::init` pads a short top with zeros: a slot past its end is empty.
+        func topRef(_ slot: Int, _ name: String) throws -> Int? {
+            slot < topNode.count ? try reader.ref(topNode, slot, "\(what): \(name)") : nil
+        }
         guard let specRef = try reader.ref(topNode, 0, "\(what): spec") else {
             throw reader.corrupted("\(what) has no spec", at: table.top)
         }
@@ -84,10 +99,10 @@ extension RealmFile {
                 "\(what): its spec lists \(types.count) types, \(names.count) names, \(attributes.count) attributes and \(columnKeys.count) column keys",
                 at: specRef)
         }
-        let opposite = try reader.ref(topNode, 7, "\(what): opposite tables").map { try reader.ints(reader.node(at: $0, "\(what): opposite tables"), "\(what): opposite tables") } ?? []
+        let opposite = try topRef(7, "opposite tables").map { try reader.ints(reader.node(at: $0, "\(what): opposite tables"), "\(what): opposite tables") } ?? []
         // A search index is a ref per leaf index (primary keys have one without the spec's Indexed attribute).
-        let searchIndexes = try reader.ref(topNode, 4, "\(what): search indexes").map { try reader.ints(reader.node(at: $0, "\(what): search indexes"), "\(what): search indexes") } ?? []
-        let primaryKey = topNode.tagged(11)
+        let searchIndexes = try topRef(4, "search indexes").map { try reader.ints(reader.node(at: $0, "\(what): search indexes"), "\(what): search indexes") } ?? []
+        let primaryKey = topNode.count > 11 ? topNode.tagged(11) : nil
         let flags = topNode.count > 12 ? (topNode.tagged(12) ?? 0) : 0
         var properties: [RealmFileProperty] = []
         var primaryKeyIndex: Int?
@@ -96,9 +111,7 @@ extension RealmFile {
             let columnType = Int((columnKey >> 16) & 0x3f)
             let keyAttributes = Int((columnKey >> 22) & 0xff)
             let name = String(decoding: names[specIndex] ?? [], as: UTF8.self)
-            guard Int(types[specIndex] & 0xffff) == columnType else {
-                throw reader.corrupted("\(what).\(name): spec type \(types[specIndex] & 0xffff) but column key type \(columnType)", at: specRef)
-            }
+            // The type is the key's (see above): the type array is not compared with it.
             if columnType == ColumnType.backlink { continue }
             let type: RealmFilePropertyType
             switch columnType {
@@ -144,14 +157,19 @@ extension RealmFile {
                 target = index
             }
             if primaryKey == columnKey { primaryKeyIndex = properties.count }
+            // Optional, as RealmSwift declares it (for a collection, its elements; for a map, its values): a mixed
+            // value always; a link, and a map of links, always; a list or set of links never; any other value when
+            // its key has the nullable attribute.
+            let isOptional = type == .mixed
+                || (type == .object ? collection == .none || collection == .map : keyAttributes & 16 != 0)
             properties.append(RealmFileProperty(
                 name: name, type: type,
-                isOptional: keyAttributes & 16 != 0 || type == .mixed || (type == .object && collection == .none),
+                isOptional: isOptional,
                 collection: collection, targetTable: target,
                 isIndexed: attributes[specIndex] & 1 != 0 || (leafIndex < searchIndexes.count && searchIndexes[leafIndex] != 0), isFullTextIndexed: attributes[specIndex] & 256 != 0,
                 isPrimaryKey: primaryKey == columnKey, columnKey: columnKey, columnType: columnType, specIndex: specIndex))
         }
-        let clusterRoot = try reader.ref(topNode, 2, "\(what): objects") ?? 0
+        let clusterRoot = try topRef(2, "objects") ?? 0
         let objectCount = clusterRoot == 0 ? 0 : try clusterSize(reader, clusterRoot, what)
         return RealmFileTable(
             name: table.name, index: index, key: table.key, isEmbedded: flags & 3 == 1, isAsymmetric: flags & 3 == 2,

@@ -115,9 +115,11 @@ public final class RealmFile {
             return
         }
         guard Self.readableFormats.contains(format) else {
+            // realm-core 14 (RealmSwift 10.49 and later) dropped the upgrade from formats before 10; 13 and older
+            // upgrade them (its CHANGELOG, "Compatibility"). Every SDK of one realm-core writes the same format.
             let advice = format < 10
-                ? "it was written by Realm Cocoa 4 or older (format \(format)); open it once with RealmSwift 10 to upgrade it, then convert"
-                : "format \(format) is newer than any RealmSwift release wrote (24 is the last)"
+                ? "file format \(format) is from realm-core 5 or older (before 2020, whichever Realm SDK wrote it), and only formats 10, 11 and 20-24 convert: open the file once with any Realm SDK built on realm-core 6 to 13 (RealmSwift 5.0 to 10.48, for one), which upgrades it in place to format 11 or 20-23, then convert it"
+                : "file format \(format) is newer than any Realm SDK wrote (24 is the last): it is not a file this reader can convert"
             throw RealmFileError(.unsupportedFormat, advice, file: path)
         }
         guard topRef < UInt64(image.count) else {

@@ -1,7 +1,8 @@
 /// Reads nodes from a Realm image, checking each against the image before it is used.
 ///
-/// Invariants: (1) every node handed out lies wholly inside the image, starts 8-aligned after the 24-byte
-/// header and carries realm-core's `AAAA` checksum; (2) recursion through the file's trees is bounded by
+/// Invariants: (1) every node handed out lies wholly inside the image and starts 8-aligned after the 24-byte
+/// header (bytes 0-3 of its header are not looked at: realm-core writes `AAAA` there but never reads it, and
+/// arrays that older releases moved or upgraded carry their capacity there instead); (2) recursion through the file's trees is bounded by
 /// ``maxDepth``, so a ref that points back at an ancestor ends in an error, not a hang; (3) the bytes read over the
 /// reader's life are bounded by ``workBudget`` (a multiple of the image), so a file whose nodes are shared many
 /// times over (a DAG where a tree is expected) ends in an error rather than exponential work.
@@ -31,9 +32,6 @@ final class RealmFileReader {
             throw corrupted("\(what()): ref \(ref) is not an 8-aligned offset inside the file (\(image.count) bytes)", at: ref)
         }
         let header = try image.bytes(at: ref, length: RealmNode.headerBytes)
-        guard Array(header[0..<4]) == RealmNode.checksum else {
-            throw corrupted("\(what()): no node header at ref \(ref) (checksum bytes \(header[0..<4].map { String($0, radix: 16) }), expected 41414141)", at: ref)
-        }
         let flags = header[4]
         guard let widthType = RealmNode.WidthType(rawValue: (flags >> 3) & 3) else {
             throw corrupted("\(what()): node at ref \(ref) has width type 3, which realm-core never writes", at: ref)

@@ -83,7 +83,7 @@ public struct RealmFileDecimal128: Sendable, Hashable {
         self.high = high
     }
     /// realm-core's null marker.
-    static let null = RealmFileDecimal128(low: 0xaa, high: 0x7c00_0000_0000_0000)
+    package static let null = RealmFileDecimal128(low: 0xaa, high: 0x7c00_0000_0000_0000)
     static let zero = RealmFileDecimal128(low: 0, high: 0x3040_0000_0000_0000)
 }
 

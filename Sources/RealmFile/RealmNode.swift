@@ -1,6 +1,7 @@
 /// One array node of a Realm file (realm-core's `Array`): an 8-byte header and a payload of packed elements.
 ///
-/// Header, as realm-core writes it to a file: bytes 0-3 the dummy checksum `AAAA`; byte 4 the flags (0x80 inner
+/// Header, as realm-core writes it to a file: bytes 0-3 the dummy checksum `AAAA` (or, in arrays older releases
+/// wrote, the capacity: realm-core's `Array::init_from_mem` reads neither); byte 4 the flags (0x80 inner
 /// B+tree node, 0x40 has refs, 0x20 context flag, 0x18 width type: 0 bits, 1 multiply, 2 ignore; 0x07 the width
 /// index w, width = (1 << w) >> 1 of {0, 1, 2, 4, 8, 16, 32, 64}); bytes 5-7 the element count, big-endian.
 /// Elements of width 1, 2 and 4 bits are unsigned, packed from the low bit of each byte up; widths 8 to 64 are
@@ -13,7 +14,6 @@ struct RealmNode {
     enum WidthType: UInt8 { case bits = 0, multiply = 1, ignore = 2 }
 
     static let headerBytes = 8
-    static let checksum: [UInt8] = [0x41, 0x41, 0x41, 0x41]
 
     let ref: Int
     let isInner: Bool

@@ -1,6 +1,6 @@
 /// SHA-224 and HMAC-SHA224 (FIPS 180-4, RFC 2104), which Realm's encrypted files use to authenticate each page and
 /// swift-crypto does not offer. SHA-224 is SHA-256 with other initial values, truncated to 28 bytes.
-enum SHA224 {
+package enum SHA224 {
     static let digestBytes = 28
     static let blockBytes = 64
 
@@ -51,7 +51,7 @@ enum SHA224 {
     }
 
     /// HMAC-SHA224 of `message` under `key` (RFC 2104; a key longer than a block is hashed first).
-    static func hmac(key: some Collection<UInt8>, message: some Collection<UInt8>) -> [UInt8] {
+    package static func hmac(key: some Collection<UInt8>, message: some Collection<UInt8>) -> [UInt8] {
         var keyBlock = key.count > blockBytes ? hash(key) : Array(key)
         keyBlock += [UInt8](repeating: 0, count: blockBytes - keyBlock.count)
         let inner = hash(keyBlock.map { $0 ^ 0x36 } + Array(message))

@@ -14,12 +14,16 @@ public struct RealmFileConversion: Sendable, Codable, Equatable {
     public var schemaVersion: UInt64
     /// Objects copied, per class.
     public var objectCounts: [String: Int]
-    /// Values Strata cannot hold exactly yet, with the object and property of each, and what was stored instead
-    /// (Decimal128 NaN, infinities, negative zero and exponents beyond Foundation's `Decimal`). Empty for almost
-    /// every app.
+    /// Values Strata cannot hold exactly, with the object and property of each, and what was stored instead
+    /// (realm-core's null marker for a decimal in a required property). Empty for almost every app: every value
+    /// of every type, dates at the extremes of realm-core's timestamps included, comes across as RealmSwift read it.
     public var narrowedValues: [String]
     /// When the conversion finished.
     public var date: Date
+    /// Tables of the Realm file that are not RealmSwift classes and were not copied (realm-core's own tables, a
+    /// file written by realm-core without an SDK's object store), with their object counts. Nil in records of
+    /// conversions made before it was recorded.
+    public var tablesLeftOut: [String: Int]? = nil
 }
 
 extension Realm {

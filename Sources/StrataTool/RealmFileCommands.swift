@@ -21,15 +21,28 @@ struct Import: ParsableCommand {
                 throw Realm.Error(.fileExists, "\(destination) already exists; give a path that does not exist")
             }
             let progress = Progress()
+            var shownPercent = -1
             let report = try Realm.convertRealmFile(at: source, to: destination, encryptionKey: try key.bytes()) { done, total in
-                progress.update(done, total, "objects")
+                // A line per 10% when the output is not a terminal (a log), the bar's every step when it is.
+                let percent = total == 0 ? 100 : done * 100 / total
+                guard progress.isTerminal || percent / 10 != shownPercent / 10 else { return }
+                shownPercent = percent
+                progress.update(done, total, "objects copied")
             }
             progress.end()
             print("converted \(source) (Realm file format \(report.formatVersion), schema version \(report.schemaVersion)) into \(destination)")
             for (name, count) in report.objectCounts.sorted(by: { $0.key < $1.key }) { print("  \(name): \(count) objects") }
-            if !report.narrowedValues.isEmpty {
+            if let leftOut = report.tablesLeftOut, !leftOut.isEmpty {
+                print("tables that are not RealmSwift classes, not copied:")
+                for (name, count) in leftOut.sorted(by: { $0.key < $1.key }) { print("  \(name): \(count) objects") }
+            }
+            if report.narrowedValues.isEmpty {
+                print("every value copied exactly; the database passed `strata verify` before it was put in place")
+            } else {
                 print("\(report.narrowedValues.count) values Strata cannot hold exactly were narrowed:")
                 for line in report.narrowedValues.prefix(20) { print("  \(line)") }
+                if report.narrowedValues.count > 20 { print("  … and \(report.narrowedValues.count - 20) more") }
+                print("the database passed `strata verify` before it was put in place")
             }
             if deleteSource {
                 try Realm.deleteRealmFile(at: source)

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import RealmFile
+import RealmFileTesting
 
 /// Damaged and hostile Realm files end in a `RealmFileError` or in values, never in a trap, a hang or another
 /// error: cuts, flipped bytes, refs past the end and refs back to an ancestor (a loop), on files of the project's

@@ -4,6 +4,7 @@ import Testing
 import TestSupport
 import _CryptoExtras
 @testable import RealmFile
+import RealmFileTesting
 
 /// SHA-224 and HMAC-SHA224 against their standards' vectors; Realm's page encryption through files encrypted here
 /// with its layout (an IV table page before every 64 data pages), and the encrypted fixtures with the right key,

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import RealmFile
+import RealmFileTesting
 
 /// Files made by this project's writer of the Realm format, read back: every leaf kind in every width, nulls, dense
 /// and sparse keys, cluster trees of several levels (the node-size-4 trees of realm-core's test builds), B+trees with

@@ -1,5 +1,6 @@
 import Foundation
 import RealmFile
+import RealmFileTesting
 @testable import Strata
 import Testing
 import TestSupport

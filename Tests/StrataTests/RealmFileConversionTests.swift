@@ -1,6 +1,7 @@
 import Engine
 import Foundation
 import RealmFile
+import RealmFileTesting
 import Testing
 import TestSupport
 @testable import Strata

@@ -37,7 +37,8 @@ extension RealmFileImport {
                         isIndexed: p.isIndexed || p.isPrimaryKey,
                         objectClassName: p.targetTable.flatMap { file.tables[$0].className },
                         isList: p.collection == .none ? nil : true, isMap: p.collection == .map ? true : nil,
-                        isSet: p.collection == .list ? false : p.collection == .set ? true : nil)
+                        isSet: p.collection == .list ? false : p.collection == .set ? true : nil,
+                        hasOptionalElements: p.collection == .none ? nil : p.isOptional)
                 }
                 var type = StoredSchema.StoredType(
                     name: className, partition: partition, primaryKeyPartition: nil,
@@ -134,6 +135,8 @@ extension RealmFileImport {
                     done += 1
                     if tx.batchBytes >= spillBytes {
                         try tx.spill()
+                        progress?(done, total)
+                    } else if done % 4096 == 0 {
                         progress?(done, total)
                     }
                 }

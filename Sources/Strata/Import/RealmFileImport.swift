@@ -19,6 +19,11 @@ import RealmFile
 /// synced). A kill at any instant leaves either no `X.strata` (the next open starts again, removing the partial
 /// directory) or a complete one.
 ///
+/// Checked before it is put in place: the built database is verified as `strata verify` does
+/// (`DatabaseInspector.verify`: every block, every record against the stored schema, every link, the primary-key
+/// indexes). A database that fails the check is removed and the conversion throws ``Realm/Error/Code/invalidDatabase``
+/// naming what disagreed; the Realm file is left as it was.
+///
 /// Concurrency: a RealmSwift process (an app extension still on RealmSwift) that has the file open holds a shared
 /// lock on `X.lock`; conversion takes that lock exclusively, without waiting, and refuses with
 /// ``Realm/Error/Code/alreadyOpen`` when it cannot, rather than read a file that is being written.
@@ -105,7 +110,9 @@ enum RealmFileImport {
                 try converter.copy(into: db, schema: schema, progress: progress) { copied, narrowed in
                 RealmFileConversion(
                     sourcePath: source, databasePath: destination, formatVersion: file.formatVersion, schemaVersion: schema.schemaVersion,
-                    objectCounts: Dictionary(copied.map { ($0.className, $0.count) }, uniquingKeysWith: +), narrowedValues: narrowed, date: Date())
+                    objectCounts: Dictionary(copied.map { ($0.className, $0.count) }, uniquingKeysWith: +), narrowedValues: narrowed, date: Date(),
+                    tablesLeftOut: Dictionary(file.tables.filter { $0.className == nil || $0.isAsymmetric }.filter { $0.name != "metadata" }
+                        .map { ($0.name, $0.objectCount) }, uniquingKeysWith: +))
             }
                 try db.close()
             } catch {
@@ -113,6 +120,7 @@ enum RealmFileImport {
                 try? db.close()
                 throw error
             }
+            try verifyConverted(staging, source: source, encryptionKey: encryptionKey)
             let fs = PosixFileSystem()
             try fs.rename(from: staging, to: destination)
             try fs.syncDirectory(atPath: url.deletingLastPathComponent().path, .durable)
@@ -127,6 +135,25 @@ enum RealmFileImport {
             throw Realm.Error(.fail, "converting the Realm file at path '\(source)' finished without its record", fileURL: url)
         }
         return report
+    }
+
+    /// Verifies the database a conversion built in `staging`; when it fails, removes it and throws, naming the
+    /// first problems.
+    static func verifyConverted(_ staging: String, source: String, encryptionKey: [UInt8]?) throws {
+        let inspector = try DatabaseInspector(path: staging, encryptionKey: encryptionKey)
+        let problems = inspector.verify()
+        try inspector.close()
+        guard problems.isEmpty else {
+            // try?: the conversion has failed already; a staging directory left behind is removed by the next attempt.
+            try? FileManager.default.removeItem(atPath: staging)
+            let shown = problems.prefix(5).map { $0.replacingOccurrences(of: staging, with: convertedPath(for: source)) }
+            throw Realm.Error(
+                .invalidDatabase,
+                "Converting the Realm file at path '\(source)' made a database that fails its check (\(problems.count) problem\(problems.count == 1 ? "" : "s")): "
+                    + shown.joined(separator: "; ") + (problems.count > shown.count ? "; …" : ""),
+                fileURL: URL(fileURLWithPath: source),
+                suggestion: "The Realm file was not changed and nothing was put in its place. This is a defect of Strata's conversion: report it with the output of `strata schema` on the Realm file.")
+        }
     }
 
     /// Removes a converted Realm file and RealmSwift's files beside it, under the Realm lock file.

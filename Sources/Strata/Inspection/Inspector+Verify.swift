@@ -89,12 +89,12 @@ extension DatabaseInspector {
                 guard items.count % 2 == 0 else { return "holds a map with \(items.count) keys and values (an odd count)" }
                 for i in stride(from: 0, to: items.count, by: 2) {
                     guard case .string = items[i] else { return "holds a map key that is \(kind(items[i])), not a string" }
-                    if let e = elementProblem(items[i + 1], p, optional: p.isOptional || p.type == .object) { return "holds a map value that \(e)" }
+                    if let e = elementProblem(items[i + 1], p, optional: p.elementsMayBeNull || p.type == .object) { return "holds a map value that \(e)" }
                 }
                 return nil
             }
             for e in items {
-                if let problem = elementProblem(e, p, optional: p.isOptional) { return "holds an element that \(problem)" }
+                if let problem = elementProblem(e, p, optional: p.elementsMayBeNull) { return "holds an element that \(problem)" }
             }
             return nil
         }

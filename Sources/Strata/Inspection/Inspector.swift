@@ -135,10 +135,13 @@ package final class DatabaseInspector {
     /// A property as a line: `name: Type`, with its collection, optionality and role.
     static func describe(_ p: StoredSchema.StoredProperty) -> String {
         var type = p.type == .object ? (p.objectClassName ?? "Object") : p.type.description
+        let elementMark = (p.hasOptionalElements ?? false) && p.type != .any ? "?" : ""
         if p.isMap ?? false {
-            type = "Map<String, \(type)\(p.isOptional ? "?" : "")>"
+            type = "Map<String, \(type)\(elementMark)>"
+        } else if p.isSet ?? false {
+            type = "MutableSet<\(type)\(elementMark)>"
         } else if p.isList ?? false {
-            type = "List<\(type)>"
+            type = "List<\(type)\(elementMark)>"
         } else if p.isOptional || p.type == .object {
             type += "?"
         }

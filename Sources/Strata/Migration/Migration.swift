@@ -177,7 +177,8 @@ public final class Migration {
                 Property(name: $0.name, columnName: $0.name, type: $0.type, isOptional: $0.isOptional, isIndexed: $0.isIndexed,
                          isPrimaryKey: $0.isPrimaryKey, objectClassName: $0.objectClassName,
                          isArray: ($0.isList ?? false) && !($0.isMap ?? false) && !($0.isSet ?? false),
-                         isSet: ($0.isSet ?? false) && !($0.isMap ?? false), isMap: $0.isMap ?? false)
+                         isSet: ($0.isSet ?? false) && !($0.isMap ?? false), isMap: $0.isMap ?? false,
+                         hasOptionalElements: $0.hasOptionalElements ?? false)
             },
             isEmbedded: t.isEmbedded ?? false, objectClass: nil)
     }

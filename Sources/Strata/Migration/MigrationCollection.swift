@@ -43,7 +43,7 @@ final class MigrationCollection {
             let list = List<E>(migrationOwner: owner)
             return (p.isSet ?? false) ? MutableSet(list: list) : list
         }
-        func value<T: _Persistable>(_: T.Type) -> Any { p.isOptional ? make(T?.self) : make(T.self) }
+        func value<T: _Persistable>(_: T.Type) -> Any { (p.hasOptionalElements ?? p.isOptional) ? make(T?.self) : make(T.self) }
         switch p.type {
         case .object: return (p.isMap ?? false) ? make(DynamicObject?.self) : make(DynamicObject.self)
         case .int: return value(Int.self)

@@ -100,6 +100,10 @@ struct SchemaDiff: CustomStringConvertible, Equatable {
                     out.append(SchemaDiff(type: name, property: p.name, kind: .typeChanged(from: typeName(s), to: typeName(p))))
                 } else if s.isOptional != p.isNullable {
                     out.append(SchemaDiff(type: name, property: p.name, kind: .optionalityChanged(nowOptional: p.isNullable)))
+                } else if p.isCollection, let stored = s.hasOptionalElements, stored != p.hasOptionalElements {
+                    // `List<Int>` to `List<Int?>` and back: a change RealmSwift asks a schema version for, as for a
+                    // property (files that did not record it take the declared optionality at the next open).
+                    out.append(SchemaDiff(type: name, property: p.name, kind: .optionalityChanged(nowOptional: p.hasOptionalElements)))
                 }
             }
             for p in info.schema.properties where !t.properties.contains(where: { $0.name == p.columnName }) {
@@ -136,12 +140,13 @@ struct SchemaDiff: CustomStringConvertible, Equatable {
                     s.objectClassName = p.objectClassName
                     s.isPrimaryKey = p.isPrimaryKey
                     if p.isCollection && !p.isMap { s.isSet = p.isSet }
+                    s.hasOptionalElements = p.isCollection ? p.hasOptionalElements : nil
                     properties.append(s)
                 } else {
                     properties.append(.init(
                         fieldId: t.nextFieldId, name: p.columnName, type: p.type, isOptional: p.isNullable,
                         isPrimaryKey: p.isPrimaryKey, isIndexed: p.isIndexed, objectClassName: p.objectClassName, isList: p.isCollection ? true : nil, isMap: p.isMap ? true : nil,
-                isSet: p.isCollection && !p.isMap ? p.isSet : nil))
+                isSet: p.isCollection && !p.isMap ? p.isSet : nil, hasOptionalElements: p.isCollection ? p.hasOptionalElements : nil))
                     t.nextFieldId += 1
                 }
             }
@@ -173,7 +178,7 @@ struct SchemaDiff: CustomStringConvertible, Equatable {
             t.properties.append(.init(
                 fieldId: t.nextFieldId, name: p.columnName, type: p.type, isOptional: p.isNullable,
                 isPrimaryKey: p.isPrimaryKey, isIndexed: p.isIndexed, objectClassName: p.objectClassName, isList: p.isCollection ? true : nil, isMap: p.isMap ? true : nil,
-                isSet: p.isCollection && !p.isMap ? p.isSet : nil))
+                isSet: p.isCollection && !p.isMap ? p.isSet : nil, hasOptionalElements: p.isCollection ? p.hasOptionalElements : nil))
             t.nextFieldId += 1
         }
         schema.types.append(t)

@@ -19,6 +19,13 @@ package struct StoredSchema: Codable, Equatable, Sendable {
         /// For a `List` or `MutableSet` property, whether it is a set (absent in files written before the two
         /// were told apart, where either kind matches).
         var isSet: Bool? = nil
+        /// For a collection, whether its elements (a map's values) may be null: `List<Int?>`, `Map<String, Dog?>`,
+        /// any collection of `AnyRealmValue` (``isOptional`` is false for every collection). Absent in files
+        /// written before it was recorded: there any element may be null, and the next open records it.
+        var hasOptionalElements: Bool? = nil
+
+        /// Whether an element of this collection may be null (any element, where the file does not say).
+        var elementsMayBeNull: Bool { hasOptionalElements ?? true }
     }
 
     struct StoredType: Codable, Equatable, Sendable {

@@ -1,3 +1,4 @@
+import RealmFile
 import Crypto
 import _CryptoExtras
 

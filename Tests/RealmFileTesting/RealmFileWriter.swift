@@ -1,3 +1,4 @@
+import RealmFile
 /// A writer of Realm-format files of this project's own, for tests, fuzz seeds and the Bench: it writes what the
 /// reader reads (format 24; the cluster, B+tree, leaf and mixed layouts of realm-core as `RealmFile` documents
 /// them), so that files of any shape (deep trees, every leaf kind, deliberate damage) can be made without
@@ -50,6 +51,44 @@ package struct RealmFileWriter {
     package var streamingForm = false
     package var schemaVersion: UInt64? = 0
 
+    // Shapes of files realm-core created long ago and upgraded since (`RealmFile+Schema.swift` says how it reads
+    // each): what a user's years-old file holds, made here without the old releases.
+
+    /// The file format in the header. The layouts written are format 23's and 24's (maps as key and value
+    /// B+trees): give 23, or 24.
+    package var formatVersion: UInt8 = 24
+
+    /// How a `List` of objects is described.
+    package enum LinkListShape: CaseIterable, Sendable {
+        /// As realm-core 14 creates it: spec type 12 (link), column key type 12 with the list attribute.
+        case current
+        /// As realm-core 14 leaves a file created before format 24 (`Spec::migrate_column_keys`): spec type 13
+        /// (link list), column key type 12 with the list attribute.
+        case upgraded
+        /// As realm-core 6 to 13 wrote it (formats 10 to 23): spec type 13, column key type 13.
+        case legacy
+    }
+    package var linkListShape = LinkListShape.current
+
+    /// What bytes 0-3 of each node header hold.
+    package enum NodeSignature: CaseIterable, Sendable {
+        /// `AAAA`, as realm-core's group writer writes them.
+        case checksum
+        /// The node's capacity in bytes as realm-core's allocator keeps it in memory (bytes 0-2: capacity >> 19,
+        /// >> 11, >> 3), as arrays that older releases wrote or upgraded carry it.
+        case capacity
+        /// Zeros.
+        case zero
+    }
+    package var nodeSignature = NodeSignature.checksum
+
+    /// Slots of each table's top array (14 today; realm-core 6's tables had fewer, and `Table::init` pads them).
+    /// Below 12 the primary key is not written: give no table a primary key then.
+    package var tableTopSlots = 14
+    /// Whether a table's key is a tagged integer in its top (false: slot 3 is 0, and the key is the table's
+    /// position in the group, as for a table from before table keys).
+    package var tagsTableKeys = true
+
     private var bytes: [UInt8] = Array(repeating: 0, count: 24)
 
     package init() {}
@@ -77,7 +116,7 @@ package struct RealmFileWriter {
         let topWord = streamingForm ? UInt64.max : UInt64(top)
         for i in 0..<8 { h[i] = UInt8(truncatingIfNeeded: topWord >> UInt64(8 * i)) }
         h[16...19] = [0x54, 0x2d, 0x44, 0x42]  // T-DB
-        h[20] = 24
+        h[20] = formatVersion
         bytes.replaceSubrange(0..<24, with: h)
         if streamingForm {
             for i in 0..<8 { bytes.append(UInt8(truncatingIfNeeded: UInt64(top) >> UInt64(8 * i))) }
@@ -104,7 +143,9 @@ package struct RealmFileWriter {
         }
     }
 
-    static func columnKey(_ p: Property, leafIndex: Int) -> Int64 {
+    static func columnKey(_ p: Property, leafIndex: Int, linkLists: LinkListShape = .current) -> Int64 {
+        let isLinkList = p.type == .object && p.collection == .list
+        let type = isLinkList && linkLists == .legacy ? 13 : columnType(p)
         var attributes = p.isOptional ? 16 : 0
         switch p.collection {
         case .list: attributes |= 32
@@ -112,12 +153,15 @@ package struct RealmFileWriter {
         case .set: attributes |= 128
         case .none: break
         }
-        return Int64(leafIndex) | Int64(columnType(p)) << 16 | Int64(attributes) << 22 | 1 << 30
+        return Int64(leafIndex) | Int64(type) << 16 | Int64(attributes) << 22 | 1 << 30
     }
 
     private mutating func writeTable(_ table: Table, key tableKey: Int64) -> Int {
-        let keys = table.properties.indices.map { Self.columnKey(table.properties[$0], leafIndex: $0) }
-        let types = table.properties.map { Int64(Self.columnType($0)) | ($0.collection == .map ? 2 << 16 : 0) }
+        let keys = table.properties.indices.map { Self.columnKey(table.properties[$0], leafIndex: $0, linkLists: linkListShape) }
+        let types = table.properties.map { p -> Int64 in
+            let specType = p.type == .object && p.collection == .list && linkListShape != .current ? 13 : Self.columnType(p)
+            return Int64(specType) | (p.collection == .map ? 2 << 16 : 0)
+        }
         let spec = array([
             Int64(array(types)),
             Int64(shortStrings(table.properties.map { Array($0.name.utf8) })),
@@ -128,11 +172,12 @@ package struct RealmFileWriter {
         let root = cluster(table)
         let opposite = array(table.properties.map { $0.target.map { Int64($0) } ?? 0 })
         let primary = table.primaryKey.flatMap { name in table.properties.firstIndex { $0.name == name } }
-        return array([
-            Int64(spec), 0, Int64(root), tag(tableKey), 0, tag(Int64(keys.count)), tag(0),
+        let top: [Int64] = [
+            Int64(spec), 0, Int64(root), tagsTableKeys ? tag(tableKey) : 0, 0, tag(Int64(keys.count)), tag(0),
             Int64(opposite), 0, tag(Int64(table.objects.count)), 0,
             primary.map { tag(keys[$0]) } ?? 0, tag(table.isEmbedded ? 1 : 0), 0,
-        ], hasRefs: true)
+        ]
+        return array(Array(top.prefix(tableTopSlots)), hasRefs: true)
     }
 
     /// The cluster tree of a table: leaves of ``clusterLeafObjects``, inner nodes above them, compact where the
@@ -199,12 +244,12 @@ package struct RealmFileWriter {
         case .float:
             return fixed(values.map { v in
                 if case .float(let f) = v { return littleEndian(UInt64(f.bitPattern), 4) }
-                return littleEndian(UInt64(RealmFileReader.nullFloatBits), 4)
+                return littleEndian(UInt64(0x7fc0_00aa), 4)
             }, width: 4)
         case .double:
             return fixed(values.map { v in
                 if case .double(let d) = v { return littleEndian(d.bitPattern, 8) }
-                return littleEndian(RealmFileReader.nullDoubleBits, 8)
+                return littleEndian(0x7ff8_0000_0000_00aa, 8)
             }, width: 8)
         case .string, .data:
             let blobs = values.map { v -> [UInt8]? in
@@ -314,7 +359,16 @@ package struct RealmFileWriter {
     /// Appends a node; returns its ref.
     package mutating func node(flags: UInt8, count: Int, payload: [UInt8]) -> Int {
         let ref = bytes.count
-        bytes += [0x41, 0x41, 0x41, 0x41, flags, UInt8(count >> 16 & 0xff), UInt8(count >> 8 & 0xff), UInt8(count & 0xff)]
+        let signature: [UInt8]
+        switch nodeSignature {
+        case .checksum: signature = [0x41, 0x41, 0x41, 0x41]
+        case .capacity:
+            // realm-core's allocator rounds a node up to 8 bytes and keeps its capacity in bytes 0-2.
+            let capacity = (8 + payload.count + 7) & ~7
+            signature = [UInt8(truncatingIfNeeded: capacity >> 19), UInt8(truncatingIfNeeded: capacity >> 11), UInt8(truncatingIfNeeded: capacity >> 3), 0]
+        case .zero: signature = [0, 0, 0, 0]
+        }
+        bytes += signature + [flags, UInt8(count >> 16 & 0xff), UInt8(count >> 8 & 0xff), UInt8(count & 0xff)]
         bytes += payload
         while bytes.count % 8 != 0 { bytes.append(0) }
         return ref

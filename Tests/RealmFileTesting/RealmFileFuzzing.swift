@@ -1,3 +1,4 @@
+import RealmFile
 /// Fuzz targets over the reader (`Fuzz/Targets` lists them; `FuzzReplayTests` replays their corpus): any bytes,
 /// read as a plain or as an encrypted Realm file, end in values or a ``RealmFileError``, never a trap or a hang.
 package enum RealmFileFuzzing {
