@@ -33,6 +33,11 @@ package enum RealmFileGenerator {
         return builder.make(&rng)
     }
 
+    /// A random value of `type` (links and nested collections aside), at the edges a third of the time.
+    package static func value<R: RandomNumberGenerator>(_ type: RealmFilePropertyType, _ rng: inout R) -> RealmFileValue {
+        Values.scalar(type, &rng, depth: 0, links: [])
+    }
+
     private enum Kind {
         case value(RealmFilePropertyType, optional: Bool, RealmFileCollectionKind)
         case link(target: Int, RealmFileCollectionKind)
@@ -69,7 +74,8 @@ package enum RealmFileGenerator {
             classCount = Int.random(in: 1...4, using: &rng)
             hasEmbedded = Bool.random(using: &rng)
             primaryKeys = (0..<classCount).map { _ in Self.primaryKeyTypes.randomElement(using: &rng)! }
-            writer.tableTopSlots = primaryKeys.allSatisfy({ $0 == nil }) ? [11, 12, 13, 14].randomElement(using: &rng)! : [12, 13, 14].randomElement(using: &rng)!
+            // Below 12 slots no primary key, below 13 no embedded class (its flag is slot 12): as realm-core 6 wrote them.
+            writer.tableTopSlots = hasEmbedded ? [13, 14].randomElement(using: &rng)! : primaryKeys.allSatisfy({ $0 == nil }) ? [11, 12, 13, 14].randomElement(using: &rng)! : [12, 13, 14].randomElement(using: &rng)!
             for c in 0..<classCount {
                 var k: [Kind] = []
                 if let pk = primaryKeys[c] { k.append(.value(pk, optional: false, .none)) }
@@ -227,7 +233,7 @@ package enum RealmFileGenerator {
     }
 
     /// Values at the edges and at random.
-    enum Values {
+    package enum Values {
         static func bytes<R: RandomNumberGenerator>(_ count: Int, _ rng: inout R) -> [UInt8] {
             (0..<count).map { _ in UInt8.random(in: 0...255, using: &rng) }
         }
@@ -250,7 +256,7 @@ package enum RealmFileGenerator {
 
         /// The extreme timestamps: realm-core's own limits and Java's `Long.MIN_VALUE` and `Long.MAX_VALUE`
         /// milliseconds.
-        static let edgeTimestamps: [RealmFileTimestamp] = [
+        package static let edgeTimestamps: [RealmFileTimestamp] = [
             RealmFileTimestamp(seconds: 0, nanoseconds: 0),
             RealmFileTimestamp(seconds: Int64.max, nanoseconds: 999_999_999),
             RealmFileTimestamp(seconds: Int64.min, nanoseconds: -999_999_999),
