@@ -117,9 +117,15 @@ public final class RealmFile {
         guard Self.readableFormats.contains(format) else {
             // realm-core 14 (RealmSwift 10.49 and later) dropped the upgrade from formats before 10; 13 and older
             // upgrade them (its CHANGELOG, "Compatibility"). Every SDK of one realm-core writes the same format.
-            let advice = format < 10
-                ? "file format \(format) is from realm-core 5 or older (before 2020, whichever Realm SDK wrote it), and only formats 10, 11 and 20-24 convert: open the file once with any Realm SDK built on realm-core 6 to 13 (RealmSwift 5.0 to 10.48, for one), which upgrades it in place to format 11 or 20-23, then convert it"
-                : "file format \(format) is newer than any Realm SDK wrote (24 is the last): it is not a file this reader can convert"
+            // Formats 12 to 19 were development formats of realm-core 10, which no release accepts.
+            let advice: String
+            if format < 10 {
+                advice = "file format \(format) is from realm-core 5 or older (before 2020, whichever Realm SDK wrote it), and only formats 10, 11 and 20-24 convert: open the file once with any Realm SDK built on realm-core 6 to 13 (RealmSwift 5.0 to 10.48, for one), which upgrades it in place to format 11 or 20-23, then convert it"
+            } else if format < 20 {
+                advice = "file format \(format) was written only by pre-release builds of realm-core 10 (2020), which no Realm release reads: the file cannot be converted; recreate its data from its source"
+            } else {
+                advice = "file format \(format) is newer than any Realm SDK wrote (24 is the last): it is not a file this reader can convert"
+            }
             throw RealmFileError(.unsupportedFormat, advice, file: path)
         }
         guard topRef < UInt64(image.count) else {

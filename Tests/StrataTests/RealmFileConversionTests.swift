@@ -298,8 +298,13 @@ struct RealmFileConversionAPITests {
         #expect(imported.status == 0, "\(imported.err)")
         #expect(imported.out.contains("AllTypes: 303 objects") && imported.out.contains("Tag: 57 objects"))
         #expect(!imported.out.contains("narrowed"), "the fixture's Decimal128 NaNs, infinities and wide exponents are held exactly")
+        #expect(imported.out.contains("the database passed `strata verify` before it was put in place"))
         let converted = try StrataToolTests.strata("info", destination, "--key-file", keyFile)
         #expect(converted.status == 0 && converted.out.contains("schema version: 7"))
+        // Collections of optionals stay optional (before, `verify` found about 1,500 nulls in required collections).
+        #expect(converted.out.contains("optIntList: List<Int?>") && converted.out.contains("intList: List<Int>"), "\(converted.out)")
+        let verified = try StrataToolTests.strata("verify", destination, "--key-file", keyFile)
+        #expect(verified.status == 0 && verified.out.contains("no problem found"), "\(verified.out)\(verified.err)")
         let again = try StrataToolTests.strata("import", url.path, destination, "--key-file", keyFile)
         #expect(again.status == 1 && again.err.contains("already exists"))
         let noKey = try StrataToolTests.strata("info", url.path)

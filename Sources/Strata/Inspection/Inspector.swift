@@ -188,10 +188,12 @@ package final class DatabaseInspector {
                 out.append("\(t.name) made \((t.isEmbedded ?? false) ? "embedded" : "top-level")")
             }
             for p in t.properties {
-                guard let q = o.properties.first(where: { $0.fieldId == p.fieldId }) else {
+                guard var q = o.properties.first(where: { $0.fieldId == p.fieldId }) else {
                     out.append("\(t.name).\(p.name) added (\(describe(p)))")
                     continue
                 }
+                // A version recorded before element optionality was is not a change of it.
+                if q.hasOptionalElements == nil { q.hasOptionalElements = p.hasOptionalElements }
                 if q.name != p.name { out.append("\(t.name).\(q.name) renamed to \(p.name)") }
                 if describe(q).replacingOccurrences(of: q.name + ":", with: "") != describe(p).replacingOccurrences(of: p.name + ":", with: "") {
                     out.append("\(t.name).\(p.name) changed from \(describe(q)) to \(describe(p))")
