@@ -152,7 +152,9 @@ enum RealmFileConversionCheck {
         case .timestamp(let t):
             // RealmSwift's `RLMTimestampToNSDate`.
             let date = Date(timeIntervalSinceReferenceDate: Double(t.seconds) - 978_307_200 + Double(t.nanoseconds) / 1_000_000_000)
-            return ISO8601DateFormatter().string(from: date).debugDescription
+            // ISO 8601 holds the years 1 to 9999; the dump gives seconds since 1970 outside them.
+            let inYears = date.timeIntervalSince1970 >= -62_135_596_800 && date.timeIntervalSince1970 < 253_402_300_800
+            return (inYears ? ISO8601DateFormatter().string(from: date) : "\(date.timeIntervalSince1970) s since 1970").debugDescription
         case .decimal128(let d): return decimalText(d).debugDescription
         case .objectId(let b): return b.map { String(format: "%02x", $0) }.joined().debugDescription
         case .uuid(let b):

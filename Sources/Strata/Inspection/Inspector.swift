@@ -269,7 +269,7 @@ package final class DatabaseInspector {
         case .double(let d): return .double(d)
         case .string(let s): return .string(s)
         case .data(let d): return .string("base64:" + d.base64EncodedString())
-        case .date(let d): return .string(ISO8601DateFormatter().string(from: d))
+        case .date(let d): return .string(Self.dateText(d))
         case .uuid(let u): return .string(u.uuidString)
         case .objectId(let o): return .string(o.hex)
         case .decimal(let d): return .string(d.description)
@@ -282,6 +282,14 @@ package final class DatabaseInspector {
             }
             return .list(items.map { render($0, p, snapshot, element: true) })
         }
+    }
+
+    /// A date in ISO 8601 for the years 1 to 9999, which ISO 8601 writes; outside them (realm-core's extreme
+    /// timestamps, Java's `Long.MIN_VALUE` milliseconds) as seconds since 1970, not as a year the format cannot hold.
+    static func dateText(_ d: Date) -> String {
+        let seconds = d.timeIntervalSince1970
+        guard seconds >= -62_135_596_800, seconds < 253_402_300_800 else { return "\(seconds) s since 1970" }
+        return ISO8601DateFormatter().string(from: d)
     }
 
     /// `Type("pk")` for an object with a primary key, `Type#key` otherwise; `(deleted)` when it is gone.
