@@ -167,7 +167,8 @@ extension RealmFile {
                 isOptional: isOptional,
                 collection: collection, targetTable: target,
                 isIndexed: attributes[specIndex] & 1 != 0 || (leafIndex < searchIndexes.count && searchIndexes[leafIndex] != 0), isFullTextIndexed: attributes[specIndex] & 256 != 0,
-                isPrimaryKey: primaryKey == columnKey, columnKey: columnKey, columnType: columnType, specIndex: specIndex))
+                isPrimaryKey: primaryKey == columnKey, columnKey: columnKey, columnType: columnType, specIndex: specIndex,
+                specType: Int(types[specIndex] & 0xffff)))
         }
         let clusterRoot = try topRef(2, "objects") ?? 0
         let objectCount = clusterRoot == 0 ? 0 : try clusterSize(reader, clusterRoot, what)

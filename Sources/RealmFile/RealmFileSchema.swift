@@ -30,6 +30,9 @@ public struct RealmFileProperty: Sendable, Hashable {
     let columnKey: Int64
     let columnType: Int
     let specIndex: Int
+    /// The spec's type array's entry (low 16 bits), which realm-core does not read for the column's type: 13
+    /// for a link list of a file created before format 24, whose key says 12.
+    var specType: Int = -1
     var leafIndex: Int { Int(columnKey & 0xFFFF) }
 }
 

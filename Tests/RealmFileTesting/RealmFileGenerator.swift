@@ -54,6 +54,8 @@ package enum RealmFileGenerator {
         /// Objects of the embedded class, made as their owners need them.
         var embeddedObjects: [(key: Int64, values: [RealmFileValue])] = []
         var embeddedKinds: [Kind] = []
+        /// The depth mixed values start at: 0 lets them hold nested lists and maps (format 24 only), 2 not.
+        var mixedDepth = 0
 
         init(objects: Int) { self.objects = objects }
 
@@ -69,13 +71,17 @@ package enum RealmFileGenerator {
             writer.linkListShape = RealmFileWriter.LinkListShape.allCases.randomElement(using: &rng)!
             // Link lists of key type 13 are what formats up to 23 hold; format 24 holds the other two shapes.
             writer.formatVersion = writer.linkListShape == .legacy ? 23 : 24
+            // Collections nested in a mixed value came with format 24 (realm-core 14).
+            mixedDepth = writer.formatVersion >= 24 ? 0 : 2
             writer.nodeSignature = RealmFileWriter.NodeSignature.allCases.randomElement(using: &rng)!
-            writer.tagsTableKeys = Int.random(in: 0..<4, using: &rng) != 0
+            // realm-core's `Table::init` pads a top to 12 slots and tags its key whenever it opens a table for
+            // writing, as every upgrade does: only tops of 12 (no flags) to 14 slots, and tagged keys, are real.
+            writer.tagsTableKeys = true
             classCount = Int.random(in: 1...4, using: &rng)
             hasEmbedded = Bool.random(using: &rng)
             primaryKeys = (0..<classCount).map { _ in Self.primaryKeyTypes.randomElement(using: &rng)! }
-            // Below 12 slots no primary key, below 13 no embedded class (its flag is slot 12): as realm-core 6 wrote them.
-            writer.tableTopSlots = hasEmbedded ? [13, 14].randomElement(using: &rng)! : primaryKeys.allSatisfy({ $0 == nil }) ? [11, 12, 13, 14].randomElement(using: &rng)! : [12, 13, 14].randomElement(using: &rng)!
+            // Below 13 slots no embedded class (its flag is slot 12).
+            writer.tableTopSlots = hasEmbedded ? [13, 14].randomElement(using: &rng)! : [12, 13, 14].randomElement(using: &rng)!
             for c in 0..<classCount {
                 var k: [Kind] = []
                 if let pk = primaryKeys[c] { k.append(.value(pk, optional: false, .none)) }
@@ -173,8 +179,9 @@ package enum RealmFileGenerator {
             case .value(let type, let optional, let collection):
                 let count = Int.random(in: 0...6, using: &rng)
                 let targets = linkTargets
+                let depth = mixedDepth
                 let one = { (rng: inout R) -> RealmFileValue in
-                    optional && Int.random(in: 0..<5, using: &rng) == 0 ? .null : Values.scalar(type, &rng, depth: 0, links: targets)
+                    optional && Int.random(in: 0..<5, using: &rng) == 0 ? .null : Values.scalar(type, &rng, depth: depth, links: targets)
                 }
                 switch collection {
                 case .none: return one(&rng)

@@ -159,6 +159,45 @@ enum UpgradedFileModels {
         #expect(stored.properties.map(\.hasOptionalElements) == [true, true, true, true, false])
     }
 
+    /// Element optionality through migrations: made required, a collection starts again empty (as realm-core's
+    /// `make_property_required` re-creates the column) and the block copies what it keeps; made optional again, the
+    /// block can write nils into it.
+    @Test func collectionsMadeRequiredOrOptionalInAMigration() throws {
+        let dir = try TemporaryDirectory()
+        let url = URL(fileURLWithPath: dir.child("optional.strata"))
+        do {
+            let realm = try Realm(configuration: .init(fileURL: url, objectTypes: [UpgradedFileModels.Optionals.self]))
+            try realm.write {
+                let o = UpgradedFileModels.Optionals()
+                o.ints.append(objectsIn: [1, nil, 3])
+                realm.add(o)
+            }
+        }
+        do {
+            let realm = try Realm(configuration: .init(fileURL: url, schemaVersion: 1, migrationBlock: { migration, _ in
+                migration.enumerateObjects(ofType: "Optionals") { old, new in
+                    let kept = (old!["ints"] as! List<Int?>).compactMap { $0 }
+                    #expect((new!["ints"] as! List<Int>).isEmpty, "the required list starts empty")
+                    new!["ints"] = kept
+                }
+            }, objectTypes: [UpgradedFileModels.RequiredInts.self]))
+            #expect(Array(try #require(realm.objects(UpgradedFileModels.RequiredInts.self).first).ints) == [1, 3])
+        }
+        do {
+            let realm = try Realm(configuration: .init(fileURL: url, schemaVersion: 2, migrationBlock: { migration, _ in
+                migration.enumerateObjects(ofType: "Optionals") { _, new in
+                    new!["ints"] = [4, nil] as [Int?]
+                    new!["doubles"] = ["none": nil, "one": 1.5] as [String: Double?]
+                }
+            }, objectTypes: [UpgradedFileModels.Optionals.self]))
+            let o = try #require(realm.objects(UpgradedFileModels.Optionals.self).first)
+            #expect(Array(o.ints) == [4, nil] && o.doubles["none"] == .some(nil) && o.doubles["one"] == 1.5)
+        }
+        let inspector = try DatabaseInspector(path: url.path)
+        defer { _ = try? inspector.close() }  // try?: a read-only inspector's close loses nothing.
+        #expect(inspector.verify().isEmpty)
+    }
+
     /// A Realm file whose conversion would not verify (here a link to an object the file lacks, which no file
     /// realm-core wrote holds) is refused: nothing is put in place, the Realm file is as it was, and the error
     /// names what disagreed.

@@ -102,6 +102,10 @@ package final class FaultyFileSystem: FileSystem {
         try checkAlive()
         return FaultyWritableFile(fs: self, file: try base.createFile(atPath: path), path: path)
     }
+    package func createNewFile(atPath path: String) throws -> any WritableFile {
+        try checkAlive()
+        return FaultyWritableFile(fs: self, file: try base.createNewFile(atPath: path), path: path)
+    }
     package func openForAppending(atPath path: String) throws -> any WritableFile {
         try checkAlive()
         return FaultyWritableFile(fs: self, file: try base.openForAppending(atPath: path), path: path)

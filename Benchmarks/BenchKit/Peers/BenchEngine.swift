@@ -39,6 +39,19 @@ extension BenchEngine {
     public func queryAgesByID(_ ids: [Int]) throws -> Int { try lookupAges(ids) }
 }
 
+/// What an engine that says where its writes wait reports: seconds waited since its open, to begin a write
+/// (another write, a merge holding the writer gate, another process's LOCK.writer) and inside a write for
+/// background maintenance; and the most segments any partition has now.
+public struct EngineWaits: Sendable {
+    public var writer: Double
+    public var maintenance: Double
+    public var segmentsPerPartition: Int
+}
+
+public protocol WaitReportingBenchEngine: BenchEngine {
+    func waits() -> EngineWaits?
+}
+
 public struct BenchFailure: Error, CustomStringConvertible {
     public let description: String
     public init(_ d: String) { description = d }

@@ -13,7 +13,7 @@ public final class BenchPerson: Object {
 }
 
 /// Strata through its object API, as an app would use it.
-public final class StrataObjectPeer: BenchEngine {
+public final class StrataObjectPeer: WaitReportingBenchEngine {
     public let name: String
     /// Set for the encrypted variant (`encryptionKey`, issue 23's rows).
     let encryptionKey: Data?
@@ -54,6 +54,12 @@ public final class StrataObjectPeer: BenchEngine {
     }
 
     public func close() throws { realm = nil }
+
+    public func waits() -> EngineWaits? {
+        guard let realm else { return nil }
+        let s = realm.engineStatistics
+        return EngineWaits(writer: s.writerWaitSeconds, maintenance: s.maintenanceWaitSeconds, segmentsPerPartition: realm.engineSegmentsPerPartition)
+    }
 
     func open() throws -> Realm {
         guard let realm else { throw BenchFailure("Strata: not open") }

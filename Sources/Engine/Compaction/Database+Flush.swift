@@ -56,35 +56,20 @@ extension Database {
         scheduleFlushAndCompaction(clearingFlushScheduled: true)
     }
 
-    /// Queues a background job that flushes what is frozen and compacts where needed (nothing once closed or
-    /// while paused); its error is kept for the next caller (`backgroundError`).
+    /// Queues a background job that flushes what is frozen, then queues the merges the policy asks for
+    /// (`BackgroundMerge.swift`: built without the writer gate or LOCK.writer); nothing once closed or while
+    /// paused. Its error is kept for the next caller (`backgroundError`).
     func scheduleFlushAndCompaction(clearingFlushScheduled: Bool = false) {
         maintenance.async { [self] in
             defer { if clearingFlushScheduled { published.withLock { $0.flushScheduled = false } } }
             guard !published.withLock({ $0.closed }) else { return }
             do {
-                try withSharedWriterLock {
-                    guard !published.withLock({ $0.closed }), !isPaused else { return }
+                let flushed = try withSharedWriterLock { () throws -> Bool in
+                    guard !published.withLock({ $0.closed }), !isPaused else { return false }
                     try runFlush()
-                    try compactWhereNeeded()
+                    return true
                 }
-            } catch let error as StorageError {
-                published.withLock { $0.backgroundError = error }
-            } catch {
-                published.withLock { $0.backgroundError = StorageError(.io, "\(error)") }
-            }
-        }
-    }
-
-    /// Queues a background compaction of every partition over the segment trigger.
-    func scheduleCompaction() {
-        maintenance.async { [self] in
-            guard !published.withLock({ $0.closed }) else { return }
-            do {
-                try withSharedWriterLock {
-                    guard !published.withLock({ $0.closed }), !isPaused else { return }
-                    try compactWhereNeeded()
-                }
+                if flushed { scheduleCompaction() }
             } catch let error as StorageError {
                 published.withLock { $0.backgroundError = error }
             } catch {
@@ -155,6 +140,21 @@ extension Database {
         }
     }
 
+    /// A new segment file, created exclusively under a new number: a number another process took meanwhile (a
+    /// merge creates its output under LOCK.writer and builds it after releasing the lock, before any manifest
+    /// records the number) is passed over for the next one.
+    func createSegmentFile() throws -> (number: UInt64, file: any WritableFile) {
+        var attempts = 0
+        while true {
+            let number = allocateFileNumber()
+            do {
+                return (number, try fileSystem.createNewFile(atPath: path(.segment(number))))
+            } catch let error as StorageError where error.isExistingFile && attempts < 1000 {
+                attempts += 1
+            }
+        }
+    }
+
     /// Writes the entries of `it` to a new segment; nil when there is nothing to write.
     /// With `stopWhenClosed` (compactions), a close in the meantime stops the write with a `.closed` error: a
     /// close never waits for a long merge. `suspend` may then keep the partial file (returning true) for a later
@@ -163,20 +163,20 @@ extension Database {
         partition: UInt32, from it: MergingIterator, expectedEntries: Int, dropTombstones: Bool, stopWhenClosed: Bool = false,
         minSequence: UInt64, maxSequence: UInt64, userMetadata: UInt64, created: inout [UInt64],
         resuming: (number: UInt64, state: SuspendedSegment)? = nil, suspend: ((SegmentWriter, UInt64) throws -> Bool)? = nil,
-        stopAfterEntries: Int? = nil
+        stopAfterEntries: Int? = nil, output: (number: UInt64, file: any WritableFile)? = nil
     ) throws -> SegmentReader? {
-        let number = resuming?.number ?? allocateFileNumber()
-        let filePath = path(.segment(number))
+        let number: UInt64
         let file: any WritableFile
         let writer: SegmentWriter
         if let resuming {
-            try fileSystem.truncateFile(atPath: filePath, toSize: resuming.state.committedBytes)
-            file = try fileSystem.openForAppending(atPath: filePath)
+            number = resuming.number
+            try fileSystem.truncateFile(atPath: path(.segment(number)), toSize: resuming.state.committedBytes)
+            file = try fileSystem.openForAppending(atPath: path(.segment(number)))
             created.append(number)
             writer = SegmentWriter(
                 resuming: resuming.state, file: file, fileNumber: number, databaseID: databaseID, compress: options.compression, cipher: cipher)
         } else {
-            file = try fileSystem.createFile(atPath: filePath)
+            (number, file) = try output ?? createSegmentFile()
             created.append(number)
             writer = try SegmentWriter(
                 file: file, fileNumber: number, partition: partition, databaseID: databaseID, expectedEntries: expectedEntries,
@@ -194,6 +194,7 @@ extension Database {
             writtenNow += 1
             if (stopWhenClosed && sinceCheck >= Tuning.mergeCloseCheckEntries) || writtenNow == stopAfter {
                 sinceCheck = 0
+                if stopWhenClosed, output != nil { options.mergeCheckHook?() }
                 // A merge with nothing left to write is finished instead.
                 if (stopWhenClosed && isClosing) || writtenNow == stopAfter, it.isValid {
                     // A merge stopped with more to write is worth keeping. A suspension that fails costs only the
@@ -213,6 +214,7 @@ extension Database {
                 }
             }
         }
+        let filePath = path(.segment(number))
         if writer.entryCount == 0 {
             file.close()
             try? fileSystem.removeFile(atPath: filePath)

@@ -95,9 +95,9 @@ extension Database {
     /// segments below the spilled ones (a snapshot's runs are read before its segments: `spillView`). Called
     /// with the writer gate held, before a spill.
     func flushBelowSpill() throws {
-        try onMaintenance { try runFlush() }
+        try onMaintenanceFromWrite { try runFlush() }
         try freezeLocked()
-        try onMaintenance { try runFlush() }
+        try onMaintenanceFromWrite { try runFlush() }
         if currentVersion.partitions.values.contains(where: { !$0.active.isEmpty || !$0.frozen.isEmpty }) {
             // The spilled segments cannot be placed above runs: reads would answer from the older data.
             throw StorageError(.io, "the memtable could not be flushed below a spilled transaction; abort the write and retry", file: directory)
@@ -144,9 +144,9 @@ extension Database {
         var installing = false
         do {
             try spill(batch, into: state)
-            try onMaintenance { try runFlush() }
+            try onMaintenanceFromWrite { try runFlush() }
             try freezeLocked()
-            return try onMaintenance { () throws -> UInt64 in
+            return try onMaintenanceFromWrite { () throws -> UInt64 in
                 try runFlush()
                 return try manifestState.withLock { ms -> UInt64 in
                     let (version, nextIncarnation) = published.withLock { p -> (Version, UInt64) in

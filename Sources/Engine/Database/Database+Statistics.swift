@@ -16,6 +16,11 @@ package struct DatabaseStatistics: Sendable, CustomStringConvertible {
     package var compactions: Int
     /// The last failure of a background flush or compaction (the data is safe in the log; it is retried).
     package var backgroundError: StorageError?
+    /// Seconds write transactions waited, since the open: to begin (the writer gate, held by another write or,
+    /// in a shared database, by a flush or merge; then LOCK.writer, held by another process), and inside the
+    /// write for the maintenance queue (a large transaction's flushes and install, queued behind a merge).
+    package var writerWaitSeconds: Double = 0
+    package var maintenanceWaitSeconds: Double = 0
 
     package var description: String {
         "sequence \(sequence), \(partitionCount) partitions, \(segmentCount) segments (\(segmentBytes) bytes), "
@@ -59,7 +64,9 @@ extension Database {
             sequence: current.sequence, liveSnapshots: snapshots.count, oldestSnapshotSequence: snapshots.map(\.sequence).min(),
             pinnedSegmentBytes: pinnedSegments.values.reduce(0, +), pinnedMemtableBytes: pinnedRuns.values.reduce(0, +),
             memtableBytes: memtable, segmentCount: segmentCount, segmentBytes: segmentBytes, partitionCount: current.partitions.count,
-            flushes: flushes, compactions: compactions, backgroundError: backgroundError)
+            flushes: flushes, compactions: compactions, backgroundError: backgroundError,
+            writerWaitSeconds: Double(writerWaitNanoseconds.load(ordering: .relaxed)) / 1e9,
+            maintenanceWaitSeconds: Double(maintenanceWaitNanoseconds.load(ordering: .relaxed)) / 1e9)
     }
 
     /// Per partition: its live segments, their bytes on disk, and the memtable bytes not yet flushed.

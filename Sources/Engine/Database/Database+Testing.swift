@@ -4,6 +4,9 @@ extension Database {
     /// Stops using the files at once, as if the process had died: no flush, no final sync. Tests use it with
     /// `MemoryFileSystem.simulateCrash()`.
     package func simulateProcessDeath() {
+        // A merge under way stops and keeps nothing (its suspension would write a manifest).
+        dying.store(true, ordering: .releasing)
+        waitForBackgroundMerge()
         writerGate.wait()
         defer { writerGate.signal() }
         let wasClosed = published.withLock { p -> Bool in
@@ -21,7 +24,11 @@ extension Database {
     package func waitForMaintenance() {
         // Not `onMaintenance`, which a shared database runs inline: its queued jobs are waited for too.
         if DispatchQueue.getSpecific(key: Self.maintenanceKey) == instance { return }
+        // A flush queues its merges; a merge installs on the maintenance queue.
         maintenance.sync {}
+        waitForBackgroundMerge()
+        maintenance.sync {}
+        waitForBackgroundMerge()
     }
 }
 

@@ -61,6 +61,9 @@ package final class Database: @unchecked Sendable {
         package var mergeEntriesBeforeSuspending: Int? = nil
         /// Tests: whether a close does its share of merging (`advanceMergesAtClose`).
         package var closeMergeShare = true
+        /// Tests: called by a background merge while it builds its output, at each of its checks (every 4,096
+        /// entries), holding no lock: a test holds the merge there to show what goes on meanwhile.
+        package var mergeCheckHook: (@Sendable () -> Void)? = nil
         /// Whether other instances, in this process or others, may open the database at the same time
         /// (`Database+Sharing.swift`). Shared by default; `.exclusive` costs nothing to coordinate and refuses
         /// every other open.
@@ -82,6 +85,12 @@ package final class Database: @unchecked Sendable {
     let blockCache: BlockCache
     let writerGate = DispatchSemaphore(value: 1)
     let maintenance = DispatchQueue(label: "strata.engine.maintenance")
+    /// Where background merges are built, holding neither the writer gate nor the maintenance queue
+    /// (`BackgroundMerge.swift`).
+    let merging = DispatchQueue(label: "strata.engine.merging")
+    static let mergingKey = DispatchSpecificKey<UInt64>()
+    /// Set by `simulateProcessDeath`: a background merge then stops and keeps nothing.
+    let dying = ManagedAtomic<Bool>(false)
     /// Marks `maintenance` as this database's, so that work already on it (a `deinit` run there when a
     /// background job held the last reference) does not wait for the queue it is on.
     static let maintenanceKey = DispatchSpecificKey<UInt64>()
@@ -89,6 +98,18 @@ package final class Database: @unchecked Sendable {
     /// `pauseBackgroundWork()` was called and `resumeBackgroundWork()` not since.
     private let paused = ManagedAtomic(false)
     let instance = Database.instances.loadThenWrappingIncrement(by: 1, ordering: .relaxed)
+
+    /// `onMaintenance` from a write transaction, its wait counted in `maintenanceWaitNanoseconds`.
+    func onMaintenanceFromWrite<R>(_ body: () throws -> R) rethrows -> R {
+        let start = DispatchTime.now().uptimeNanoseconds
+        var began: UInt64 = 0
+        let result = try onMaintenance { () throws -> R in
+            began = DispatchTime.now().uptimeNanoseconds
+            return try body()
+        }
+        maintenanceWaitNanoseconds.wrappingIncrement(by: began &- start, ordering: .relaxed)
+        return result
+    }
 
     /// Runs `body` on the maintenance queue and waits for it; inline when already there.
     /// A shared database runs it inline: there, every job holds the writer gate, which serializes them.
@@ -132,6 +153,10 @@ package final class Database: @unchecked Sendable {
     }
     let manifestState: Locked<ManifestState>
     private let fileNumbers: ManagedAtomic<UInt64>
+    /// Nanoseconds writers spent waiting: in `beginWrite` for the writer gate and LOCK.writer, and inside a
+    /// write for the maintenance queue (a large transaction's flushes and install), since the open.
+    let writerWaitNanoseconds = ManagedAtomic<UInt64>(0)
+    let maintenanceWaitNanoseconds = ManagedAtomic<UInt64>(0)
 
     init(directory: String, fileSystem: any FileSystem, options: Options, fileLock: any FileLock, version: Version,
          log: LogState, manifest: Manifest, manifestNumber: UInt64, nextIncarnation: UInt64, blockCache: BlockCache, shared: SharedState? = nil) {
@@ -148,6 +173,7 @@ package final class Database: @unchecked Sendable {
         self.manifestState = Locked(ManifestState(manifest: manifest, manifestNumber: manifestNumber))
         self.fileNumbers = ManagedAtomic(manifest.nextFileNumber)
         maintenance.setSpecific(key: Self.maintenanceKey, value: instance)
+        merging.setSpecific(key: Self.mergingKey, value: instance)
     }
 
     deinit {
@@ -195,6 +221,7 @@ package final class Database: @unchecked Sendable {
 
     /// Starts a write transaction, waiting while another one is open.
     package func beginWrite() throws -> WriteTransaction {
+        let waitStart = DispatchTime.now().uptimeNanoseconds
         writerGate.wait()
         do {
             try published.withLock { p in
@@ -214,6 +241,7 @@ package final class Database: @unchecked Sendable {
             writerGate.signal()
             throw error
         }
+        writerWaitNanoseconds.wrappingIncrement(by: DispatchTime.now().uptimeNanoseconds &- waitStart, ordering: .relaxed)
         do {
             return WriteTransaction(database: self, snapshot: try snapshotForWriter())
         } catch {
@@ -348,6 +376,8 @@ package final class Database: @unchecked Sendable {
         defer { writerGate.signal() }
         let (wasClosed, poisoned) = markClosed()
         if wasClosed { return }
+        // The merge under way stops (it sees the close) and is suspended on the maintenance queue.
+        waitForBackgroundMerge()
         var failure: (any Error)? = nil
         onMaintenance {
             guard !poisoned, !options.readOnly else { return }
@@ -380,6 +410,9 @@ package final class Database: @unchecked Sendable {
     /// leave their commits in the log for the rest.
     private func closeShared(_ shared: SharedState) throws {
         shared.closing.withLock { $0 = true }
+        // The merge under way stops and is suspended, taking the writer gate to do so: waited for before the
+        // close takes the gate.
+        waitForBackgroundMerge()
         writerGate.wait()
         defer { writerGate.signal() }
         let (wasClosed, poisoned) = markClosed()
@@ -430,7 +463,9 @@ package final class Database: @unchecked Sendable {
     }
 
     /// Whether a close has begun, or background work is paused: a long merge stops for it.
-    var isClosing: Bool { published.withLock { $0.closed } || shared?.closing.withLock { $0 } == true || isPaused }
+    var isClosing: Bool {
+        published.withLock { $0.closed } || shared?.closing.withLock { $0 } == true || isPaused || dying.load(ordering: .acquiring)
+    }
 
     // MARK: - Pausing
 
@@ -441,6 +476,7 @@ package final class Database: @unchecked Sendable {
     package func pauseBackgroundWork() {
         paused.store(true, ordering: .releasing)
         if DispatchQueue.getSpecific(key: Self.maintenanceKey) != instance { maintenance.sync {} }
+        waitForBackgroundMerge()
     }
 
     /// Lets background work run again, and starts what was put off.

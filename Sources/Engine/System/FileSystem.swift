@@ -9,6 +9,9 @@ package protocol FileSystem: Sendable {
     func fileExists(atPath path: String) -> Bool
     /// Creates `path`, or truncates it when it exists, for appending.
     func createFile(atPath path: String) throws -> any WritableFile
+    /// Creates `path` for appending; throws an error whose `isExistingFile` is true when it exists already
+    /// (`O_EXCL`): how a shared database's processes never take the same segment number.
+    func createNewFile(atPath path: String) throws -> any WritableFile
     /// Opens an existing file for appending after its last byte.
     func openForAppending(atPath path: String) throws -> any WritableFile
     /// The whole file, read-only. Small files and mapped segments alike.
@@ -54,6 +57,8 @@ extension StorageError {
     /// Whether the error is a missing file (ENOENT): another process may have removed it since this one read
     /// the manifest that named it.
     package var isMissingFile: Bool { (underlying as? SystemErrno) == .noEntry }
+    /// Whether the error is a file that exists already (EEXIST, from `createNewFile`).
+    package var isExistingFile: Bool { (underlying as? SystemErrno) == .exists }
 }
 
 /// A file open for appending.
@@ -109,6 +114,11 @@ package struct PosixFileSystem: FileSystem {
 
     package func createFile(atPath path: String) throws -> any WritableFile {
         let fd = try Syscalls.open(path, flags: Syscalls.createTruncate)
+        return PosixWritableFile(fd: fd, path: path)
+    }
+
+    package func createNewFile(atPath path: String) throws -> any WritableFile {
+        let fd = try Syscalls.open(path, flags: Syscalls.createExclusive)
         return PosixWritableFile(fd: fd, path: path)
     }
 

@@ -59,6 +59,18 @@ package final class MemoryFileSystem: FileSystem {
         }
     }
 
+    package func createNewFile(atPath path: String) throws -> any WritableFile {
+        try state.withLock { s in
+            guard s.directories.contains(Self.parent(path)) else {
+                throw StorageError(.io, "no such directory", file: path, underlying: SystemErrno(2))
+            }
+            if s.entries[path] != nil { throw StorageError(.io, "file exists", file: path, underlying: SystemErrno.exists) }
+            let inode = Inode()
+            s.entries[path] = inode
+            return MemoryWritableFile(fs: self, inode: inode)
+        }
+    }
+
     package func openForAppending(atPath path: String) throws -> any WritableFile {
         try state.withLock { s in
             guard let inode = s.entries[path] else {

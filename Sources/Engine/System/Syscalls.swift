@@ -50,6 +50,7 @@ public struct SystemErrno: Error, Sendable, CustomStringConvertible, Equatable {
     public static let ioError = SystemErrno(EIO)
     public static let wouldBlock = SystemErrno(EWOULDBLOCK)
     public static let noEntry = SystemErrno(ENOENT)
+    public static let exists = SystemErrno(EEXIST)
 }
 
 enum Syscalls {
@@ -276,6 +277,7 @@ enum Syscalls {
     }
 
     static let createTruncate = O_WRONLY | O_CREAT | O_TRUNC
+    static let createExclusive = O_WRONLY | O_CREAT | O_EXCL
     static let appendOnly = O_WRONLY | O_APPEND
     static let readOnly = O_RDONLY
     static let readWriteCreate = O_RDWR | O_CREAT

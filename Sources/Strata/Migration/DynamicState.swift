@@ -221,7 +221,7 @@ final class DynamicState: CustomStringConvertible {
                 if p.type == .object {
                     stored = link(to: v, for: p)
                 } else {
-                    stored = StoredValue.from(any: v, as: p.type).flatMap { $0.isNull ? (p.isOptional ? $0 : nil) : (Self.fits($0, p.type) ? $0 : nil) }
+                    stored = StoredValue.from(any: v, as: p.type).flatMap { $0.isNull ? (p.elementsMayBeNull ? $0 : nil) : (Self.fits($0, p.type) ? $0 : nil) }
                 }
                 guard let stored else {
                     fail("Invalid value '\(String(describing: v))' for key '\(k)' of Map property '\(type.name).\(key)'")
@@ -240,7 +240,9 @@ final class DynamicState: CustomStringConvertible {
             }
             var items: [StoredValue] = []
             for e in elements {
-                let stored = p.type == .object ? link(to: e, for: p) : StoredValue.from(any: e, as: p.type).flatMap { Self.fits($0, p.type) ? $0 : nil }
+                let stored = p.type == .object
+                    ? link(to: e, for: p)
+                    : StoredValue.from(any: e, as: p.type).flatMap { $0.isNull ? (p.elementsMayBeNull ? $0 : nil) : (Self.fits($0, p.type) ? $0 : nil) }
                 guard let stored else {
                     fail("Invalid value '\(String(describing: value))' for collection property '\(type.name).\(key)'")
                     return
@@ -298,7 +300,8 @@ final class DynamicState: CustomStringConvertible {
     static func invalidValue(_ value: Any?, _ p: StoredSchema.StoredProperty, _ typeName: String) -> String {
         let kind = (p.isMap ?? false) ? " dictionary" : (p.isList ?? false) ? ((p.isSet ?? false) ? " set" : " array") : ""
         return TypeInfo.invalidValueMessage(
-            value, type: p.type, target: p.objectClassName, nullable: p.isOptional, collection: kind, property: "\(typeName).\(p.name)")
+            value, type: p.type, target: p.objectClassName, nullable: (p.isList ?? false) ? p.hasOptionalElements ?? false : p.isOptional,
+            collection: kind, property: "\(typeName).\(p.name)")
     }
 
     static func fits(_ v: StoredValue, _ t: PropertyType) -> Bool {

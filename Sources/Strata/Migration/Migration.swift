@@ -360,7 +360,7 @@ public final class Migration {
                 errors.append("Cannot rename property '\(typeName).\(oldName)' to '\(newName)' because it would change from type '\(from)' to '\(to)'.")
                 return
             }
-            if oldProperty.isOptional && !target.isOptional {
+            if (oldProperty.isOptional && !target.isOptional) || (oldProperty.hasOptionalElements == true && target.hasOptionalElements == false) {
                 errors.append("Cannot rename property '\(typeName).\(oldName)' to '\(newName)' because it would change from optional to required.")
                 return
             }

@@ -133,7 +133,12 @@ struct SchemaDiff: CustomStringConvertible, Equatable {
             var t = schema.types[i]
             var properties: [StoredSchema.StoredProperty] = []
             for p in info.schema.properties {
-                if var s = t.properties.first(where: { $0.name == p.columnName }), sameKind(s, p) {
+                // A collection whose elements become required starts again empty, under a new field id, as
+                // realm-core's `make_property_required` removes the column and adds it again (the migration block
+                // copies what it keeps from the old object): its nulls are never read as required elements.
+                if var s = t.properties.first(where: { $0.name == p.columnName }), sameKind(s, p),
+                    !(p.isCollection && s.hasOptionalElements == true && !p.hasOptionalElements)
+                {
                     s.isIndexed = p.isIndexed
                     s.isOptional = p.isNullable
                     s.type = p.type

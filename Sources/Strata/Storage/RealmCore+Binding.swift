@@ -130,7 +130,7 @@ extension RealmCore {
                         schema.schemaVersion = configuration.schemaVersion
                         let prior = priorTransforms(base, new: schema, infos: infos)
                         let migration = Migration(
-                            core: self, tx: tx, old: base, new: schema, declared: infos,
+                            core: self, tx: tx, old: base.fillingElementOptionality(from: infos), new: schema, declared: infos,
                             mode: .open(online: configuration.migrationMode == .online), prior: prior)
                         configuration.migrationBlock?(migration, base.schemaVersion)
                         schema = try migration.finish()

@@ -95,6 +95,22 @@ package struct StoredSchema: Codable, Equatable, Sendable {
         self.pending = pending
     }
 
+    /// This schema with the element optionality of each collection that does not record it (a file written
+    /// before it was recorded) taken from the declared property of the same name: what the migration block's
+    /// old objects show (`List<Int?>` rather than `List<Int>` for a list the code declares optional).
+    func fillingElementOptionality(from declared: [TypeInfo]) -> StoredSchema {
+        var copy = self
+        for (ti, t) in copy.types.enumerated() {
+            guard let info = declared.first(where: { $0.schema.className == t.name }) else { continue }
+            for (pi, p) in t.properties.enumerated() where (p.isList ?? false) && p.hasOptionalElements == nil {
+                if let d = info.schema.properties.first(where: { $0.columnName == p.name && $0.isCollection }) {
+                    copy.types[ti].properties[pi].hasOptionalElements = d.hasOptionalElements
+                }
+            }
+        }
+        return copy
+    }
+
     /// The pending migrations of a type, oldest first.
     func pending(for typeName: String) -> [PendingMigration] {
         (pending ?? []).filter { $0.typeName == typeName }.sorted { $0.fromVersion < $1.fromVersion }

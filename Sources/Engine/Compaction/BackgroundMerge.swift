@@ -1,0 +1,161 @@
+import Dispatch
+
+// Background merges that hold nothing while they build their output.
+//
+// A merge the size-tiered policy asks for (`compactionWindow`) is planned and installed as maintenance work: in a
+// shared database holding the writer gate and LOCK.writer, caught up with the files; in an exclusive one on the
+// maintenance queue. In between it is built on the `merging` queue holding neither, so that write transactions,
+// flushes, a large write's spills and install, and other processes' commits go on while it runs: a commit never
+// waits for a merge, only for the moment one is installed. The install checks that the inputs are still the
+// partition's, in order (flushes and spills only put segments above them); when a drop or another process's merge
+// took them meanwhile, the output is removed.
+//
+// Invariants:
+// (1) Only the plan and install steps (and a suspension) read or write the manifest, allocate file numbers or
+//     delete files. The plan creates the output file exclusively under a number allocated there, so that another
+//     process allocating the same number from the manifest's counter finds the file and takes the next one
+//     (`createSegmentFile`). The build reads only the segments mapped at the plan (an unlinked file stays
+//     readable while mapped) and writes only its own output.
+// (2) One merge at a time per instance (`merging` is serial). A close or a pause stops it at its next check and
+//     suspends it (`SuspendedMerge.swift`), then goes on; a simulated death stops it and keeps nothing.
+
+extension Database {
+    /// A merge chosen by the policy: what it reads and the file it writes.
+    struct MergePlan {
+        let id: UInt32
+        let version: Version
+        let partition: PartitionState
+        let window: Range<Int>
+        let output: (number: UInt64, file: any WritableFile)
+    }
+
+    /// Queues the merges the size-tiered policy asks for, built in the background without the writer gate or
+    /// LOCK.writer. Errors are kept for the next caller (`backgroundError`).
+    func scheduleCompaction() {
+        merging.async { [self] in
+            guard options.compactionSegmentTrigger != nil, !isClosing else { return }
+            do {
+                try mergeInBackground()
+            } catch let error as StorageError where error.code == .closed {
+                return
+            } catch let error as StorageError {
+                published.withLock { $0.backgroundError = error }
+            } catch {
+                published.withLock { $0.backgroundError = StorageError(.io, "\(error)") }
+            }
+        }
+    }
+
+    /// Runs `body` as maintenance work: in a shared database holding the writer gate and LOCK.writer, caught up;
+    /// in an exclusive one on the maintenance queue.
+    func asMaintenance<R>(_ body: () throws -> R) throws -> R {
+        if isShared { return try withSharedWriterLock(body) }
+        return try onMaintenance(body)
+    }
+
+    /// Resumes the merges a close suspended, then plans, builds and installs merges until the policy asks for
+    /// none, a close or pause begins, or an output cannot be installed (the next trigger plans again).
+    func mergeInBackground() throws {
+        guard let trigger = options.compactionSegmentTrigger else { return }
+        // Suspended merges resume holding the lock (rare: the first merge after an open that follows a close
+        // that suspended one).
+        let going = try asMaintenance { () throws -> Bool in
+            guard !isClosing, !published.withLock({ $0.closed }) else { return false }
+            try resumePendingMerges()
+            return true
+        }
+        guard going else { return }
+        while true {
+            let plan = try asMaintenance { () throws -> MergePlan? in
+                guard !isClosing, !published.withLock({ $0.closed }) else { return nil }
+                let v = currentVersion
+                for id in v.partitions.keys.sorted() {
+                    guard let ps = v.partitions[id],
+                        let window = Self.compactionWindow(
+                            sizes: ps.segments.map(\.fileBytes), entries: ps.segments.map(\.entryCount), minimumSegments: trigger)
+                    else { continue }
+                    return MergePlan(id: id, version: v, partition: ps, window: window, output: try createSegmentFile())
+                }
+                return nil
+            }
+            guard let plan else { return }
+            guard try buildAndInstall(plan) else { return }
+        }
+    }
+
+    /// Builds `plan`'s output holding nothing, then installs it as maintenance work. Returns whether it was
+    /// installed.
+    private func buildAndInstall(_ plan: MergePlan) throws -> Bool {
+        let inputs = Array(plan.partition.segments[plan.window])
+        let reachesOldest = plan.window.upperBound == plan.partition.segments.count
+        var created: [UInt64] = []
+        let output: SegmentReader?
+        do {
+            let it = try MergingIterator(version: plan.version, runs: [], segments: inputs, from: nil, includeTombstones: !reachesOldest)
+            output = try writeSegment(
+                partition: plan.id, from: it, expectedEntries: inputs.reduce(0) { $0 + $1.entryCount }, dropTombstones: reachesOldest,
+                stopWhenClosed: true,
+                minSequence: inputs.map(\.minSequence).min() ?? 0, maxSequence: inputs.map(\.maxSequence).max() ?? 0,
+                userMetadata: inputs.map(\.userMetadata).min() ?? 0, created: &created,
+                suspend: { writer, number in
+                    // A death keeps nothing; a close or a pause keeps the merge for later.
+                    guard !self.dying.load(ordering: .acquiring) else { return false }
+                    return try self.asMaintenance {
+                        let merge = PendingMerge(
+                            partition: plan.id, inputs: inputs.map(\.fileNumber), reachesOldest: reachesOldest, output: number,
+                            state: self.allocateFileNumber())
+                        return try self.suspendMerge(merge, writer: writer)
+                    }
+                },
+                output: plan.output)
+        } catch {
+            for n in created { try? fileSystem.removeFile(atPath: path(.segment(n))) }  // try?: an output no manifest names
+            throw error
+        }
+        let installed: Bool
+        do {
+            installed = try asMaintenance { () throws -> Bool in
+                guard !dying.load(ordering: .acquiring) else { return false }
+                return try manifestState.withLock { ms -> Bool in
+                    let newVersion = published.withLock { p -> Version? in
+                        // The inputs are still there, in order (flushes and spills since only put segments above them).
+                        guard let cur = p.version.partitions[plan.id], cur.incarnation == plan.partition.incarnation,
+                            let start = cur.segments.firstIndex(where: { $0.fileNumber == inputs[0].fileNumber }),
+                            start + inputs.count <= cur.segments.count,
+                            cur.segments[start..<(start + inputs.count)].map(\.fileNumber) == inputs.map(\.fileNumber),
+                            !reachesOldest || start + inputs.count == cur.segments.count
+                        else { return nil }
+                        var parts = p.version.partitions
+                        var segments = cur.segments
+                        segments.replaceSubrange(start..<(start + inputs.count), with: output.map { [$0] } ?? [])
+                        parts[plan.id] = cur.with(segments: segments)
+                        if parts[plan.id]!.isEmpty { parts[plan.id] = nil }
+                        p.version = Version(sequence: p.version.sequence, partitions: parts)
+                        return p.version
+                    }
+                    guard let newVersion else { return false }
+                    created = []
+                    try writeManifest(
+                        for: newVersion, lastFlushedSequence: ms.manifest.lastFlushedSequence, logNumber: ms.manifest.logNumber, state: &ms)
+                    ms.compactions += 1
+                    return true
+                }
+            }
+        } catch {
+            for n in created { try? fileSystem.removeFile(atPath: path(.segment(n))) }  // try?: an output no manifest names
+            throw error
+        }
+        if !installed {
+            for n in created { try? fileSystem.removeFile(atPath: path(.segment(n))) }  // try?: an output no manifest names
+        }
+        return installed
+    }
+
+    /// Waits until the merge under way (if any) has stopped or finished. Called by a close or a pause after it
+    /// set what makes the merge stop, holding neither the writer gate nor the maintenance queue (the merge's
+    /// suspension takes them).
+    func waitForBackgroundMerge() {
+        if DispatchQueue.getSpecific(key: Self.mergingKey) == instance { return }
+        merging.sync {}
+    }
+}

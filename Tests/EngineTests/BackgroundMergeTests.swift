@@ -1,0 +1,158 @@
+import Dispatch
+import Engine
+import Foundation
+import Testing
+import TestSupport
+
+/// A background merge builds its output holding neither the writer gate nor LOCK.writer
+/// (`BackgroundMerge.swift`): while one is held in the middle of its build (`Options.mergeCheckHook`), commits,
+/// a large transaction's spills and install, and another process's commits go on; then the merge installs, and
+/// every value is there. A commit that does not finish within a minute is reported as the hang it would be.
+@Suite struct BackgroundMergeTests {
+    /// Holds a merge at its first check until released.
+    final class MergeGate: @unchecked Sendable {
+        let reached = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        private let once = Locked(false)
+        func check() {
+            let first = once.withLock { seen -> Bool in
+                defer { seen = true }
+                return !seen
+            }
+            guard first else { return }
+            reached.signal()
+            release.wait()
+        }
+    }
+
+    static func key(_ i: Int) -> [UInt8] { withUnsafeBytes(of: UInt64(i).bigEndian) { Array($0) } }
+
+    /// A database whose partition 5 has four segments of 5,000 entries: a merge of them (over the trigger of 3)
+    /// passes its first check after 4,096 entries.
+    static func databaseWithSegments(_ path: String, sharing: Database.Sharing, gate: MergeGate) throws -> Database {
+        var options = Database.Options()
+        options.sharing = sharing
+        options.compactionSegmentTrigger = 3
+        options.mergeCheckHook = { gate.check() }
+        let db = try Database.open(at: path, options: options)
+        for segment in 0..<4 {
+            try db.write { tx in
+                for i in 0..<5_000 { try tx.put(key(segment * 5_000 + i), Array(repeating: UInt8(segment), count: 40), in: 5) }
+            }
+            try db.flush()
+        }
+        return db
+    }
+
+    /// Runs `body` on another thread; false when it does not finish within a minute (a hang).
+    static func finishes(_ body: @escaping @Sendable () throws -> Void) -> (finished: Bool, error: (any Error)?) {
+        let done = DispatchSemaphore(value: 0)
+        let failure = Locked<(any Error)?>(nil)
+        Thread.detachNewThread {
+            do { try body() } catch { failure.withLock { $0 = error } }
+            done.signal()
+        }
+        let finished = done.wait(timeout: .now() + 60) == .success
+        return (finished, failure.withLock { $0 })
+    }
+
+    @Test(arguments: [Database.Sharing.exclusive, .shared])
+    func commitsAndLargeWritesGoOnWhileAMergeIsBuilt(sharing: Database.Sharing) throws {
+        let temp = try TemporaryDirectory()
+        let gate = MergeGate()
+        let db = try Self.databaseWithSegments(temp.child("db"), sharing: sharing, gate: gate)
+        #expect(gate.reached.wait(timeout: .now() + 60) == .success, "no background merge started")
+        let compactionsBefore = db.statistics().compactions
+        // A one-record commit, then a transaction that spills and installs its segments, with the merge held.
+        let small = Self.finishes { try db.write { try $0.put(Self.key(1_000_000), [1], in: 6) } }
+        #expect(small.finished && small.error == nil, "a commit waited for the merge: \(String(describing: small.error))")
+        let large = Self.finishes {
+            try db.write { tx in
+                for i in 0..<2_000 { try tx.put(Self.key(2_000_000 + i), [2], in: 6) }
+                try tx.spill()
+                for i in 2_000..<4_000 { try tx.put(Self.key(2_000_000 + i), [2], in: 6) }
+            }
+        }
+        #expect(large.finished && large.error == nil, "a spilled write waited for the merge: \(String(describing: large.error))")
+        #expect(db.statistics().compactions == compactionsBefore, "the merge installed while held")
+        gate.release.signal()
+        db.waitForMaintenance()
+        #expect(db.statistics().compactions > compactionsBefore)
+        // The held merge took the first three segments; the fourth came while it was held.
+        #expect((db.partitionStatistics()[5]?.segments ?? 0) <= 2)
+        let snapshot = try db.snapshot()
+        var count = 0
+        try snapshot.scan(5) { k, v in
+            let i = Int(k.reduce(0) { $0 << 8 | UInt64($1) })
+            if v.count != 40 || v.first != UInt8(i / 5_000) { Issue.record("key \(i): wrong value") }
+            count += 1
+            return true
+        }
+        #expect(count == 20_000)
+        #expect(try snapshot.get(Self.key(1_000_000), in: 6) == [1] && snapshot.get(Self.key(2_003_999), in: 6) == [2])
+        snapshot.close()
+        #expect(db.checkConsistency() == [])
+        try db.close()
+    }
+
+    /// Another process commits while this one's merge is held in its build: LOCK.writer is free.
+    @Test func anotherProcessCommitsWhileAMergeIsBuilt() throws {
+        guard let child = SharedProcessTests.childPath else {
+            Issue.record("EngineCrashChild was not built beside the tests")
+            return
+        }
+        let temp = try TemporaryDirectory()
+        let path = temp.child("db")
+        let gate = MergeGate()
+        let db = try Self.databaseWithSegments(path, sharing: .shared, gate: gate)
+        #expect(gate.reached.wait(timeout: .now() + 60) == .success, "no background merge started")
+        let result = Locked<(status: Int32, out: String, err: String)?>(nil)
+        let run = Self.finishes { result.withLock { $0 = nil }; let r = try runProcess(child, [path, "shared", "9", "commits", "1"]); result.withLock { $0 = r } }
+        if !run.finished { gate.release.signal() }  // let the child finish before the test ends
+        #expect(run.finished, "the other process's commit waited for this process's merge")
+        let r = result.withLock { $0 }
+        #expect(r?.status == 0, "child: \(r?.err ?? "") \(r?.out ?? "")")
+        if run.finished { gate.release.signal() }
+        db.waitForMaintenance()
+        try db.refresh()
+        #expect(try db.snapshot().get(SharedProcessTests.key(9 << 32), in: 0) == crashChildValue(0))
+        #expect((db.partitionStatistics()[5]?.segments ?? 0) <= 2)
+        #expect(db.checkConsistency() == [])
+        try db.close()
+    }
+
+    /// A close while a merge is held stops it (suspended for the next open, as before) and closes; the next open
+    /// finishes the merge and loses nothing.
+    @Test(arguments: [Database.Sharing.exclusive, .shared])
+    func aCloseStopsAHeldMergeAndTheNextOpenFinishesIt(sharing: Database.Sharing) throws {
+        let temp = try TemporaryDirectory()
+        let gate = MergeGate()
+        let db = try Self.databaseWithSegments(temp.child("db"), sharing: sharing, gate: gate)
+        #expect(gate.reached.wait(timeout: .now() + 60) == .success, "no background merge started")
+        // The close starts while the merge is held, and the merge is let go once the close has begun.
+        let closed = DispatchSemaphore(value: 0)
+        let failure = Locked<(any Error)?>(nil)
+        Thread.detachNewThread {
+            do { try db.close() } catch { failure.withLock { $0 = error } }
+            closed.signal()
+        }
+        Thread.sleep(forTimeInterval: 0.05)
+        gate.release.signal()
+        #expect(closed.wait(timeout: .now() + 60) == .success, "the close hung")
+        #expect(failure.withLock { $0 } == nil)
+        var options = Database.Options()
+        options.sharing = sharing
+        options.compactionSegmentTrigger = 3
+        let again = try Database.open(at: temp.child("db"), options: options)
+        again.waitForMaintenance()
+        var count = 0
+        try again.snapshot().scan(5) { _, _ in
+            count += 1
+            return true
+        }
+        #expect(count == 20_000)
+        #expect((again.partitionStatistics()[5]?.segments ?? 0) <= 2)
+        #expect(again.checkConsistency() == [])
+        try again.close()
+    }
+}
