@@ -2,7 +2,8 @@
 // service and its admin tool. `Engine.docc/Sharing.md` describes the protocol; in short:
 //
 // - Nothing is held while idle. `LOCK.writer` is `flock`ed around each piece of work that changes the files
-//   (a write transaction, a flush, a compaction, a manifest switch, a close's last flush) and released after.
+//   (a write transaction, a flush, a merge's plan and install but not its build, a manifest switch, a close's
+//   last flush) and released after.
 // - The files are the shared state. A process learns what the others did by reading them ("catching up"):
 //   `CURRENT` names the manifest (replaced by an atomic rename), the manifest names the segments and the logs
 //   to replay, and log records check themselves (length, sequence and checksum), so a record still being
@@ -22,7 +23,10 @@
 //     after catching up: its in-memory Version is then exactly what the files hold.
 // (2) A process's published Version is always a prefix of the commit sequence the files hold.
 // (3) Segment and log numbers are allocated only under LOCK.writer, from a counter caught up to the manifest,
-//     so two processes never create the same file.
+//     and a segment file is created exclusively: a background merge creates its output under the lock and
+//     builds it after releasing it, before any manifest records the number, so another process that takes the
+//     same number from the manifest's counter finds the file and takes the next (`createSegmentFile`). Two
+//     processes never write the same file.
 // (4) An instance's threads share one LOCK.writer descriptor, and a `flock` belongs to the descriptor, not the
 //     thread: only the holder of the writer gate takes or releases it (an open, before any job of the
 //     instance can run, is the one exception, and schedules its background work after releasing it).

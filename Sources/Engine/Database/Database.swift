@@ -5,7 +5,9 @@ import Atomics
 // (1) A commit is visible (published in a Version) only after its log record was written and, in `.full`
 //     durability, synced.
 // (2) Only the holder of the writer gate appends to the log, changes the sequence number, or freezes the
-//     memtable; only the maintenance queue writes segments and manifests.
+//     memtable; only the maintenance queue writes manifests (a shared database's maintenance holds the writer
+//     gate instead), and segments are written by it, by a spilling write, and by a background merge's build on
+//     the `merging` queue, whose output only the maintenance queue installs (`BackgroundMerge.swift`).
 // (3) A manifest names only synced segment files; CURRENT is switched by an atomic rename, and a log file or
 //     segment is deleted only after a durable manifest no longer needs it.
 // (4) After a failed log write the database refuses further writes (`poisoned`), so nothing is ever
