@@ -116,30 +116,9 @@ extension Database {
         do {
             installed = try asMaintenance { () throws -> Bool in
                 guard !dying.load(ordering: .acquiring) else { return false }
-                return try manifestState.withLock { ms -> Bool in
-                    let newVersion = published.withLock { p -> Version? in
-                        // The inputs are still there, in order (flushes and spills since only put segments above them).
-                        guard let cur = p.version.partitions[plan.id], cur.incarnation == plan.partition.incarnation,
-                            let start = cur.segments.firstIndex(where: { $0.fileNumber == inputs[0].fileNumber }),
-                            start + inputs.count <= cur.segments.count,
-                            cur.segments[start..<(start + inputs.count)].map(\.fileNumber) == inputs.map(\.fileNumber),
-                            !reachesOldest || start + inputs.count == cur.segments.count
-                        else { return nil }
-                        var parts = p.version.partitions
-                        var segments = cur.segments
-                        segments.replaceSubrange(start..<(start + inputs.count), with: output.map { [$0] } ?? [])
-                        parts[plan.id] = cur.with(segments: segments)
-                        if parts[plan.id]!.isEmpty { parts[plan.id] = nil }
-                        p.version = Version(sequence: p.version.sequence, partitions: parts)
-                        return p.version
-                    }
-                    guard let newVersion else { return false }
-                    created = []
-                    try writeManifest(
-                        for: newVersion, lastFlushedSequence: ms.manifest.lastFlushedSequence, logNumber: ms.manifest.logNumber, state: &ms)
-                    ms.compactions += 1
-                    return true
-                }
+                return try installMerge(
+                    plan.id, incarnation: plan.partition.incarnation, inputs: inputs, reachesOldest: reachesOldest, output: output,
+                    created: &created)
             }
         } catch {
             for n in created { try? fileSystem.removeFile(atPath: path(.segment(n))) }  // try?: an output no manifest names

@@ -91,6 +91,41 @@ extension Database {
         return try compactPartition(id, window: 0..<ps.segments.count, stopWhenClosed: false)
     }
 
+    /// Replaces the merge's `inputs` (consecutive segments of partition `id`, of incarnation `incarnation`) with
+    /// `output` in the published Version and writes the manifest, keeping the pending merges `keepingPending`
+    /// keeps. Returns false, changing nothing, when the inputs are no longer there in order (flushes and spills
+    /// since only put segments above them; a drop or another merge takes them). `created` is emptied once the
+    /// manifest may name the output.
+    func installMerge(
+        _ id: UInt32, incarnation: UInt64, inputs: [SegmentReader], reachesOldest: Bool, output: SegmentReader?,
+        created: inout [UInt64], keepingPending: (PendingMerge) -> Bool = { _ in true }
+    ) throws -> Bool {
+        try manifestState.withLock { ms -> Bool in
+            let newVersion = published.withLock { p -> Version? in
+                guard let cur = p.version.partitions[id], cur.incarnation == incarnation,
+                    let start = cur.segments.firstIndex(where: { $0.fileNumber == inputs[0].fileNumber }),
+                    start + inputs.count <= cur.segments.count,
+                    cur.segments[start..<(start + inputs.count)].map(\.fileNumber) == inputs.map(\.fileNumber),
+                    !reachesOldest || start + inputs.count == cur.segments.count
+                else { return nil }
+                var parts = p.version.partitions
+                var segments = cur.segments
+                segments.replaceSubrange(start..<(start + inputs.count), with: output.map { [$0] } ?? [])
+                parts[id] = cur.with(segments: segments)
+                if parts[id]!.isEmpty { parts[id] = nil }
+                p.version = Version(sequence: p.version.sequence, partitions: parts)
+                return p.version
+            }
+            guard let newVersion else { return false }
+            created = []
+            try writeManifest(
+                for: newVersion, lastFlushedSequence: ms.manifest.lastFlushedSequence, logNumber: ms.manifest.logNumber, state: &ms,
+                pendingMerges: ms.manifest.pendingMerges.filter(keepingPending))
+            ms.compactions += 1
+            return true
+        }
+    }
+
     /// With `stopWhenClosed`, a close stops the merge and suspends it for the next open (`SuspendedMerge.swift`);
     /// `resuming` goes on with such a merge of the same window.
     func compactPartition(
@@ -127,32 +162,10 @@ extension Database {
                 minSequence: inputs.map(\.minSequence).min() ?? 0, maxSequence: inputs.map(\.maxSequence).max() ?? 0,
                 userMetadata: inputs.map(\.userMetadata).min() ?? 0, created: &created,
                 resuming: resuming.map { ($0.merge.output, $0.state) }, suspend: suspend, stopAfterEntries: stopAfterEntries)
-            let installed = try manifestState.withLock { ms -> Bool in
-                let newVersion = published.withLock { p -> Version? in
-                    // The inputs are still there, in order (flushes since only put segments before them).
-                    guard let cur = p.version.partitions[id], cur.incarnation == ps.incarnation,
-                        let start = cur.segments.firstIndex(where: { $0.fileNumber == inputs[0].fileNumber }),
-                        start + inputs.count <= cur.segments.count,
-                        cur.segments[start..<(start + inputs.count)].map(\.fileNumber) == inputs.map(\.fileNumber),
-                        !reachesOldest || start + inputs.count == cur.segments.count
-                    else { return nil }
-                    var parts = p.version.partitions
-                    var segments = cur.segments
-                    segments.replaceSubrange(start..<(start + inputs.count), with: output.map { [$0] } ?? [])
-                    parts[id] = cur.with(segments: segments)
-                    if parts[id]!.isEmpty { parts[id] = nil }
-                    p.version = Version(sequence: p.version.sequence, partitions: parts)
-                    return p.version
-                }
-                guard let newVersion else { return false }
-                created = []
-                // A resumed merge is pending no more (writeManifest deletes its state file).
-                try writeManifest(
-                    for: newVersion, lastFlushedSequence: ms.manifest.lastFlushedSequence, logNumber: ms.manifest.logNumber, state: &ms,
-                    pendingMerges: ms.manifest.pendingMerges.filter { $0.output != resuming?.merge.output })
-                ms.compactions += 1
-                return true
-            }
+            // A resumed merge is pending no more (writeManifest deletes its state file).
+            let installed = try installMerge(
+                id, incarnation: ps.incarnation, inputs: inputs, reachesOldest: reachesOldest, output: output, created: &created,
+                keepingPending: { $0.output != resuming?.merge.output })
             if !installed {
                 for n in created { try? fileSystem.removeFile(atPath: path(.segment(n))) }
             }
