@@ -194,8 +194,8 @@ public final class Runner {
                         let before = (engine as? any WaitReportingBenchEngine)?.waits()
                         try body()
                         guard let before, let after = (engine as? any WaitReportingBenchEngine)?.waits() else { return }
-                        record("\(workload): waiting to begin (ms)", engine.name, (after.writer - before.writer) * 1000)
-                        record("\(workload): waiting for maintenance (ms)", engine.name, (after.maintenance - before.maintenance) * 1000)
+                        record("\(workload): waiting to begin", engine.name, (after.writer - before.writer) * 1000)
+                        record("\(workload): waiting for maintenance", engine.name, (after.maintenance - before.maintenance) * 1000)
                         record("\(workload): segments per partition at start", engine.name, Double(before.segmentsPerPartition))
                     }
                     if want.contains("update-all") {
@@ -394,14 +394,14 @@ public final class Runner {
             ("update-all", .perSecond, "one durable transaction adding 1 to every age (Strata: for p in objects { p.age += 1 }; SQLite: UPDATE; LMDB and the engine: rewrite each record), on a second database"),
             ("delete-half", .perSecond, "one durable transaction deleting the even ids, objects deleted per second (Strata: realm.delete of the filtered objects; SQLite: DELETE ... WHERE id % 2 = 0)"),
             ("delete-half (query)", .perSecond, "then, in one durable transaction, deleting what a query matches: the ids above n/2 (Strata: realm.delete(realm.objects(...).where { $0.id > n / 2 }); SQLite: DELETE ... WHERE id > n/2), objects deleted per second"),
-            ("update-all: waiting to begin (ms)", .milliseconds, "Strata: the time the row's write waited for the writer gate and LOCK.writer (held by a merge in shared mode)"),
-            ("update-all: waiting for maintenance (ms)", .milliseconds, "Strata: the time the row's write waited inside for the maintenance queue (a large write's flushes and install, queued behind a merge)"),
+            ("update-all: waiting to begin", .milliseconds, "Strata: the time the row's write waited for the writer gate and LOCK.writer (held by a merge in shared mode)"),
+            ("update-all: waiting for maintenance", .milliseconds, "Strata: the time the row's write waited inside for the maintenance queue (a large write's flushes and install, queued behind a merge)"),
             ("update-all: segments per partition at start", .factor, "Strata: the most segments any partition had when the row began"),
-            ("delete-half: waiting to begin (ms)", .milliseconds, "Strata: as for update-all"),
-            ("delete-half: waiting for maintenance (ms)", .milliseconds, "Strata: as for update-all"),
+            ("delete-half: waiting to begin", .milliseconds, "Strata: as for update-all"),
+            ("delete-half: waiting for maintenance", .milliseconds, "Strata: as for update-all"),
             ("delete-half: segments per partition at start", .factor, "Strata: as for update-all"),
-            ("delete-half (query): waiting to begin (ms)", .milliseconds, "Strata: as for update-all"),
-            ("delete-half (query): waiting for maintenance (ms)", .milliseconds, "Strata: as for update-all"),
+            ("delete-half (query): waiting to begin", .milliseconds, "Strata: as for update-all"),
+            ("delete-half (query): waiting for maintenance", .milliseconds, "Strata: as for update-all"),
             ("delete-half (query): segments per partition at start", .factor, "Strata: as for update-all"),
             ("enumerate-int", .perSecond, "iterate all objects reading age"),
             ("enumerate-all", .perSecond, "iterate all objects reading all four properties"),
