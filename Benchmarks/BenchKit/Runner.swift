@@ -375,6 +375,19 @@ public final class Runner {
                     record("commit 1 record: two processes alternating", name, f.alternating)
                     record("refresh after another process's commit", name, f.refresh)
                 }
+                progress("strata: commits during a merge")
+                let merge = try commitsDuringAMerge(in: dir, entries: config.n)
+                // A merge over before the first commit (a small N) has no figures.
+                if merge.commits > 0 {
+                    record("commit 1 record during a merge: median", Self.strata, merge.median)
+                    record("commit 1 record during a merge: p99", Self.strata, merge.p99)
+                    record("commit 1 record during a merge: commits", Self.strata, Double(merge.commits))
+                }
+                if merge.otherCommits > 0 {
+                    record("commit 1 record during a merge, another process: median", Self.strata, merge.otherMedian)
+                    record("commit 1 record during a merge, another process: p99", Self.strata, merge.otherP99)
+                    record("commit 1 record during a merge, another process: commits", Self.strata, Double(merge.otherCommits))
+                }
                 if let s = figures[.strata] {
                     record("commit 1 record: exclusive", Self.strata, s.exclusive)
                     record("commit 1 record: shared alone / exclusive", Self.strata, s.alone / s.exclusive)
@@ -448,6 +461,12 @@ public final class Runner {
             ("commit 1 record: idle second process", .milliseconds, "the same with a second process (the Bench started again) holding the database open and idle"),
             ("commit 1 record: two processes alternating", .milliseconds, "commits alternate between this process and the second one, each timed by the process that makes it (each first catches up with the other's last commit)"),
             ("refresh after another process's commit", .milliseconds, "after each 1-record commit of the second process, this one's catch-up and read of it (Strata: refresh() and a get; SQLite: the SELECT; LMDB: a read transaction and mdb_get)"),
+            ("commit 1 record during a merge: median", .milliseconds, "Strata's engine, shared: durable 1-record commits made while a background merge of N records (four segments) runs, until it installs"),
+            ("commit 1 record during a merge: p99", .milliseconds, "their 99th percentile (the aim: at most 5 ms)"),
+            ("commit 1 record during a merge: commits", .factor, "how many commits the merge's run allowed"),
+            ("commit 1 record during a merge, another process: median", .milliseconds, "the same commits made by a second process (the Bench started again) while this process merges"),
+            ("commit 1 record during a merge, another process: p99", .milliseconds, "their 99th percentile (the aim: at most 5 ms)"),
+            ("commit 1 record during a merge, another process: commits", .factor, "how many commits the merge's run allowed"),
             ("commit 1 record: shared alone / exclusive", .factor, "Strata: the shared, alone row over the exclusive row (the aim: at most 1.2)"),
             ("commit 1 record, not synced: exclusive", .milliseconds, "Strata's engine, exclusive, deferred durability (no fdatasync): the CPU and system-call cost of a commit"),
             ("commit 1 record, not synced: shared, alone", .milliseconds, "the same in shared mode: the difference is what coordination costs a commit"),

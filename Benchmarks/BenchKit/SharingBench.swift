@@ -331,3 +331,62 @@ extension Runner {
         return figures
     }
 }
+
+extension Runner {
+    /// One-record commits while a background merge of `entries` records runs (Strata's engine, shared mode):
+    /// their median and 99th percentile in milliseconds, made by this process and by a second one.
+    struct MergeCommitFigures {
+        var median = 0.0
+        var p99 = 0.0
+        var commits = 0
+        var otherMedian = 0.0
+        var otherP99 = 0.0
+        var otherCommits = 0
+    }
+
+    func commitsDuringAMerge(in directory: String, entries: Int) throws -> MergeCommitFigures {
+        var f = MergeCommitFigures()
+        let value = [UInt8](repeating: 0x5A, count: 64)
+        func percentile(_ xs: [Double], _ p: Double) -> Double {
+            guard !xs.isEmpty else { return 0 }
+            let sorted = xs.sorted()
+            return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+        }
+        for fromOtherProcess in [false, true] {
+            let path = directory + "/merging-\(fromOtherProcess ? "other" : "same")"
+            let store = try StrataSharingStore(path, sharing: .shared)
+            let other = fromOtherProcess ? try SharingPeerProcess(.strata, path, executable: config.secondProcess) : nil
+            // Four segments of `entries / 4` records: the fourth flush starts a merge of all of them (the trigger is 4).
+            let quarter = max(1, entries / 4)
+            for s in 0..<4 {
+                try store.db.write { tx in
+                    for i in 0..<quarter { try tx.put(withUnsafeBytes(of: UInt64(s * quarter + i).bigEndian) { Array($0) }, value, in: 2) }
+                }
+                try store.db.flush()
+            }
+            let before = store.db.statistics().compactions
+            var times: [Double] = []
+            let start = now()
+            var key = 0
+            // Commits until the merge is installed (or 30 s, or 20,000 commits).
+            while store.db.statistics().compactions == before, now() - start < 30, times.count < 20_000 {
+                if let other {
+                    times.append(try other.commit(key))
+                } else {
+                    let t = now()
+                    try store.commit(key, value)
+                    times.append(now() - t)
+                }
+                key += 1
+            }
+            if fromOtherProcess {
+                (f.otherMedian, f.otherP99, f.otherCommits) = (Measurement.median(times) * 1000, percentile(times, 0.99) * 1000, times.count)
+            } else {
+                (f.median, f.p99, f.commits) = (Measurement.median(times) * 1000, percentile(times, 0.99) * 1000, times.count)
+            }
+            other?.end()
+            try store.close()
+        }
+        return f
+    }
+}
