@@ -88,7 +88,8 @@ extension Database {
     private func buildAndInstall(_ plan: MergePlan) throws -> Bool {
         let inputs = Array(plan.partition.segments[plan.window])
         let reachesOldest = plan.window.upperBound == plan.partition.segments.count
-        var created: [UInt64] = []
+        // The output file exists from the plan on: removed with whatever else the build created if it fails.
+        var created: [UInt64] = [plan.output.number]
         let output: SegmentReader?
         do {
             let it = try MergingIterator(version: plan.version, runs: [], segments: inputs, from: nil, includeTombstones: !reachesOldest)

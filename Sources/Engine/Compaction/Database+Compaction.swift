@@ -151,6 +151,8 @@ extension Database {
             let suspend: ((SegmentWriter, UInt64) throws -> Bool)? =
                 stopWhenClosed || stopAfterEntries != nil
                 ? { writer, number in
+                    // A simulated death keeps nothing.
+                    guard !self.dying.load(ordering: .acquiring) else { return false }
                     let merge = PendingMerge(
                         partition: id, inputs: inputs.map(\.fileNumber), reachesOldest: reachesOldest, output: number,
                         state: self.allocateFileNumber())

@@ -146,9 +146,12 @@ struct SuspendedSegment: Equatable {
 
 extension Database {
     /// Suspends the merge writing `output` (a close stopped it): syncs it, writes its state file and a manifest
-    /// that lists it as pending. Returns false when there is nothing worth keeping.
+    /// that lists it as pending. Returns false when there is nothing worth keeping: nothing written yet, or
+    /// inputs that are no longer the partition's (another process installed a merge of them meanwhile), so that
+    /// the caller removes the output.
     func suspendMerge(_ merge: PendingMerge, writer: SegmentWriter) throws -> Bool {
         guard writer.entryCount > 0 else { return false }
+        guard let ps = currentVersion.partitions[merge.partition], merge.applies(to: ps.segments.map(\.fileNumber)) else { return false }
         let state = try writer.suspend()
         let stateFile = try fileSystem.createFile(atPath: path(.mergeState(merge.state)))
         do {
@@ -160,14 +163,16 @@ extension Database {
             try? fileSystem.removeFile(atPath: path(.mergeState(merge.state)))
             throw error
         }
-        try manifestState.withLock { ms in
+        let kept = try manifestState.withLock { ms -> Bool in
             var pending = ms.manifest.pendingMerges.filter { $0.output != merge.output }
             pending.append(merge)
             try writeManifest(
                 for: currentVersion, lastFlushedSequence: ms.manifest.lastFlushedSequence, logNumber: ms.manifest.logNumber, state: &ms,
                 pendingMerges: pending)
+            return ms.manifest.pendingMerges.contains { $0.output == merge.output }
         }
-        return true
+        if !kept { try? fileSystem.removeFile(atPath: path(.mergeState(merge.state))) }  // try?: a state file no manifest names
+        return kept
     }
 
     /// Finishes the merges a close suspended, when their inputs are still there; drops the others. On the

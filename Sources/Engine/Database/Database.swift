@@ -474,7 +474,8 @@ package final class Database: @unchecked Sendable {
     /// Stops background flushes and merges and waits until none runs: a merge under way is suspended as a close
     /// suspends it, and jobs queued meanwhile do nothing. What an app calls before the system suspends it (iOS
     /// kills a suspended app that holds a file lock in a shared container), so that a shared database holds no
-    /// lock while it sleeps. Commits still work; their flush waits for `resumeBackgroundWork()`.
+    /// lock while it sleeps. Commits still work; their flush waits for `resumeBackgroundWork()`. Not to be called
+    /// from a write transaction or from the maintenance queue: the merge under way suspends itself through them.
     package func pauseBackgroundWork() {
         paused.store(true, ordering: .releasing)
         if DispatchQueue.getSpecific(key: Self.maintenanceKey) != instance { maintenance.sync {} }
