@@ -186,13 +186,7 @@ package enum RealmFileGenerator {
                 switch collection {
                 case .none: return one(&rng)
                 case .list: return .list((0..<count).map { _ in one(&rng) })
-                case .set:
-                    var items: [RealmFileValue] = []
-                    for _ in 0..<count {
-                        let v = one(&rng)
-                        if !items.contains(v) { items.append(v) }
-                    }
-                    return .set(items)
+                case .set: return .set(Values.distinct(count, &rng, one))
                 case .map: return .map(Values.mapKeys(count, &rng).map { RealmFileMapEntry(key: $0, value: one(&rng)) })
                 }
             case .link(let target, let collection):
@@ -204,13 +198,7 @@ package enum RealmFileGenerator {
                 switch collection {
                 case .none: return targets.isEmpty || Bool.random(using: &rng) ? .null : link(&rng)
                 case .list: return .list((0..<count).map { _ in link(&rng) })
-                case .set:
-                    var items: [RealmFileValue] = []
-                    for _ in 0..<count {
-                        let v = link(&rng)
-                        if !items.contains(v) { items.append(v) }
-                    }
-                    return .set(items)
+                case .set: return .set(Values.distinct(count, &rng, link))
                 case .map:
                     return .map(Values.mapKeys(count, &rng).map { RealmFileMapEntry(key: $0, value: Bool.random(using: &rng) ? link(&rng) : .null) })
                 }
@@ -250,6 +238,16 @@ package enum RealmFileGenerator {
                          String(repeating: "z", count: 63), String(repeating: "w", count: 64), String(repeating: "éa", count: 70)]
             if Bool.random(using: &rng) { return edges.randomElement(using: &rng)! }
             return String((0..<Int.random(in: 1...20, using: &rng)).map { _ in Character(Unicode.Scalar(UInt8.random(in: 97...122, using: &rng))) })
+        }
+
+        /// Up to `count` values of `make`, each once (a set's elements).
+        static func distinct<R: RandomNumberGenerator>(_ count: Int, _ rng: inout R, _ make: (inout R) -> RealmFileValue) -> [RealmFileValue] {
+            var items: [RealmFileValue] = []
+            for _ in 0..<count {
+                let v = make(&rng)
+                if !items.contains(v) { items.append(v) }
+            }
+            return items
         }
 
         static func mapKeys<R: RandomNumberGenerator>(_ count: Int, _ rng: inout R) -> [String] {

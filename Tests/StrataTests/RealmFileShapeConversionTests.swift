@@ -117,7 +117,7 @@ enum UpgradedFileModels {
 
     /// `List<Int?>`, `MutableSet<String?>`, `Map<String, Double?>` and `List<Date?>` convert as optional
     /// collections: their nulls read as nil, the database verifies, and models declaring them open it as it is.
-    @Test func optionalCollectionsConvertAsOptional() throws {
+    @Test func M030_optionalCollectionsConvertAsOptionalAndMakingThemRequiredNeedsAMigration() throws {
         var writer = RealmFileWriter()
         writer.schemaVersion = 1
         let dir = try TemporaryDirectory()
@@ -162,7 +162,7 @@ enum UpgradedFileModels {
     /// Element optionality through migrations: made required, a collection starts again empty (as realm-core's
     /// `make_property_required` re-creates the column) and the block copies what it keeps; made optional again, the
     /// block can write nils into it.
-    @Test func collectionsMadeRequiredOrOptionalInAMigration() throws {
+    @Test func M043_M042_collectionsMadeRequiredStartEmptyAndMadeOptionalTakeNil() throws {
         let dir = try TemporaryDirectory()
         let url = URL(fileURLWithPath: dir.child("optional.strata"))
         do {
