@@ -20,7 +20,7 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Write an SVG bar chart of the ratios against each peer to this path.") var chart: String?
     @Option(help: "Draw the chart (--chart) of a report written by --json, without running anything.") var replot: String?
     @Option(help: "Comma-separated peers: sqlite,lmdb,grdb,rocksdb (RocksDB runs the sustained workload only)") var peers = "sqlite,lmdb,grdb,rocksdb"
-    @Option(help: "Directory for the databases (default: a temporary directory, removed afterwards).") var dir: String?
+    @Option(help: "Directory for the databases, each run's main databases kept there for inspection (default: a temporary directory, removed afterwards).") var dir: String?
     @Option(help: "Random primary-key lookups.") var lookups = 1_000_000
     @Option(help: "Strata's processSharing for every Realm the Bench opens: shared (the default) or exclusive.") var processSharing = "shared"
     @Flag(help: "Open Strata's Realms with observationTracking on (reads record for Swift's Observation).") var observationTracking = false
@@ -53,6 +53,7 @@ struct BenchCommand: ParsableCommand {
 
         var config = Runner.Configuration(directory: base)
         config.n = n
+        config.keepsDatabases = dir != nil
         config.lookups = lookups
         config.runs = max(runs, 1)
         config.workloads = wanted

@@ -12,6 +12,8 @@ public final class Runner {
         public var peers: [String] = ["sqlite", "lmdb", "grdb", "rocksdb"]
         public var directory: String
         public var progress = true
+        /// Keeps each run's main databases (`run<K>-<engine>`) for inspection afterwards, as `--dir` asks.
+        public var keepsDatabases = false
         /// The executable the sharing rows start as their second process (`Bench sharing-child`); nil: the running
         /// one, which is the Bench (a test names the built Bench instead).
         public var secondProcess: String? = nil
@@ -87,7 +89,7 @@ public final class Runner {
             for engine in makeEngines() {
                 let dir = config.directory + "/run\(run)-" + engine.name.replacingOccurrences(of: " ", with: "-")
                 try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-                defer { try? FileManager.default.removeItem(atPath: dir) }
+                defer { if !config.keepsDatabases { try? FileManager.default.removeItem(atPath: dir) } }
                 let tag = "[run \(run + 1)/\(config.runs)] \(engine.name)"
                 let want = engine.name == Self.strataEncrypted ? wanted.intersection(Self.encryptedWorkloads)
                     : [Self.strataPortable, Self.strataEnginePortable].contains(engine.name) ? wanted.intersection(Self.portableWorkloads) : wanted
@@ -388,6 +390,11 @@ public final class Runner {
                     record("commit 1 record during a merge, another process: p99", Self.strata, merge.otherP99)
                     record("commit 1 record during a merge, another process: commits", Self.strata, Double(merge.otherCommits))
                 }
+                progress("strata: commits during another process's large writes")
+                let large = try commitsDuringLargeWrites(in: dir, entries: config.n)
+                record("commit 1 record during large writes of another process: writes waited through", Self.strata, Double(large.writesWaitedThrough))
+                record("commit 1 record during large writes of another process: longest", Self.strata, large.longestCommit)
+                record("commit 1 record during large writes of another process: longest write", Self.strata, large.write)
                 if let s = figures[.strata] {
                     record("commit 1 record: exclusive", Self.strata, s.exclusive)
                     record("commit 1 record: shared alone / exclusive", Self.strata, s.alone / s.exclusive)
@@ -467,6 +474,9 @@ public final class Runner {
             ("commit 1 record during a merge, another process: median", .milliseconds, "the same commits made by a second process (the Bench started again) while this process merges"),
             ("commit 1 record during a merge, another process: p99", .milliseconds, "their 99th percentile (the aim: at most 5 ms)"),
             ("commit 1 record during a merge, another process: commits", .factor, "how many commits the merge's run allowed"),
+            ("commit 1 record during large writes of another process: writes waited through", .factor, "Strata's engine, shared: a second process commits 1 record at a time while this one makes ten write transactions of N/10 records back to back; the most of those writes that ended while one commit waited (the aim: 1; more is starvation)"),
+            ("commit 1 record during large writes of another process: longest", .milliseconds, "the longest of those commits, including its catch-up with the large write"),
+            ("commit 1 record during large writes of another process: longest write", .milliseconds, "the longest of those ten write transactions"),
             ("commit 1 record: shared alone / exclusive", .factor, "Strata: the shared, alone row over the exclusive row (the aim: at most 1.2)"),
             ("commit 1 record, not synced: exclusive", .milliseconds, "Strata's engine, exclusive, deferred durability (no fdatasync): the CPU and system-call cost of a commit"),
             ("commit 1 record, not synced: shared, alone", .milliseconds, "the same in shared mode: the difference is what coordination costs a commit"),

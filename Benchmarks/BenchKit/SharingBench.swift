@@ -192,7 +192,7 @@ public enum SharingChild {
 }
 
 /// The parent's end of a `SharingChild`.
-final class SharingPeerProcess {
+final class SharingPeerProcess: @unchecked Sendable {  // used by one thread at a time
     let process = Process()
     let input = Pipe()
     let output = Pipe()
@@ -388,5 +388,72 @@ extension Runner {
             try store.close()
         }
         return f
+    }
+}
+
+extension Runner {
+    /// A second process's one-record commits while this process makes ten write transactions of `entries / 10`
+    /// records back to back (Strata's engine, shared mode). A commit that waits for one of those writes is
+    /// inherent; one that waits through several is starvation (the writer lock went straight back to the process
+    /// that released it). The figures: the most of those writes that ended while one commit waited, the
+    /// longest commit, and the longest write (milliseconds).
+    struct LargeWriteCommitFigures {
+        var writesWaitedThrough = 0
+        var longestCommit = 0.0
+        var write = 0.0
+        var commits = 0
+    }
+
+    func commitsDuringLargeWrites(in directory: String, entries: Int) throws -> LargeWriteCommitFigures {
+        let writeCount = 10
+        let path = directory + "/large-writes"
+        let store = try StrataSharingStore(path, sharing: .shared)
+        defer { try? store.close() }  // try?: the figures are taken; a failed close of a scratch database changes none
+        let other = try SharingPeerProcess(.strata, path, executable: config.secondProcess)
+        let value = [UInt8](repeating: 0x5A, count: 64)
+        /// Each of the second process's commits, from the request to the answer, on this process's clock.
+        let commits = Locked<[(start: Double, end: Double)]>([])
+        let stop = Locked(false)
+        let failure = Locked<(any Error)?>(nil)
+        let finished = DispatchSemaphore(value: 0)
+        let committer = Thread {
+            var key = 0
+            while !stop.withLock({ $0 }) {
+                do {
+                    let start = now()
+                    _ = try other.commit(key)
+                    let end = now()
+                    commits.withLock { $0.append((start, end)) }
+                } catch {
+                    failure.withLock { $0 = error }
+                    break
+                }
+                key += 1
+            }
+            finished.signal()
+        }
+        committer.start()
+        // The second process is committing before the first write begins.
+        while commits.withLock({ $0.count }) < 20, failure.withLock({ $0 }) == nil { usleep(1000) }
+        var writes: [(start: Double, end: Double)] = []
+        for round in 0..<writeCount {
+            let start = now()
+            try store.db.write { tx in
+                for i in 0..<max(1, entries / writeCount) {
+                    try tx.put(withUnsafeBytes(of: UInt64(1_000_000_000 + round * entries + i).bigEndian) { Array($0) }, value, in: 3)
+                }
+            }
+            writes.append((start, now()))
+        }
+        stop.withLock { $0 = true }
+        finished.wait()
+        other.end()
+        if let error = failure.withLock({ $0 }) { throw error }
+        let all = commits.withLock { $0 }
+        return LargeWriteCommitFigures(
+            writesWaitedThrough: all.map { c in writes.filter { $0.end > c.start && $0.end < c.end }.count }.max() ?? 0,
+            longestCommit: (all.map { $0.end - $0.start }.max() ?? 0) * 1000,
+            write: (writes.map { $0.end - $0.start }.max() ?? 0) * 1000,
+            commits: all.count)
     }
 }

@@ -175,10 +175,10 @@ import TestSupport
         try c.close()
     }
 
-    /// Whether another process could take both lock files of the database at `path` now (`flock -n`).
+    /// Whether another process could take every lock file of the database at `path` now (`flock -n`).
     static func lockFilesAreFree(_ path: String) throws -> Bool {
         let flock = ["/usr/bin/flock", "/bin/flock"].first { FileManager.default.isExecutableFile(atPath: $0) }
-        for name in ["LOCK", "LOCK.writer"] {
+        for name in ["LOCK", "LOCK.writer", "LOCK.queue"] {
             if let flock {
                 let process = Process()
                 process.executableURL = URL(fileURLWithPath: flock)

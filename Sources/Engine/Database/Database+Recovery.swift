@@ -131,7 +131,9 @@ extension Database {
             }
         }
         do {
-            let writerLock = try fs.processLock(atPath: path(FileName.lock.name + ".writer"))
+            let writerLock = TurnstileLock(
+                queue: try fs.processLock(atPath: path(FileName.lock.name + ".queue")),
+                writer: try fs.processLock(atPath: path(FileName.lock.name + ".writer")))
             try writerLock.lock()
             let db: Database
             do {
