@@ -19,6 +19,14 @@ extension RealmCore {
                     + "refreshed, keeps a version alive; release them or raise the limit",
                 fileURL: configuration.fileURL)
         }
+        // A write that another Realm holds in this task (or thread) would never end while this one waits for it.
+        let context = SharedFile.WriteContext.current
+        if let holder = shared.writeHolder.withLock({ $0 }), holder.context == context, holder.core != ObjectIdentifier(self) {
+            fatalError(
+                "Cannot begin a write transaction on \(shared.displayName): another Realm instance of this thread is in a write "
+                    + "transaction on the same file, and this one would wait for it forever. Commit or cancel that write first, "
+                    + "or write through that Realm (Realm() gives the same instance for the same configuration on one thread)")
+        }
         let tx: WriteTransaction
         do {
             tx = try database.beginWrite()
@@ -38,6 +46,7 @@ extension RealmCore {
         }
         writeSerial += 1
         write = WriteState(tx: tx, spillThreshold: spillThreshold)
+        shared.writeHolder.withLock { $0 = (context, ObjectIdentifier(self)) }
         // The write sees the latest version, as Realm's does.
         do {
             try moveToLatest()

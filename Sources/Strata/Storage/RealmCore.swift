@@ -35,7 +35,16 @@ final class RealmCore: @unchecked Sendable {
     var lastBinding: TypeBinding?
     /// The write transaction under way (read by RealmCore+Reads.swift). Read at every property access in a
     /// write, on the Realm's thread, never while it is being set: dynamic exclusivity checks are off.
-    @exclusivity(unchecked) var write: WriteState?
+    @exclusivity(unchecked) var write: WriteState? {
+        didSet {
+            writeKeepsAlive = write == nil ? nil : self
+            if write == nil, oldValue != nil { shared.writeHolder.withLock { if $0?.core == ObjectIdentifier(self) { $0 = nil } } }
+        }
+    }
+    /// The core itself while it is in a write transaction: the instance caches hold Realms weakly, and a write's
+    /// Realm must stay its thread's (or actor's, or task's) Realm until the write commits or is cancelled, as
+    /// RealmSwift's does (`try! Realm().beginWrite()`, then `try! Realm().create(...)` in the same write).
+    private var writeKeepsAlive: RealmCore?
 
     /// Change observers. Tokens refer to this list weakly, never to the core: a weak reference to the core
     /// would give it a side table, which makes each retain and release of it (one pair per object made)

@@ -24,6 +24,19 @@ final class SharedFile: @unchecked Sendable {
     let watcher = Locked<(any DispatchSourceTimer)?>(nil)
     /// Another process committed a schema this process has not read yet.
     let schemaIsStale = Locked(false)
+    /// The task (or, outside tasks, the thread) whose Realm holds this file's write transaction now, and that
+    /// Realm: another Realm that begins a write in the same task or thread would wait for it forever.
+    let writeHolder = Locked<(context: WriteContext, core: ObjectIdentifier)?>(nil)
+
+    /// Where a write runs: its task, or its thread outside tasks. A task hops threads but runs one piece of
+    /// code at a time, so a write in a task can only end in that task.
+    struct WriteContext: Equatable, @unchecked Sendable {  // @unchecked: compared only, never used to reach the task
+        let id: AnyHashable
+
+        static var current: WriteContext {
+            WriteContext(id: withUnsafeCurrentTask { $0.map { AnyHashable($0) } } ?? AnyHashable(ObjectIdentifier(Thread.current)))
+        }
+    }
 
     private struct WeakFile { weak var file: SharedFile? }
     private static let open = Locked<[String: WeakFile]>([:])

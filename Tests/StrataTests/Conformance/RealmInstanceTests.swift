@@ -60,6 +60,76 @@ final class RIItem: Object {
         #expect(stderr.contains("The Realm is already in a write transaction"))
     }
 
+    /// Issue 56, item 1 (from RealmSwift's own tests): `try! Realm().beginWrite()`, `try! Realm().create(...)`,
+    /// `try! Realm().commitWrite()` is one write. Each `Realm()` is a temporary, but a Realm in a write
+    /// transaction stays its thread's Realm until the write commits or is cancelled (RealmSwift's autoreleased
+    /// instance lives that long). Before, the first went away with its write open and the next waited forever.
+    @Test func temporaryRealmsOfOneThreadShareTheirOpenWrite() throws {
+        let dir = try TemporaryDirectory()
+        let config = Self.config(dir)
+        let finished = DispatchSemaphore(value: 0)
+        let failure = Locked<String?>(nil)
+        Thread {
+            do {
+                try Realm(configuration: config).beginWrite()
+                try Realm(configuration: config).create(RIItem.self, value: ["id": 1, "name": "one"])
+                if try !Realm(configuration: config).isInWriteTransaction { failure.withLock { $0 = "the write ended early" } }
+                try Realm(configuration: config).commitWrite()
+                if try Realm(configuration: config).isInWriteTransaction { failure.withLock { $0 = "the write did not end" } }
+                // Cancelled the same way.
+                try Realm(configuration: config).beginWrite()
+                try Realm(configuration: config).create(RIItem.self, value: ["id": 2])
+                try Realm(configuration: config).cancelWrite()
+            } catch {
+                failure.withLock { $0 = "\(error)" }
+            }
+            finished.signal()
+        }.start()
+        guard finished.wait(timeout: .now() + 60) == .success else {
+            Issue.record("the temporary Realms' write hung")
+            return
+        }
+        #expect(failure.withLock { $0 } == nil)
+        let realm = try Realm(configuration: config)
+        #expect(realm.objects(RIItem.self).map(\.id) == [1])
+        #expect(realm.object(ofType: RIItem.self, forPrimaryKey: 1)?.name == "one")
+        // Another thread can write now: nothing kept the first write's lock.
+        try realm.write { realm.create(RIItem.self, value: ["id": 3]) }
+    }
+
+    /// Two Realm instances of one thread on one file (configurations that differ, here in observation
+    /// tracking): a write begun through the second while the first is in one would wait for it forever. It
+    /// traps and says so instead of hanging.
+    @Test func aWriteThatWouldWaitForItsOwnThreadTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dir = try TemporaryDirectory()
+            var tracking = RealmInstanceTests.config(dir)
+            tracking.observationTracking = true
+            let first = try Realm(configuration: RealmInstanceTests.config(dir))
+            let second = try Realm(configuration: tracking)
+            first.beginWrite()
+            second.beginWrite()
+        }
+        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(stderr.contains("another Realm instance of this thread is in a write transaction on the same file"))
+    }
+
+    /// The same two instances one after the other: no trap once the first write ended.
+    @Test func twoRealmsOfOneThreadWriteOneAfterTheOther() throws {
+        let dir = try TemporaryDirectory()
+        var tracking = Self.config(dir)
+        tracking.observationTracking = true
+        let first = try Realm(configuration: Self.config(dir))
+        let second = try Realm(configuration: tracking)
+        try first.write { first.create(RIItem.self, value: ["id": 1]) }
+        try second.write { second.create(RIItem.self, value: ["id": 2]) }
+        first.beginWrite()
+        first.cancelWrite()
+        try second.write { second.create(RIItem.self, value: ["id": 3]) }
+        first.refresh()
+        #expect(first.objects(RIItem.self).count == 3)
+    }
+
     @Test func managedObjectsAreEqualAndHashableByIdentityInTheirFile() throws {
         let dir = try TemporaryDirectory()
         let realm = try Realm(configuration: Self.config(dir))
