@@ -186,11 +186,15 @@ extension RealmCore {
         asyncWrites.writeEnded(self)
     }
 
-    func requireWrite(_ what: String) -> WriteState {
+    /// The write under way; traps with RealmSwift's words and `what` (the type and property, where there is one)
+    /// outside one.
+    func requireWrite(_ what: @autoclosure () -> String) -> WriteState {
         writeChanges += 1
         guard let w = write else {
-            if isFrozen { fatalError("Attempting to modify a frozen object - call thaw on the Object instance first. (\(what))") }
-            fatalError("Cannot modify managed objects outside of a write transaction. (\(what): call write {} or beginWrite() on the Realm first)")
+            if isFrozen { fatalError("Attempting to modify a frozen object - call thaw on the Object instance first. (\(what()))") }
+            fatalError(
+                "Cannot modify managed objects outside of a write transaction. (\(what()) in \(shared.displayName): call write {} or "
+                    + "beginWrite() on the Realm first)")
         }
         spillIfDue(w)
         return w

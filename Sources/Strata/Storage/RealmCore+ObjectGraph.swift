@@ -44,7 +44,7 @@ extension RealmCore {
     }
 
     private func addOne(_ object: Object, update: Realm.UpdatePolicy, asChild: Bool) {
-        let w = requireWrite("add objects")
+        let w = requireWrite("adding a \(type(of: object).className())")
         if let accessor = object._accessor {
             require(!accessor.isDead, "Adding a deleted or invalidated object to a Realm is not permitted.")
             require(accessor.core === self, "Object is already managed by another Realm. Use create instead to copy it into this Realm.")
@@ -352,7 +352,7 @@ extension RealmCore {
     }
 
     func delete(_ object: Object) {
-        let w = requireWrite("delete objects")
+        let w = requireWrite("deleting a \(object._accessor?.binding.info.schema.className ?? type(of: object).className())")
         guard let accessor = object._accessor, accessor.core === self else {
             fatalError("Can only delete an object from the Realm it belongs to.")
         }
@@ -367,7 +367,7 @@ extension RealmCore {
         guard results.core === self else { fatalError("Can only delete an object from the Realm it belongs to.") }
         // Evaluated first: the results' cache (a count just before) holds until the write changes something.
         let keys = results.evaluated(needsRecords: false).keys
-        let w = requireWrite("delete objects")
+        let w = requireWrite("deleting \(results.binding.info.schema.className) objects")
         let binding = results.binding
         // A query's keys are live objects, each once; a collection's are checked (a list may repeat one).
         let known = results.base == nil
@@ -379,7 +379,7 @@ extension RealmCore {
     }
 
     func deleteAll() {
-        let w = requireWrite("delete objects")
+        let w = requireWrite("deleteAll()")
         let stored = shared.storedSchema.withLock { $0 }
         w.droppedPartitions = true
         for t in stored?.types ?? [] {
@@ -403,7 +403,7 @@ extension RealmCore {
 
     /// Writes property `index` of a managed object (in a write transaction).
     func write(_ accessor: ObjectAccessor, _ index: Int, _ value: StoredValue) {
-        let w = requireWrite("modify objects")
+        let w = requireWrite("setting \(accessor.binding.info.schema.className).\(accessor.binding.info.schema.properties[index].name)")
         require(!accessor.isDead, "Object has been deleted or invalidated.")
         let property = accessor.binding.info.schema.properties[index]
         require(!property.isPrimaryKey, "Primary key can't be changed after an object is inserted.")

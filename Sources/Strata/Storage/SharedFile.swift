@@ -174,7 +174,10 @@ final class SharedFile: @unchecked Sendable {
             }
         }
         if config.readOnly && !fs.fileExists(atPath: path) {
-            throw Realm.Error(.fileNotFound, "\(name) does not exist and the configuration is read-only", fileURL: config.fileURL)
+            // RealmSwift's code and text.
+            throw Realm.Error(
+                .fileNotFound, "Failed to open Realm file at path '\(path)': No such file or directory", fileURL: config.fileURL,
+                suggestion: "The configuration is read-only, so \(name) is not created: open it once without readOnly, or bundle it with the app.")
         }
         var options = Database.Options()
         options.createIfMissing = !config.readOnly

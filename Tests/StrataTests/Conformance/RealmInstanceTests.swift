@@ -12,6 +12,11 @@ final class RIItem: Object {
     @Persisted var next: RIItem?
 }
 
+final class RIHolder: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var items: List<RIItem>
+}
+
 @Suite struct RealmInstanceTests {
     static func config(_ dir: TemporaryDirectory) -> Realm.Configuration {
         Realm.Configuration(fileURL: URL(fileURLWithPath: dir.child("i.realm")), objectTypes: [RIItem.self])
@@ -128,6 +133,48 @@ final class RIItem: Object {
         try second.write { second.create(RIItem.self, value: ["id": 3]) }
         first.refresh()
         #expect(first.objects(RIItem.self).count == 3)
+    }
+
+    /// Issue 56, item 6: a change outside a write traps with Realm's words and says what was changed: the type
+    /// and property set, the type added or deleted.
+    @Test(arguments: ["set", "add", "delete", "list"])
+    func aChangeOutsideAWriteNamesWhatItChanged(_ change: String) async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [change] in
+            let dir = try TemporaryDirectory()
+            let realm = try Realm(configuration: RealmInstanceTests.listConfig(dir))
+            let item = try realm.write { realm.create(RIItem.self, value: ["id": 1]) }
+            let holder = try realm.write { realm.create(RIHolder.self, value: ["id": 1]) }
+            switch change {
+            case "set": item.name = "outside"
+            case "add": realm.add(RIItem(value: ["id": 2]))
+            case "delete": realm.delete(item)
+            default: holder.items.append(item)
+            }
+        }
+        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(stderr.contains("Cannot modify managed objects outside of a write transaction"))
+        let named = ["set": "setting RIItem.name", "add": "adding a RIItem", "delete": "deleting a RIItem", "list": "RIHolder.items"][change]!
+        #expect(stderr.contains(named), "\(stderr)")
+    }
+
+    static func listConfig(_ dir: TemporaryDirectory) -> Realm.Configuration {
+        Realm.Configuration(fileURL: URL(fileURLWithPath: dir.child("l.realm")), objectTypes: [RIItem.self, RIHolder.self])
+    }
+
+    /// RealmSwift's code and text for a read-only open of a file that does not exist
+    /// (`RealmTests.testReadOnlyRealmMustExist`).
+    @Test func aReadOnlyRealmMustExist() throws {
+        let dir = try TemporaryDirectory()
+        var config = Self.config(dir)
+        config.readOnly = true
+        do {
+            _ = try Realm(configuration: config)
+            Issue.record("a read-only open of a missing file succeeded")
+        } catch let e as Realm.Error {
+            #expect(e.code == .fileNotFound)
+            #expect(e.localizedDescription == "Failed to open Realm file at path '\(dir.child("i.realm"))': No such file or directory")
+            #expect(e.fileURL == config.fileURL)
+        }
     }
 
     @Test func managedObjectsAreEqualAndHashableByIdentityInTheirFile() throws {
