@@ -23,3 +23,80 @@ import TestSupport
         #expect(realm.objects(Person.self).filter("nickname == 'older'").count == 3)  // Alan (42), Grace, Edsger
     }
 }
+
+final class KVCTyped: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var int8: Int8 = 8
+    @Persisted var int16: Int16 = 16
+    @Persisted var int32: Int32 = 32
+    @Persisted var int64: Int64 = 64
+    @Persisted var float: Float = 1.5
+    @Persisted var optInt8: Int8? = 9
+    @Persisted var optFloat: Float?
+    @Persisted var decimal = Decimal128(number: 5)
+    @Persisted var objectId = ObjectId("0123456789abcdef01234567")
+    let legacyInt8 = RealmProperty<Int8?>()
+    @Persisted var bools: List<Bool?>
+    @Persisted var int8s: List<Int8>
+    @Persisted var set: MutableSet<Int16?>
+    @Persisted var map: Map<String, Int32?>
+    @Persisted var links: List<KVCTyped>
+    @Persisted var link: KVCTyped?
+    @Persisted var any: AnyRealmValue
+}
+
+/// Issue 56, item 2: `value(forKey:)` and the collections' `value(forKey:)` give the declared types, as
+/// RealmSwift's key-value coding does (its tests cast with `as!`): an `Int8` is an `Int8`, a `List<Bool?>` a
+/// `List<Bool?>`, a map a `Map`.
+@Suite struct KeyValueCodingTypeTests {
+    static func check(_ o: KVCTyped) {
+        #expect(o.value(forKey: "int8") as? Int8 == 8)
+        #expect(o.value(forKey: "int16") as? Int16 == 16)
+        #expect(o.value(forKey: "int32") as? Int32 == 32)
+        #expect(o.value(forKey: "int64") as? Int64 == 64)
+        #expect(o.value(forKey: "float") as? Float == 1.5)
+        #expect(o.value(forKey: "optInt8") as? Int8 == 9)
+        #expect(o.value(forKey: "optFloat") == nil || (o.value(forKey: "optFloat") as? Float?) == .some(nil))
+        #expect(o.value(forKey: "decimal") as? Decimal128 == Decimal128(number: 5))
+        #expect(o.value(forKey: "objectId") as? ObjectId == ObjectId("0123456789abcdef01234567"))
+        #expect(o.value(forKey: "legacyInt8") as? Int8 == 3)
+        #expect((o.value(forKey: "bools") as? List<Bool?>).map(Array.init) == [true, nil])
+        #expect((o.value(forKey: "int8s") as? List<Int8>).map(Array.init) == [1, 2])
+        #expect((o.value(forKey: "set") as? MutableSet<Int16?>)?.count == 2)
+        #expect((o.value(forKey: "map") as? Map<String, Int32?>)?["a"] == .some(1))
+        #expect((o.value(forKey: "links") as? List<KVCTyped>)?.count == 0)
+        // RealmSwift bridges a mixed value to what it holds (an NSNumber for an int).
+        #expect(o.value(forKey: "any") as? Int == 4)
+    }
+
+    static func make() -> KVCTyped {
+        let o = KVCTyped()
+        o.id = 1
+        o.legacyInt8.value = 3
+        o.bools.append(objectsIn: [true, nil])
+        o.int8s.append(objectsIn: [1, 2])
+        o.set.insert(objectsIn: [1, nil])
+        o.map["a"] = 1
+        o.any = .int(4)
+        return o
+    }
+
+    @Test func anUnmanagedObjectGivesTheDeclaredTypes() {
+        Self.check(Self.make())
+    }
+
+    @Test func aManagedObjectGivesTheDeclaredTypes() throws {
+        let realm = try memoryRealm(types: [KVCTyped.self])
+        let o = Self.make()
+        try realm.write { realm.add(o) }
+        Self.check(o)
+        let results = realm.objects(KVCTyped.self)
+        #expect(results.value(forKey: "int8") as? [Int8] == [8])
+        #expect(results.value(forKey: "optInt8") as? [Int8?] == [9])
+        #expect(results.value(forKeyPath: "legacyInt8") as? [Int8?] == [3])
+        #expect((results.value(forKey: "bools") as? [List<Bool?>])?.first.map(Array.init) == [true, nil])
+        let holder = try realm.write { realm.create(KVCTyped.self, value: ["id": 2, "links": [o]]) }
+        #expect((holder.links.value(forKey: "int16") as? [Int16]) == [16])
+        #expect((realm.objects(KVCTyped.self).filter("id == 2").value(forKeyPath: "links") as? [List<KVCTyped>])?.first?.count == 1)
+    }
+}

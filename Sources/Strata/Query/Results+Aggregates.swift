@@ -66,11 +66,13 @@ extension Results where Element: Object {
     /// The values of one property of every object (`value(forKeyPath:)` takes the same single-step paths).
     public func value(forKeyPath keyPath: String) -> [Any?] { value(forKey: keyPath) }
 
-    /// The values of one property of every object.
+    /// The values of one property of every object, each as `Object.value(forKey:)` gives it: the declared type
+    /// (an `Int8` property's values are `Int8`s, a list property's are its `List`s), as RealmSwift's
+    /// `value(forKey:)` bridges them, so that `as! [Int8]` works as it does there.
     public func value(forKey key: String) -> [Any?] {
-        guard let i = binding.info.propertyIndex[key] else {
+        guard binding.info.propertyIndex[key] != nil || binding.info.linkingObjects.contains(where: { $0.name == key }) else {
             fatalError("Invalid property name '\(key)' for class '\(binding.info.schema.className)'")
         }
-        return map { $0._accessor.map { $0.get(i).anyValue } ?? nil }
+        return map { $0.value(forKey: key) }
     }
 }
