@@ -127,6 +127,8 @@ public struct Realm: @unchecked Sendable {
         // The class given, which may be a subclass of T (a base class reference: `let t: Object.Type = Dog.self`).
         let object = unsafeDowncast(Object.make(type), to: T.self)
         info.assign(value, to: object)
+        core.creatingFromValue += 1
+        defer { core.creatingFromValue -= 1 }
         core.add(object, update: update)
         return object
     }

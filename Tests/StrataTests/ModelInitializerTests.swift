@@ -80,3 +80,77 @@ final class InitBird: InitAnimal {
     // A model with initializers of its own and no `init()` traps with Swift's text: `ReleaseTrapTests` (in a
     // child process, as every model class of this module is discovered by the Realms other tests open).
 }
+
+final class IVMixed: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var any: AnyRealmValue
+    @Persisted var count = 0
+    @Persisted var ratio = 0.0
+    @Persisted var link: IVMixed?
+    @Persisted var list: List<IVMixed>
+}
+
+/// Issue 56, item 3: `init(value:)` and `create(_:value:)` take what RealmSwift takes.
+@Suite struct ValueInitializerAcceptanceTests {
+    static func config(_ dir: TemporaryDirectory, _ name: String) -> Realm.Configuration {
+        Realm.Configuration(fileURL: URL(fileURLWithPath: dir.child(name)), objectTypes: [IVMixed.self])
+    }
+
+    /// A plain value for an `AnyRealmValue` property is that value (RealmSwift bridges it to a mixed).
+    @Test func plainValuesForAnAnyRealmValueProperty() throws {
+        #expect(IVMixed(value: ["id": 1, "any": 5]).any == .int(5))
+        #expect(IVMixed(value: ["id": 1, "any": "text"]).any == .string("text"))
+        #expect(IVMixed(value: ["id": 1, "any": 2.5]).any == .double(2.5))
+        #expect(IVMixed(value: ["id": 1, "any": true]).any == .bool(true))
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: Self.config(dir, "a.realm"))
+        let made = try realm.write { realm.create(IVMixed.self, value: [2, "managed"]) }
+        #expect(made.any == .string("managed"))
+    }
+
+    /// A Bool for a numeric property is 0 or 1, as an NSNumber holding a Bool is in RealmSwift.
+    @Test func aBoolForANumericPropertyIsZeroOrOne() throws {
+        #expect(IVMixed(value: ["id": 1, "count": true]).count == 1)
+        #expect(IVMixed(value: ["id": 1, "count": false]).count == 0)
+        #expect(IVMixed(value: ["id": 1, "ratio": true]).ratio == 1)
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: Self.config(dir, "b.realm"))
+        let made = try realm.write { realm.create(IVMixed.self, value: ["id": 3, "count": true]) }
+        #expect(made.count == 1)
+    }
+
+    /// Objects of another Realm given as nested values are copied into this one, as RealmSwift's `create` does.
+    @Test func nestedObjectsOfAnotherRealmAreCopied() throws {
+        let dir = try TemporaryDirectory()
+        let source = try Realm(configuration: Self.config(dir, "source.realm"))
+        let target = try Realm(configuration: Self.config(dir, "target.realm"))
+        let (a, b) = try source.write {
+            (source.create(IVMixed.self, value: ["id": 10, "count": 7]), source.create(IVMixed.self, value: ["id": 11, "any": "b"]))
+        }
+        let made = try target.write { target.create(IVMixed.self, value: ["id": 1, "link": a, "list": [a, b]]) }
+        #expect(made.link?.realm == target)
+        #expect(made.link?.count == 7)
+        #expect(made.list.map(\.id) == [10, 11])
+        #expect(target.objects(IVMixed.self).count == 3)
+        // The source's objects are untouched.
+        #expect(a.realm == source && source.objects(IVMixed.self).count == 2)
+        // A whole object of another Realm, copied.
+        let copy = try target.write { target.create(IVMixed.self, value: b, update: .modified) }
+        #expect(copy.realm == target && copy.any == .string("b"))
+    }
+
+    /// `add` of an object whose link is managed by another Realm is RealmSwift's programmer error.
+    @Test func addingAnObjectLinkingIntoAnotherRealmTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dir = try TemporaryDirectory()
+            let source = try Realm(configuration: ValueInitializerAcceptanceTests.config(dir, "s.realm"))
+            let target = try Realm(configuration: ValueInitializerAcceptanceTests.config(dir, "t.realm"))
+            let a = try source.write { source.create(IVMixed.self, value: ["id": 10]) }
+            let o = IVMixed(value: ["id": 1])
+            o.link = a
+            try target.write { target.add(o) }
+        }
+        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(stderr.contains("Object is already managed by another Realm. Use create instead to copy it into this Realm."))
+    }
+}

@@ -350,6 +350,25 @@ extension Object {
         (_unmanagedCollections?[index] as? UnmanagedAnyValue)?.value
     }
 
+    /// Sets an unmanaged object's AnyRealmValue property `index` (stored after any earlier value of it):
+    /// its stored form, the object it holds (added with this one) and its nested collection (kept whole).
+    @usableFromInline final func _setUnmanagedAny(_ index: Int, _ value: AnyRealmValue) {
+        if _unmanagedValues != nil { _unmanagedValues?[index] = nil }
+        if _setValues == nil {
+            let info = _unmanagedInfo ?? TypeRegistry.info(for: type(of: self))
+            _setValues = info.unsetValues()
+            _unmanagedInfo = info
+        }
+        _setValues?[index] = value._storedValue
+        if let o = value._linkedObject {
+            if _unmanagedLinks == nil { _unmanagedLinks = [:] }
+            _unmanagedLinks?[index] = .some(o)
+        } else {
+            _unmanagedLinks?[index] = nil
+        }
+        _setUnmanagedNested(index, value)
+    }
+
     /// Records (or forgets) the nested collection an unmanaged object's AnyRealmValue property is set to.
     @usableFromInline final func _setUnmanagedNested(_ index: Int, _ value: AnyRealmValue?) {
         if let value, value.isNestedCollection {

@@ -226,6 +226,10 @@ public struct Persisted<Value: _Persistable> {
             object._unmanagedCollections?[index] = newValue as AnyObject
             return
         }
+        if Value._propertyType == .any, let any = newValue as? AnyRealmValue {
+            object._setUnmanagedAny(index, any)
+            return
+        }
         if object._unmanagedValues != nil { object._unmanagedValues?[index] = nil }
         if object._setValues == nil {
             // The type's information is looked up once per object, by its first setter.
@@ -239,16 +243,6 @@ public struct Persisted<Value: _Persistable> {
             // The linked object itself, added with this one.
             if object._unmanagedLinks == nil { object._unmanagedLinks = [:] }
             object._unmanagedLinks?[index] = .some(newValue._linkedObject)
-        } else if Value._propertyType == .any {
-            // An AnyRealmValue holding an object: the object, added with this one.
-            if let o = newValue._linkedObject {
-                if object._unmanagedLinks == nil { object._unmanagedLinks = [:] }
-                object._unmanagedLinks?[index] = .some(o)
-            } else {
-                object._unmanagedLinks?[index] = nil
-            }
-            // A nested collection: kept whole, so that the objects in it are added with this one.
-            object._setUnmanagedNested(index, newValue as? AnyRealmValue)
         }
     }
 }

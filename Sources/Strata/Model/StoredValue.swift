@@ -150,6 +150,10 @@ public enum StoredValue: Sendable, Hashable {
         case (.int, .double(let x)) where x == x.rounded() && abs(x) < 9.0e18: return .int(Int64(x))
         // 0 and 1 for a Bool, as RealmSwift takes them (numbers from C APIs and older JSON).
         case (.bool, .int(let x)) where x == 0 || x == 1: return .bool(x == 1)
+        // And a Bool for a number: RealmSwift receives it as an NSNumber, which any numeric property takes.
+        case (.int, .bool(let x)): return .int(x ? 1 : 0)
+        case (.double, .bool(let x)): return .double(x ? 1 : 0)
+        case (.float, .bool(let x)): return .float(x ? 1 : 0)
         case (.decimal128, .int(let x)): return .decimal(Decimal128(value: Decimal(x)))
         case (.decimal128, .double(let x)): return Decimal(string: "\(x)", locale: Locale(identifier: "en_US_POSIX")).map { .decimal(Decimal128(value: $0)) }
         // try?: a string that is not a number is not a Decimal128 (no storage read).

@@ -79,11 +79,36 @@ extension TypeInfo {
         } else if let target = listTargets[i] {
             assignList(v, to: object, at: i, target: target)
         } else {
+            if schema.properties[i].type == .any {
+                // An AnyRealmValue, an object, or a plain value (that value, as RealmSwift bridges it).
+                let any: AnyRealmValue
+                switch v {
+                case nil, is NSNull: any = .none
+                case let a as AnyRealmValue: any = a
+                case let o as Object: any = .object(o)
+                case let some?:
+                    guard let plain = StoredValue.from(any: some), plain != .null, let wrapped = AnyRealmValue._fromStored(plain) else {
+                        fatalError(Self.invalidValue(v, schema.properties[i], schema.className))
+                    }
+                    any = wrapped
+                }
+                if let accessor = object._accessor { accessor.setAny(i, any) } else { object._setUnmanagedAny(i, any) }
+                return
+            }
             guard let stored = StoredValue.from(any: v, as: schema.properties[i].type) else {
                 fatalError(Self.invalidValue(v, schema.properties[i], schema.className))
             }
             setStoredValue(stored, of: object, at: i)
         }
+    }
+
+    /// AnyRealmValue property `index` of `object` (managed or not), whose stored form is `stored`: the objects
+    /// and nested collections it holds, not only its stored form.
+    static func anyRealmValue(of object: Object, at index: Int, stored: StoredValue) -> AnyRealmValue {
+        if let accessor = object._accessor { return accessor.anyValue(stored, property: index) }
+        if let nested = object._unmanagedNested(index) { return nested }
+        if let linked = object._unmanagedLinks?[index], let linked { return .object(linked) }
+        return AnyRealmValue._fromStored(stored) ?? .none
     }
 
     /// Applies `value` (a dictionary by name, an array in order, or another object) to an unmanaged object.
@@ -110,6 +135,8 @@ extension TypeInfo {
                     assignLink(otherInfo.linkedObject(of: other, at: j), to: object, at: i)
                 } else if let target = listTargets[i] {
                     assignList(otherInfo.listStorage(of: other, at: j)?.anyElements ?? [], to: object, at: i, target: target)
+                } else if p.type == .any {
+                    assignValue(Self.anyRealmValue(of: other, at: j, stored: otherInfo.storedValue(of: other, at: j)), to: object, at: i)
                 } else {
                     setStoredValue(otherInfo.storedValue(of: other, at: j), of: object, at: i)
                 }

@@ -300,9 +300,21 @@ extension RealmCore {
             TypeRegistry.info(for: type(of: object)).assign(object, to: copy)
             object = copy
         }
+        // `create(_:value:)` copies an object another Realm manages, as RealmSwift's does; `add` may not link one.
+        // One copy per object, however many places of the value name it.
+        if creatingFromValue > 0, let accessor = object._accessor, accessor.core !== self {
+            if let copied = foreignCopies[ObjectIdentifier(object)] {
+                object = copied
+            } else {
+                let copy = Object.make(type(of: object))
+                TypeRegistry.info(for: type(of: object)).assign(object, to: copy)
+                foreignCopies[ObjectIdentifier(object)] = copy
+                object = copy
+            }
+        }
         if object._accessor == nil { add(object, update: update, asChild: true) }
         guard let accessor = object._accessor, accessor.core === self else {
-            fatalError("Cannot link to an object managed by another Realm instance; copy it into this Realm with create(_:value:update:)")
+            fatalError("Object is already managed by another Realm. Use create instead to copy it into this Realm.")
         }
         return .link(accessor.key)
     }

@@ -164,6 +164,13 @@ final class RealmCore: @unchecked Sendable {
     var writeChanges = 0
     /// How deep `resolve` is: the links and lists of objects being added (managed embedded objects met there are copied).
     @exclusivity(unchecked) var resolvingAdd = 0
+    /// Above zero while `Realm.create(_:value:update:)` adds its object: objects of other Realms among its
+    /// values are copied, not refused.
+    var creatingFromValue = 0 {
+        didSet { if creatingFromValue == 0 { foreignCopies = [:] } }
+    }
+    /// The copies `create` made of other Realms' objects, by the original (which the value keeps alive).
+    var foreignCopies: [ObjectIdentifier: Object] = [:]
     /// How many adds are nested now, and the link resolutions queued below `maxAddDepth`
     /// (`RealmCore+ObjectGraph`).
     @exclusivity(unchecked) var addDepth = 0
