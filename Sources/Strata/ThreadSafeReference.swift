@@ -38,7 +38,7 @@ public struct ThreadSafeReference<Confined: ThreadConfined>: Sendable {
         switch threadConfined {
         case let object as Object:
             guard let accessor = object._accessor else {
-                fatalError("Cannot construct a ThreadSafeReference to an unmanaged object: add it to a Realm first")
+                fatalError("Cannot construct reference to unmanaged object, which can be passed across threads directly: add it to a Realm first")
             }
             referable = accessor
         case let r as any Referable:
@@ -47,8 +47,10 @@ public struct ThreadSafeReference<Confined: ThreadConfined>: Sendable {
             fatalError("ThreadSafeReference supports managed objects, Results, List, MutableSet, Map and LinkingObjects")
         }
         guard let core = referable.referenceCore else {
-            fatalError("Cannot construct a ThreadSafeReference to an unmanaged \(Confined.self): add its object to a Realm first")
+            fatalError("Cannot construct reference to unmanaged object, which can be passed across threads directly (an unmanaged \(Confined.self)): add its object to a Realm first")
         }
+        // RealmSwift's words; a deleted object (or a collection of one) has nothing to refer to.
+        require(!threadConfined.isInvalidated, "Cannot construct reference to invalidated object (a deleted \(Confined.self), or one of an invalidated Realm)")
         sequence = core.snapshot.sequence
         identity = core.configuration.identity
         make = referable.referenceMaker()
@@ -156,6 +158,26 @@ extension LinkingObjects: Referable {
         let property = propertyName
         return { core in owner(core).map { LinkingObjects(propertyName: property, target: $0) } }
     }
+}
+
+extension AnyRealmCollection: Referable {
+    var referenceCore: RealmCore? { (base as? any Referable)?.referenceCore }
+    func referenceMaker() -> @Sendable (RealmCore) -> Any? {
+        guard let referable = base as? any Referable else { return { _ in nil } }
+        let make = referable.referenceMaker()
+        return { core in
+            guard let made = make(core) else { return nil }
+            return Self.wrapping(made)
+        }
+    }
+
+    /// `base` (the collection a reference made again) wrapped, whatever its concrete type.
+    static func wrapping(_ base: Any) -> AnyRealmCollection<Element>? {
+        guard let collection = base as? any RealmCollection<Element> else { return nil }
+        return AnyRealmCollection(opening: collection)
+    }
+
+    private init(opening collection: some RealmCollection<Element>) { self.init(collection) }
 }
 
 extension Realm {

@@ -110,3 +110,25 @@ import TestSupport
         #expect(realm.objects(LPrice.self).where { $0.amount < 0 }.map(\.id) == [3])
     }
 }
+
+/// Issue 56, item 7: Decimal128's numeric API as RealmSwift's (`Numeric`, `Strideable`, `negate()`,
+/// `isSignalingNaN`).
+@Suite struct Decimal128NumericTests {
+    @Test func itIsNumericAndStrideable() throws {
+        #expect(Decimal128(exactly: 42) == 42)
+        #expect(Decimal128(exactly: Int64.min) == (try Decimal128(string: "-9223372036854775808")))
+        #expect(Decimal128(exactly: UInt64.max) == (try Decimal128(string: "18446744073709551615")))
+        let one: Decimal128 = 1
+        #expect(one.advanced(by: "0.5") == "1.5")
+        #expect(one.distance(to: 4) == 3)
+        #expect(Array(stride(from: Decimal128(0), to: 1, by: "0.25")) == [0, "0.25", "0.5", "0.75"])
+        var x: Decimal128 = "2.5"
+        x.negate()
+        #expect(x == "-2.5")
+        #expect(!Decimal128(value: Decimal.nan).isSignalingNaN)
+        #expect(Decimal128.zero == 0)
+        /// Generic numeric code takes it.
+        func total<N: Numeric>(_ xs: [N]) -> N { xs.reduce(0, +) }
+        #expect(total(["0.1", "0.2"] as [Decimal128]) == "0.3")
+    }
+}

@@ -128,7 +128,9 @@ final class JSONTask: Object {
         #expect(StoredValue.from(any: rows[0]["done"]) == .bool(true))
         #expect(StoredValue.from(any: rows[0]["count"]) == .int(3))
         #expect(StoredValue.from(any: rows[0]["ratio"]) == .double(0.5))
-        #expect(StoredValue.from(any: NSNumber(value: true), as: .int) == .bool(true))
+        // A boolean given for an integer property is 0 or 1: RealmSwift receives it as an NSNumber, which an
+        // int property takes (issue 56, item 3).
+        #expect(StoredValue.from(any: NSNumber(value: true), as: .int) == .int(1))
         // Nothing is rounded or guessed: 3.5 for an Int and 2 for a Bool stay what they are (and the property
         // check reports the mismatch); 4.0 for an Int is 4.
         #expect(StoredValue.from(any: NSNumber(value: 3.5), as: .int) == .double(3.5))

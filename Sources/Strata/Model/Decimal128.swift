@@ -348,3 +348,26 @@ extension Decimal128: ExpressibleByStringLiteral {
 }
 
 extension Decimal128: _QueryComparable {}
+
+/// RealmSwift's `Decimal128` is `Numeric` and `Strideable`, so generic numeric code (`sum`, ranges with a
+/// step, `stride(from:to:by:)`) takes it.
+extension Decimal128: SignedNumeric, Strideable {
+    public typealias Magnitude = Decimal128
+    public typealias Stride = Decimal128
+
+    /// `source` exactly, when a decimal128 holds it (every integer of up to 34 digits).
+    public init?<T: BinaryInteger>(exactly source: T) {
+        let digits = "\(source)"
+        guard digits.utf8.count <= (source < 0 ? 35 : 34), let parsed = Self.parse(digits) else { return nil }
+        self.init(storage: parsed)
+    }
+
+    /// `other - self`.
+    public func distance(to other: Decimal128) -> Decimal128 { other - self }
+    /// `self + n`.
+    public func advanced(by n: Decimal128) -> Decimal128 { self + n }
+    /// Changes the sign (zero becomes negative zero, as `-` gives it).
+    public mutating func negate() { self = -self }
+    /// Whether this is a signaling NaN (`isSignaling`, under Swift's floating-point name).
+    public var isSignalingNaN: Bool { isSignaling }
+}

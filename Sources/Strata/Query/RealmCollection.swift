@@ -186,7 +186,7 @@ extension Map: ThreadConfined {}
 /// `LinkingObjects`. Code that stores or takes "some collection of Dogs" uses it:
 /// `AnyRealmCollection(person.dogs)`, `AnyRealmCollection(realm.objects(Dog.self))`.
 public struct AnyRealmCollection<Element: Object>: RealmCollection {
-    private let base: any RealmCollection<Element>
+    let base: any RealmCollection<Element>
 
     /// Wraps `base`.
     public init<C: RealmCollection>(_ base: C) where C.Element == Element {
