@@ -61,3 +61,37 @@ import TestSupport
         #expect(realm.objects(Person.self).where { $0.age > 25 }.distinct(by: ["firstName"]).count == 2)
     }
 }
+
+final class QBook: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var readCount = 0
+    @Persisted var total = 0
+    @Persisted var rating: Double?
+    @Persisted var title = ""
+    @Persisted var subtitle = ""
+}
+
+/// Issue 56, item 7: two properties compared in a type-safe query, as real apps write them (`$0.readCount <=
+/// $0.total`); the same results as the string predicate.
+@Suite struct PropertyComparisonQueryTests {
+    @Test func twoPropertiesCompareInATypeSafeQuery() throws {
+        let realm = try memoryRealm(types: [QBook.self])
+        try realm.write {
+            realm.create(QBook.self, value: ["id": 1, "readCount": 3, "total": 10, "rating": 3.0, "title": "a", "subtitle": "a"])
+            realm.create(QBook.self, value: ["id": 2, "readCount": 10, "total": 10, "rating": 12.5, "title": "b", "subtitle": "c"])
+            realm.create(QBook.self, value: ["id": 3, "readCount": 11, "total": 10, "title": "d", "subtitle": "d"])
+        }
+        let books = realm.objects(QBook.self)
+        func ids(_ r: Results<QBook>) -> [Int] { r.sorted(byKeyPath: "id").map(\.id) }
+        #expect(ids(books.where { $0.readCount <= $0.total }) == [1, 2])
+        #expect(ids(books.where { $0.readCount < $0.total }) == [1])
+        #expect(ids(books.where { $0.readCount > $0.total }) == [3])
+        #expect(ids(books.where { $0.readCount >= $0.total }) == [2, 3])
+        #expect(ids(books.where { $0.readCount == $0.total }) == [2])
+        #expect(ids(books.where { $0.readCount != $0.total }) == [1, 3])
+        #expect(ids(books.where { $0.title == $0.subtitle }) == [1, 3])
+        // An Int against a Double? (nil matches no ordering).
+        #expect(ids(books.where { $0.rating > $0.total }) == [2])
+        #expect(ids(books.where { $0.readCount <= $0.total }) == ids(books.filter("readCount <= total")))
+    }
+}

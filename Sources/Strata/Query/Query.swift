@@ -79,6 +79,32 @@ extension Query where T: _Persistable {
     }
 }
 
+/// Two properties of the object compared with each other (`$0.readCount <= $0.total`), as RealmSwift's
+/// queries take them; the types may differ as numbers do (`Int` with `Double?`).
+extension Query where T: _Persistable {
+    public static func == <U: _Persistable>(lhs: Query<T>, rhs: Query<U>) -> Query<Bool> {
+        Query<Bool>(.comparison(lhs.expression, .equal, rhs.expression, []))
+    }
+    public static func != <U: _Persistable>(lhs: Query<T>, rhs: Query<U>) -> Query<Bool> {
+        Query<Bool>(.comparison(lhs.expression, .notEqual, rhs.expression, []))
+    }
+}
+
+extension Query where T: _QueryComparable {
+    public static func < <U: _QueryComparable>(lhs: Query<T>, rhs: Query<U>) -> Query<Bool> {
+        Query<Bool>(.comparison(lhs.expression, .less, rhs.expression, []))
+    }
+    public static func <= <U: _QueryComparable>(lhs: Query<T>, rhs: Query<U>) -> Query<Bool> {
+        Query<Bool>(.comparison(lhs.expression, .lessOrEqual, rhs.expression, []))
+    }
+    public static func > <U: _QueryComparable>(lhs: Query<T>, rhs: Query<U>) -> Query<Bool> {
+        Query<Bool>(.comparison(lhs.expression, .greater, rhs.expression, []))
+    }
+    public static func >= <U: _QueryComparable>(lhs: Query<T>, rhs: Query<U>) -> Query<Bool> {
+        Query<Bool>(.comparison(lhs.expression, .greaterOrEqual, rhs.expression, []))
+    }
+}
+
 extension Query where T: _QueryComparable {
     public static func < (lhs: Query<T>, rhs: T) -> Query<Bool> { Query<Bool>(.comparison(lhs.expression, .less, .value(rhs._storedValue), [])) }
     public static func <= (lhs: Query<T>, rhs: T) -> Query<Bool> { Query<Bool>(.comparison(lhs.expression, .lessOrEqual, .value(rhs._storedValue), [])) }
