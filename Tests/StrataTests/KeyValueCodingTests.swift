@@ -100,3 +100,24 @@ final class KVCTyped: Object {
         #expect((realm.objects(KVCTyped.self).filter("id == 2").value(forKeyPath: "links") as? [List<KVCTyped>])?.first?.count == 1)
     }
 }
+
+/// Issue 56, item 7: `value(forKeyPath:)` through links and collections, as real apps call it on objects and
+/// results.
+@Suite struct KeyPathValueTests {
+    @Test func dottedPathsGoThroughLinksAndCollections() throws {
+        let realm = try memoryRealm(types: [KVCTyped.self])
+        let (a, b) = try realm.write {
+            let b = realm.create(KVCTyped.self, value: ["id": 2, "int16": 22])
+            let a = realm.create(KVCTyped.self, value: ["id": 1, "link": b, "links": [b, b]])
+            return (a, b)
+        }
+        #expect(a.value(forKeyPath: "link.int16") as? Int16 == 22)
+        #expect(a.value(forKeyPath: "link.link.int16") == nil)
+        #expect((a.value(forKeyPath: "links.id") as? [Any?])?.compactMap { $0 as? Int } == [2, 2])
+        #expect(a.value(forKeyPath: "id") as? Int == 1)
+        #expect(b.value(forKeyPath: "link.id") == nil)
+        let all = realm.objects(KVCTyped.self).sorted(byKeyPath: "id")
+        #expect(all.value(forKeyPath: "link.id").map { $0 as? Int } == [2, nil])
+        #expect(a.links.value(forKeyPath: "int16").compactMap { $0 as? Int16 } == [22, 22])
+    }
+}

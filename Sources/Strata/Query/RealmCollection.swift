@@ -61,8 +61,8 @@ extension RealmCollection {
     /// collections have it).
     public func value(forKey key: String) -> [Any?] { map { $0.value(forKey: key) } }
 
-    /// `value(forKey:)` (single-step paths).
-    public func value(forKeyPath keyPath: String) -> [Any?] { value(forKey: keyPath) }
+    /// The values at a dotted path (`"owner.name"`) from every object, as `Object.value(forKeyPath:)` gives them.
+    public func value(forKeyPath keyPath: String) -> [Any?] { map { $0.value(forKeyPath: keyPath) } }
 
     /// Sets one property of every object (in a write transaction, for managed ones).
     public func setValue(_ value: Any?, forKey key: String) {

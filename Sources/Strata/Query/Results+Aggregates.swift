@@ -63,8 +63,11 @@ extension Results where Element: Object {
         for object in Array(self) { object.setValue(value, forKey: key) }
     }
 
-    /// The values of one property of every object (`value(forKeyPath:)` takes the same single-step paths).
-    public func value(forKeyPath keyPath: String) -> [Any?] { value(forKey: keyPath) }
+    /// The values at a dotted path (`"owner.name"`) from every object, as `Object.value(forKeyPath:)` gives them.
+    public func value(forKeyPath keyPath: String) -> [Any?] {
+        guard keyPath.contains(".") else { return value(forKey: keyPath) }
+        return map { $0.value(forKeyPath: keyPath) }
+    }
 
     /// The values of one property of every object, each as `Object.value(forKey:)` gives it: the declared type
     /// (an `Int8` property's values are `Int8`s, a list property's are its `List`s), as RealmSwift's
