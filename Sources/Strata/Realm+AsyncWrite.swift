@@ -30,12 +30,15 @@ final class AsyncWriteQueue {
             if self.cancelled.remove(id) != nil { return }
             work()
         }
-        if core.queue != nil || core.pump != nil {
+        // The main thread's Realm queues its work on the main queue, as RealmSwift's waits for the main run loop:
+        // a write cancelled right after it was asked for never runs.
+        let queue = core.queue ?? (core.isMainThreadRealm ? DispatchQueue.main : nil)
+        if queue != nil || core.pump != nil {
             // On the Realm's queue or actor: the work waits there, and then for a write left open, if it needs one.
             let step = { [core] in
                 if needsWrite && core.isInWriteTransaction { self.waiting.append(run) } else { run() }
             }
-            if let queue = core.queue {
+            if let queue {
                 nonisolated(unsafe) let step = step
                 queue.async { step() }
             } else if let pump = core.pump {

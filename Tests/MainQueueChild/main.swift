@@ -15,12 +15,42 @@ final class Note: Object {
 
 func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 
-guard CommandLine.arguments.count == 2 else {
-    FileHandle.standardError.write(Data("usage: MainQueueChild PATH\n".utf8))
+guard CommandLine.arguments.count == 2 || (CommandLine.arguments.count == 3 && CommandLine.arguments[2] == "async-writes") else {
+    FileHandle.standardError.write(Data("usage: MainQueueChild PATH [async-writes]\n".utf8))
     exit(2)
 }
 let config = Realm.Configuration(fileURL: URL(fileURLWithPath: CommandLine.arguments[1]), objectTypes: [Note.self])
 let realm = try Realm(configuration: config)
+
+// "async-writes": RealmSwift's `testAsyncTransactionCommit` and `testAsyncTransactionShouldNotAutoCommitOnCanceledTransaction`
+// on the main thread's Realm. Prints "queued N" (the notes right after scheduling: the work waits for the
+// main queue, as in RealmSwift), then "count N" once the queue ran it, and a line for any completion that runs.
+if CommandLine.arguments.count == 3 {
+    realm.beginAsyncWrite {
+        realm.add(Note(value: ["text": "committed"]))
+        realm.commitAsyncWrite()
+    }
+    realm.beginAsyncWrite {
+        realm.add(Note(value: ["text": "never committed: the block returns without a commit"]))
+    }
+    let cancelled = realm.beginAsyncWrite {
+        realm.add(Note(value: ["text": "cancelled before it ran"]))
+        realm.commitAsyncWrite { _ in say("completion of a cancelled write") }
+    }
+    try realm.cancelAsyncWrite(cancelled)
+    let cancelledWriteAsync = realm.writeAsync({ realm.add(Note(value: ["text": "cancelled writeAsync"])) }, onComplete: { _ in
+        say("completion of a cancelled writeAsync")
+    })
+    try realm.cancelAsyncWrite(cancelledWriteAsync)
+    say("queued \(realm.objects(Note.self).count)")
+    DispatchQueue.main.asyncAfter(deadline: .now() + 0.3) {
+        say("count \(realm.objects(Note.self).count)")
+        exit(0)
+    }
+    RunLoop.main.run(until: Date(timeIntervalSinceNow: 30))
+    say("timeout")
+    exit(3)
+}
 let notes = realm.objects(Note.self)
 let token = notes.observe { change in
     guard Thread.isMainThread else {
