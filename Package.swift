@@ -60,6 +60,8 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
         // Counts allocations in tests and the Bench (linked into those executables only, never the library).
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
+        // Combine's API where the platform has no Combine (Linux): RealmSwift's publishers (`Combine/`).
+        .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
         // A peer of the Bench (GRDB 7 on SQLite): never linked into the library.
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
     ],
@@ -111,7 +113,10 @@ let package = Package(
         ),
         .target(
             name: "Strata",
-            dependencies: ["Engine", "RealmFile", .product(name: "Logging", package: "swift-log"), .product(name: "Atomics", package: "swift-atomics")],
+            dependencies: [
+                "Engine", "RealmFile", .product(name: "Logging", package: "swift-log"), .product(name: "Atomics", package: "swift-atomics"),
+                .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux])),
+            ],
             swiftSettings: strictSettings
         ),
         .target(
@@ -179,7 +184,8 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataTests",
-            dependencies: ["Strata", "RealmFile", "RealmFileTesting", "TestSupport", "StrataCrashChild", "StrataToolHost", "strata", "TodoList", "MigrationWalkthrough", "MainQueueChild", "DiscoveryCostChild", .product(name: "Atomics", package: "swift-atomics")],
+            dependencies: ["Strata", "RealmFile", "RealmFileTesting", "TestSupport", "StrataCrashChild", "StrataToolHost", "strata", "TodoList", "MigrationWalkthrough", "MainQueueChild", "DiscoveryCostChild", .product(name: "Atomics", package: "swift-atomics"),
+                .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux]))],
             swiftSettings: strictSettings
         ),
         .executableTarget(
