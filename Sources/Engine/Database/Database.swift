@@ -73,7 +73,7 @@ package final class Database: @unchecked Sendable {
         package init() {}
     }
 
-    let directory: String
+    package let directory: String
     /// The identity written into every file (`Manifest.databaseID`).
     let databaseID: UInt64
     let fileSystem: any FileSystem

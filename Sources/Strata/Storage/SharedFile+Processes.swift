@@ -13,28 +13,40 @@ import Foundation
 //   write or refresh with no write open in this process.
 
 extension SharedFile {
-    /// How often a shared file is checked for other processes' commits while it has observers.
+    /// How often a shared file is checked for other processes' commits while it has observers and no watch of
+    /// its directory (Apple platforms, or a watch that could not be set up).
     static let pollInterval: DispatchTimeInterval = .milliseconds(50)
+    /// How often it is checked beside a watch: a fallback only, for an event the watch could miss.
+    static let watchedPollInterval: DispatchTimeInterval = .seconds(1)
+    /// Test hook: the poll beside a watch, by database directory, so that a test can tell the watch's deliveries
+    /// from the poll's.
+    static let watchedPollIntervalsForTesting = Locked<[String: DispatchTimeInterval]>([:])
 
-    /// Starts the poll of a shared file when it is not running (nothing for an exclusive one): called as an
-    /// observer is added. It holds the file weakly, and stops once no instance observes (no wake-ups while
-    /// nothing listens).
+    /// Starts watching a shared file for other processes' commits when nothing watches it yet (nothing for an
+    /// exclusive one): called as an observer is added. A watch of the directory (`DirectoryWatch`: inotify on
+    /// Linux) wakes it as another process writes; a poll runs beside it, every `watchedPollInterval`, or every
+    /// `pollInterval` where there is no watch. Both hold the file weakly and stop once no instance observes (no
+    /// wake-ups while nothing listens).
     func watchOtherProcesses() {
         guard database.isShared else { return }
         watcher.withLock { current in
             guard current == nil else { return }
+            let path = database.directory
+            let watch = fileURL == nil ? nil : DirectoryWatch.start(path: path) { [weak self] in self?.pollOtherProcesses() }
+            let interval = watch == nil ? Self.pollInterval : Self.watchedPollIntervalsForTesting.withLock { $0[path] } ?? Self.watchedPollInterval
             let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
-            timer.schedule(deadline: .now() + Self.pollInterval, repeating: Self.pollInterval, leeway: .milliseconds(10))
+            timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(10))
             timer.setEventHandler { [weak self] in self?.pollOtherProcesses() }
             timer.resume()
-            current = timer
+            current = (timer, watch)
         }
     }
 
     func stopWatchingOtherProcesses() {
-        watcher.withLock { timer in
-            timer?.cancel()
-            timer = nil
+        watcher.withLock { current in
+            current?.timer.cancel()
+            current?.watch?.cancel()
+            current = nil
         }
     }
 

@@ -20,8 +20,8 @@ final class SharedFile: @unchecked Sendable {
     let migrations = Locked<[String: TypeMigration]>([:])
     /// Rewrites what online migrations left behind.
     let migrator = BackgroundMigrator()
-    /// The poll of a shared file for other processes' commits (`SharedFile+Processes.swift`).
-    let watcher = Locked<(any DispatchSourceTimer)?>(nil)
+    /// The poll and the directory watch of a shared file for other processes' commits (`SharedFile+Processes.swift`).
+    let watcher = Locked<(timer: any DispatchSourceTimer, watch: DirectoryWatch?)?>(nil)
     /// Another process committed a schema this process has not read yet.
     let schemaIsStale = Locked(false)
     /// The task (or, outside tasks, the thread) whose Realm holds this file's write transaction now, and that
