@@ -8,8 +8,8 @@
 // watch returns nil and the caller keeps polling at its usual rate.
 //
 // Invariants:
-// (1) The handler runs on the watch's own serial queue, never twice at once; events that arrive together are
-//     read in one go and give one call.
+// (1) The handler runs on the caller's queue (a serial one runs it never twice at once); events that arrive
+//     together are read in one go and give one call.
 // (2) `cancel()` closes the descriptor through the source's cancel handler, after the last event handler ran:
 //     the descriptor is never reused while the source may still read it.
 
@@ -24,9 +24,9 @@ package final class DirectoryWatch: @unchecked Sendable {
 
     private init(source: any DispatchSourceRead) { self.source = source }
 
-    /// Watches `path`; nil where the platform has no watch that sees file contents change, or the watch could
+    /// Watches `path`, calling `handler` on `queue`; nil where the platform has no watch that sees file contents change, or the watch could
     /// not be set up (the caller polls instead).
-    package static func start(path: String, _ handler: @escaping @Sendable () -> Void) -> DirectoryWatch? {
+    package static func start(path: String, queue: DispatchQueue, _ handler: @escaping @Sendable () -> Void) -> DirectoryWatch? {
         #if os(Linux)
         let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard fd >= 0 else { return nil }
@@ -35,7 +35,7 @@ package final class DirectoryWatch: @unchecked Sendable {
             close(fd)
             return nil
         }
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: DispatchQueue(label: "Strata.DirectoryWatch", qos: .utility))
+        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
         source.setEventHandler {
             // Drain every queued event (their contents do not matter: any change is a reason to look).
             var buffer = [UInt8](repeating: 0, count: 4096)

@@ -32,9 +32,12 @@ extension SharedFile {
         watcher.withLock { current in
             guard current == nil else { return }
             let path = database.directory
-            let watch = fileURL == nil ? nil : DirectoryWatch.start(path: path) { [weak self] in self?.pollOtherProcesses() }
+            // One serial queue for the watch and the poll, for the file's life: other processes' commits are
+            // taken and recorded by one of them at a time, as the poll alone did.
+            let queue = otherProcessesQueue
+            let watch = fileURL == nil ? nil : DirectoryWatch.start(path: path, queue: queue) { [weak self] in self?.pollOtherProcesses() }
             let interval = watch == nil ? Self.pollInterval : Self.watchedPollIntervalsForTesting.withLock { $0[path] } ?? Self.watchedPollInterval
-            let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
+            let timer = DispatchSource.makeTimerSource(queue: queue)
             timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(10))
             timer.setEventHandler { [weak self] in self?.pollOtherProcesses() }
             timer.resume()

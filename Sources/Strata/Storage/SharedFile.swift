@@ -22,6 +22,8 @@ final class SharedFile: @unchecked Sendable {
     let migrator = BackgroundMigrator()
     /// The poll and the directory watch of a shared file for other processes' commits (`SharedFile+Processes.swift`).
     let watcher = Locked<(timer: any DispatchSourceTimer, watch: DirectoryWatch?)?>(nil)
+    /// Where the poll and the watch run (serial).
+    let otherProcessesQueue = DispatchQueue(label: "Strata.otherProcesses", qos: .utility)
     /// Another process committed a schema this process has not read yet.
     let schemaIsStale = Locked(false)
     /// The task (or, outside tasks, the thread) whose Realm holds this file's write transaction now, and that
