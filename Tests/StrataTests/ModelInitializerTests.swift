@@ -109,7 +109,7 @@ final class IVMixed: Object {
     }
 
     /// A Bool for a numeric property is 0 or 1, as an NSNumber holding a Bool is in RealmSwift.
-    @Test func aBoolForANumericPropertyIsZeroOrOne() throws {
+    @Test func O035_aBoolForANumericPropertyIsZeroOrOne() throws {
         #expect(IVMixed(value: ["id": 1, "count": true]).count == 1)
         #expect(IVMixed(value: ["id": 1, "count": false]).count == 0)
         #expect(IVMixed(value: ["id": 1, "ratio": true]).ratio == 1)

@@ -138,7 +138,7 @@ final class RIHolder: Object {
     /// Issue 56, item 6: a change outside a write traps with Realm's words and says what was changed: the type
     /// and property set, the type added or deleted.
     @Test(arguments: ["set", "add", "delete", "list"])
-    func aChangeOutsideAWriteNamesWhatItChanged(_ change: String) async {
+    func O036_aChangeOutsideAWriteNamesWhatItChanged(_ change: String) async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [change] in
             let dir = try TemporaryDirectory()
             let realm = try Realm(configuration: RealmInstanceTests.listConfig(dir))
