@@ -95,6 +95,11 @@ final class KVCTyped: Object {
         #expect(results.value(forKey: "optInt8") as? [Int8?] == [9])
         #expect(results.value(forKeyPath: "legacyInt8") as? [Int8?] == [3])
         #expect((results.value(forKey: "bools") as? [List<Bool?>])?.first.map(Array.init) == [true, nil])
+        // The dynamic API gives the same types for a type this Realm binds.
+        let dynamic = try #require(realm.dynamicObjects("KVCTyped").first)
+        #expect(dynamic.value(forKey: "int8") as? Int8 == 8)
+        #expect(dynamic["optInt8"] as? Int8 == 9)
+        #expect((dynamic.value(forKey: "int8s") as? List<Int8>).map(Array.init) == [1, 2])
         let holder = try realm.write { realm.create(KVCTyped.self, value: ["id": 2, "links": [o]]) }
         #expect((holder.links.value(forKey: "int16") as? [Int16]) == [16])
         #expect((realm.objects(KVCTyped.self).filter("id == 2").value(forKeyPath: "links") as? [List<KVCTyped>])?.first?.count == 1)
