@@ -56,3 +56,46 @@ import TestSupport
         #expect(seen == [[1], [0]])
     }
 }
+
+final class KPDog: Object {
+    @Persisted var dogName = ""
+    @Persisted var age = 0
+}
+
+final class KPOwner: Object {
+    @Persisted var name = ""
+    @Persisted var dog: KPDog?
+    @Persisted var dogs: List<KPDog>
+}
+
+/// Issue 56, item 5: an object's key-path notifications through a link or a list
+/// (RealmSwift's `testLinkPropertyKeyPathNotifications1`/`2`, `testListPropertyKeyPathNotifications`): a
+/// change of what the path reaches is a change of the link or list property.
+@Suite struct ObjectKeyPathThroughLinkTests {
+    @Test func aChangeAtTheEndOfAPathIsAChangeOfItsFirstProperty() throws {
+        let realm = try memoryRealm(types: [KPDog.self, KPOwner.self])
+        let (owner, dog, other) = try realm.write { () -> (KPOwner, KPDog, KPDog) in
+            let dog = realm.create(KPDog.self)
+            let other = realm.create(KPDog.self)
+            return (realm.create(KPOwner.self, value: ["dog": dog, "dogs": [dog, other]]), dog, other)
+        }
+        var viaLink: [[String]] = []
+        var viaList: [[String]] = []
+        let t1 = owner.observe(keyPaths: ["dog.dogName"]) { (change: ObjectChange<KPOwner>) in
+            if case .change(_, let p) = change { viaLink.append(p.map(\.name)) }
+        }
+        let t2 = owner.observe(keyPaths: ["dogs.age"]) { (change: ObjectChange<KPOwner>) in
+            if case .change(_, let p) = change { viaList.append(p.map(\.name)) }
+        }
+        try realm.write { dog.dogName = "rex" }  // reaches dog.dogName; not dogs.age
+        try realm.write { other.age = 3 }  // reaches dogs.age only
+        try realm.write { dog.age = 4 }  // reaches dogs.age (dog is in the list too)
+        try realm.write { owner.name = "not watched" }
+        try realm.write { owner.dog = realm.create(KPDog.self) }  // the link itself changes
+        try realm.write { realm.delete(other) }  // leaves the list
+        #expect(viaLink == [["dog"], ["dog"]])
+        #expect(viaList == [["dogs"], ["dogs"], ["dogs"]])
+        t1.invalidate()
+        t2.invalidate()
+    }
+}

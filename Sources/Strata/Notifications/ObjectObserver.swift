@@ -10,12 +10,15 @@ final class ObjectObserver<T: Object>: ChangeObserver {
     let watched: [Int]
     /// Linking objects among the key paths (`owners`, `owners.name`), by their property's name.
     let backlinks: [(name: String, watch: BacklinkWatch)]
+    /// Key paths through links and lists (`dog.name`, `employees.hired`): a change of what they reach is a
+    /// change of the link or list property, without values (RealmSwift's object key-path notifications).
+    let links: [LinkWatch]
     let block: (ObjectChange<T>) -> Void
     var done = false
 
     init(
         object: T, accessor: ObjectAccessor, queue: DispatchQueue?, watched: [Int], backlinks: [(name: String, watch: BacklinkWatch)] = [],
-        block: @escaping (ObjectChange<T>) -> Void
+        links: [LinkWatch] = [], block: @escaping (ObjectChange<T>) -> Void
     ) {
         self.object = object
         self.binding = accessor.binding
@@ -23,6 +26,7 @@ final class ObjectObserver<T: Object>: ChangeObserver {
         self.queue = queue
         self.watched = watched
         self.backlinks = backlinks
+        self.links = links
         self.block = block
     }
 
@@ -40,6 +44,17 @@ final class ObjectObserver<T: Object>: ChangeObserver {
         for (name, watch) in backlinks where try watch.affected(summary, old: old, new: new).contains(key) {
             changes.append(PropertyChange(name: name, oldValue: nil, newValue: nil))
         }
+        // Objects this one links to (through each watched path) whose watched properties changed.
+        for watch in links {
+            let touched = try watch.touched(summary, old: old, new: new)
+            guard !touched.isEmpty else { continue }
+            let name = binding.info.schema.properties[watch.property].name
+            let hit = try new.withValue(forKey: ObjectKey.bytes(key), in: binding.partition) { raw -> Bool in
+                guard let raw else { return false }
+                return RealmCore.linkKeys(RealmCore.values(binding, raw, [watch.property])[0]).contains(where: touched.contains)
+            }
+            if hit, !changes.contains(where: { $0.name == name }) { changes.append(PropertyChange(name: name, oldValue: nil, newValue: nil)) }
+        }
         guard summary.everything || summary.keys[binding.partition]?.contains(key) == true || !changes.isEmpty else { return nil }
         let k = ObjectKey.bytes(key)
         let before = try old.withValue(forKey: k, in: binding.partition) { $0.map { RealmCore.values(binding, $0, watched) } }
@@ -52,7 +67,9 @@ final class ObjectObserver<T: Object>: ChangeObserver {
         }
         guard let before else { return nil }
         for (n, i) in watched.enumerated() where !RealmCore.same(before[n], after[n]) {
-            changes.append(PropertyChange(name: binding.info.schema.properties[i].name, oldValue: before[n].anyValue, newValue: after[n].anyValue))
+            let name = binding.info.schema.properties[i].name
+            changes.removeAll { $0.name == name }
+            changes.append(PropertyChange(name: name, oldValue: before[n].anyValue, newValue: after[n].anyValue))
         }
         guard !changes.isEmpty else { return nil }
         let object = self.object
@@ -78,8 +95,13 @@ extension Object {
                 return accessor.core.backlinkWatches(accessor.binding, keyPaths: [path]).first.map { (name, $0) }
             }
         } ?? []
+        // Paths through links or lists (`dog.name`): what they reach counts too. Without key paths, as in
+        // RealmSwift, only the object's own properties count.
+        let links = keyPaths.map { accessor.core.linkWatches(accessor.binding, keyPaths: $0) } ?? []
         return accessor.core.addObserver(
-            ObjectObserver(object: object, accessor: accessor, queue: queue ?? accessor.core.queue, watched: watched, backlinks: inverse, block: block))
+            ObjectObserver(
+                object: object, accessor: accessor, queue: queue ?? accessor.core.queue, watched: watched, backlinks: inverse, links: links,
+                block: block))
     }
 
     /// `observe(keyPaths:on:_:)` with the properties named by key paths (`[\Dog.name, \Dog.owner.name]`).
