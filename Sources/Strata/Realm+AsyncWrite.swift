@@ -5,8 +5,10 @@ import Foundation
 public typealias AsyncTransactionId = UInt32
 
 /// The asynchronous write family of one Realm: blocks and callbacks queued in order, run where the Realm
-/// delivers its notifications (its queue or actor). A Realm with neither has no loop to run them later on
-/// Linux, so its work runs at once, in order, as a run loop would turn: work scheduled while other work
+/// delivers its notifications (its queue or actor; the main queue for the main thread's Realm, as RealmSwift
+/// waits for the main run loop, so a program whose main queue never runs never runs them). A Realm of another
+/// thread has no loop to run them later on Linux, so its work runs at once, in order, as a run loop would
+/// turn: work scheduled while other work
 /// runs, or while a write transaction is open, runs when that ends. A block that needs a write transaction
 /// and finds one open (a `beginAsyncWrite` inside `write {}` or inside another asynchronous write) runs when it
 /// is committed or cancelled, as in RealmSwift, instead of trapping. A cancel after work ran is a no-op.

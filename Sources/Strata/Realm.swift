@@ -129,6 +129,8 @@ public struct Realm: @unchecked Sendable {
         info.assign(value, to: object)
         core.creatingFromValue += 1
         defer { core.creatingFromValue -= 1 }
+        // An object of another Realm given whole is this copy: a link back to it (a cycle) finds it.
+        if let source = (value as? Object)?._accessor, source.core !== core { core.foreignCopies[RealmCore.ForeignRow(source)] = object }
         core.add(object, update: update)
         return object
     }

@@ -60,6 +60,7 @@ import TestSupport
 final class KPDog: Object {
     @Persisted var dogName = ""
     @Persisted var age = 0
+    @Persisted(originProperty: "dogs") var owners: LinkingObjects<KPOwner>
 }
 
 final class KPOwner: Object {
@@ -93,6 +94,9 @@ final class KPOwner: Object {
         try realm.write { owner.name = "not watched" }
         try realm.write { owner.dog = realm.create(KPDog.self) }  // the link itself changes
         try realm.write { realm.delete(other) }  // leaves the list
+        // A path through linking objects is taken too (followed as backlinks, not as a link): no trap.
+        let t3 = dog.observe(keyPaths: ["owners.name"]) { (_: ObjectChange<KPDog>) in }
+        t3.invalidate()
         #expect(viaLink == [["dog"], ["dog"]])
         #expect(viaList == [["dogs"], ["dogs"], ["dogs"]])
         t1.invalidate()

@@ -139,6 +139,29 @@ final class IVMixed: Object {
         #expect(copy.realm == target && copy.any == .string("b"))
     }
 
+    /// A stored object reached twice (two instances of one row) or through a cycle is copied once.
+    @Test func objectsReachedTwiceOrInACycleAreCopiedOnce() throws {
+        let dir = try TemporaryDirectory()
+        let source = try Realm(configuration: Self.config(dir, "cycle-source.realm"))
+        let target = try Realm(configuration: Self.config(dir, "cycle-target.realm"))
+        try source.write {
+            let a = source.create(IVMixed.self, value: ["id": 1])
+            let b = source.create(IVMixed.self, value: ["id": 2, "link": a])
+            a.link = b  // a cycle: 1 -> 2 -> 1
+        }
+        let first = try #require(source.object(ofType: IVMixed.self, forPrimaryKey: 1))
+        let again = try #require(source.object(ofType: IVMixed.self, forPrimaryKey: 1))
+        let made = try target.write { target.create(IVMixed.self, value: ["id": 3, "link": first, "list": [again]]) }
+        #expect(target.objects(IVMixed.self).count == 3)
+        #expect(made.link?.id == 1 && made.list.first?.id == 1)
+        #expect(made.link?.link?.link?.id == 1)
+        // The whole cycle from its own start.
+        let other = try Realm(configuration: Self.config(dir, "cycle-other.realm"))
+        let copy = try other.write { other.create(IVMixed.self, value: first) }
+        #expect(other.objects(IVMixed.self).count == 2)
+        #expect(copy.link?.link == copy)
+    }
+
     /// `add` of an object whose link is managed by another Realm is RealmSwift's programmer error.
     @Test func addingAnObjectLinkingIntoAnotherRealmTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {

@@ -97,7 +97,7 @@ extension Object {
         } ?? []
         // Paths through links or lists (`dog.name`): what they reach counts too. Without key paths, as in
         // RealmSwift, only the object's own properties count.
-        let links = keyPaths.map { accessor.core.linkWatches(accessor.binding, keyPaths: $0) } ?? []
+        let links = keyPaths.map { accessor.core.linkWatches(accessor.binding, keyPaths: $0, lenient: true) } ?? []
         return accessor.core.addObserver(
             ObjectObserver(
                 object: object, accessor: accessor, queue: queue ?? accessor.core.queue, watched: watched, backlinks: inverse, links: links,

@@ -42,7 +42,10 @@ extension RealmCore {
     /// The links whose targets an observer of `binding`'s objects watches: those named by key paths through a
     /// link (`dog.name`: the dog's name; `dog`: the link itself only), or, without key paths, every link and
     /// list of objects with all of the linked type's properties (one level deep, as far as Strata follows).
-    func linkWatches(_ binding: TypeBinding, keyPaths: [String]?) -> [LinkWatch] {
+    /// The link watches of `keyPaths`; a path that is not links to a property traps, unless `lenient` (an
+    /// object observer, whose paths may also go through linking objects, which `backlinkWatches` follow): then
+    /// it is left out.
+    func linkWatches(_ binding: TypeBinding, keyPaths: [String]?, lenient: Bool = false) -> [LinkWatch] {
         let info = binding.info
         func target(_ i: Int) -> TypeBinding? {
             guard let cls = info.linkTargets[i] ?? info.listTargets[i] ?? nil else { return nil }
@@ -54,13 +57,14 @@ extension RealmCore {
             }
         }
         var out: [LinkWatch] = []
-        for path in keyPaths {
+        paths: for path in keyPaths {
             let parts = path.split(separator: ".").map(String.init)
             guard parts.count >= 2, let i = info.propertyIndex[parts[0]], let first = target(i) else { continue }
             var further: [(property: Int, target: TypeBinding)] = []
             var current = first
             for part in parts.dropFirst().dropLast() {
                 guard let j = current.info.propertyIndex[part], let cls = current.info.linkTargets[j] ?? current.info.listTargets[j] ?? nil else {
+                    if lenient { continue paths }
                     fatalError("'\(part)' in key path '\(path)' is not a link of '\(current.info.schema.className)'")
                 }
                 let next = self.binding(forClass: cls)
@@ -68,6 +72,7 @@ extension RealmCore {
                 current = next
             }
             guard let last = parts.last, let j = current.info.propertyIndex[last] else {
+                if lenient { continue paths }
                 fatalError("Property '\(parts.last ?? "")' not found in object of type '\(current.info.schema.className)' (key path '\(path)')")
             }
             out.append(LinkWatch(property: i, target: first, further: further, targetProperties: [j]))

@@ -33,6 +33,20 @@ enum RealmCache {
     /// One thread's entries, kept in its thread dictionary (used only from that thread).
     private final class Table {
         var entries: [Key: WeakCore] = [:]
+        /// The thread's Realms in a write transaction, held until the write ends (or the thread does).
+        var writing: [Key: RealmCore] = [:]
+    }
+
+    /// Holds `core` in its thread's cache while it writes (`writing`), and lets it go after: the Realm a
+    /// temporary `Realm()` began a write in is the one the next `Realm()` of the thread returns.
+    static func holdWhileWriting(_ core: RealmCore, _ writing: Bool) {
+        guard let t = Thread.current.threadDictionary[threadKey] as? Table else { return }
+        let key = Key(core.configuration)
+        if writing {
+            if t.entries[key]?.core === core { t.writing[key] = core }
+        } else if t.writing[key] === core {
+            t.writing[key] = nil
+        }
     }
 
     private static let threadKey = "Strata.RealmCache"

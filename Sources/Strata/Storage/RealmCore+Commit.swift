@@ -20,8 +20,10 @@ extension RealmCore {
                 fileURL: configuration.fileURL)
         }
         // A write that another Realm holds in this task (or thread) would never end while this one waits for it.
-        let context = SharedFile.WriteContext.current
-        if let holder = shared.writeHolder.withLock({ $0 }), holder.context == context, holder.core != ObjectIdentifier(self) {
+        // Only Realms of a thread or task count: a queue's or an actor's write may span blocks that run on any
+        // thread, and end in another task.
+        let context: SharedFile.WriteContext? = queue == nil && pump == nil ? .current : nil
+        if let context, let holder = shared.writeHolder.withLock({ $0 }), holder.context == context, holder.core != ObjectIdentifier(self) {
             fatalError(
                 "Cannot begin a write transaction on \(shared.displayName): another Realm instance of this thread is in a write "
                     + "transaction on the same file, and this one would wait for it forever. Commit or cancel that write first, "
@@ -46,7 +48,7 @@ extension RealmCore {
         }
         writeSerial += 1
         write = WriteState(tx: tx, spillThreshold: spillThreshold)
-        shared.writeHolder.withLock { $0 = (context, ObjectIdentifier(self)) }
+        if let context { shared.writeHolder.withLock { $0 = (context, ObjectIdentifier(self)) } }
         // The write sees the latest version, as Realm's does.
         do {
             try moveToLatest()

@@ -301,14 +301,16 @@ extension RealmCore {
             object = copy
         }
         // `create(_:value:)` copies an object another Realm manages, as RealmSwift's does; `add` may not link one.
-        // One copy per object, however many places of the value name it.
+        // One copy per stored object, however many places of the value reach it (each read of a link makes a
+        // new instance, so the row is the identity): cycles end, and a shared object is copied once.
         if creatingFromValue > 0, let accessor = object._accessor, accessor.core !== self {
-            if let copied = foreignCopies[ObjectIdentifier(object)] {
+            let row = ForeignRow(accessor)
+            if let copied = foreignCopies[row] {
                 object = copied
             } else {
                 let copy = Object.make(type(of: object))
+                foreignCopies[row] = copy
                 TypeRegistry.info(for: type(of: object)).assign(object, to: copy)
-                foreignCopies[ObjectIdentifier(object)] = copy
                 object = copy
             }
         }

@@ -37,14 +37,19 @@ final class RealmCore: @unchecked Sendable {
     /// write, on the Realm's thread, never while it is being set: dynamic exclusivity checks are off.
     @exclusivity(unchecked) var write: WriteState? {
         didSet {
-            writeKeepsAlive = write == nil ? nil : self
+            // The instance caches hold Realms weakly; a write's Realm stays its thread's Realm until the write
+            // commits or is cancelled, as RealmSwift's does (`try! Realm().beginWrite()`, then
+            // `try! Realm().create(...)` in the same write). The thread's cache holds it meanwhile, so a thread
+            // that ends with a write open still lets it go (and the write with it).
+            if (write == nil) != (oldValue == nil) { RealmCache.holdWhileWriting(self, write != nil) }
             if write == nil, oldValue != nil { shared.writeHolder.withLock { if $0?.core == ObjectIdentifier(self) { $0 = nil } } }
         }
     }
-    /// The core itself while it is in a write transaction: the instance caches hold Realms weakly, and a write's
-    /// Realm must stay its thread's (or actor's, or task's) Realm until the write commits or is cancelled, as
-    /// RealmSwift's does (`try! Realm().beginWrite()`, then `try! Realm().create(...)` in the same write).
-    private var writeKeepsAlive: RealmCore?
+
+    deinit {
+        // A Realm let go with its write open (its thread ended): the write ends with it, and so does its record.
+        if write != nil { shared.writeHolder.withLock { if $0?.core == ObjectIdentifier(self) { $0 = nil } } }
+    }
 
     /// Change observers. Tokens refer to this list weakly, never to the core: a weak reference to the core
     /// would give it a side table, which makes each retain and release of it (one pair per object made)
@@ -169,8 +174,19 @@ final class RealmCore: @unchecked Sendable {
     var creatingFromValue = 0 {
         didSet { if creatingFromValue == 0 { foreignCopies = [:] } }
     }
-    /// The copies `create` made of other Realms' objects, by the original (which the value keeps alive).
-    var foreignCopies: [ObjectIdentifier: Object] = [:]
+    /// The copies `create` made of other Realms' objects, by the stored object they copy.
+    var foreignCopies: [ForeignRow: Object] = [:]
+    /// A stored object of another Realm: its file, type partition and key.
+    struct ForeignRow: Hashable {
+        let file: ObjectIdentifier
+        let partition: UInt32
+        let key: Int64
+        init(_ accessor: ObjectAccessor) {
+            file = ObjectIdentifier(accessor.core.shared)
+            partition = accessor.binding.partition
+            key = accessor.key
+        }
+    }
     /// How many adds are nested now, and the link resolutions queued below `maxAddDepth`
     /// (`RealmCore+ObjectGraph`).
     @exclusivity(unchecked) var addDepth = 0
