@@ -42,13 +42,13 @@ final class RealmCore: @unchecked Sendable {
             // `try! Realm().create(...)` in the same write). The thread's cache holds it meanwhile, so a thread
             // that ends with a write open still lets it go (and the write with it).
             if (write == nil) != (oldValue == nil) { RealmCache.holdWhileWriting(self, write != nil) }
-            if write == nil, oldValue != nil { shared.writeHolder.withLock { if $0?.core == ObjectIdentifier(self) { $0 = nil } } }
+            if write == nil, oldValue != nil { shared.writeEnded(by: self) }
         }
     }
 
     deinit {
         // A Realm let go with its write open (its thread ended): the write ends with it, and so does its record.
-        if write != nil { shared.writeHolder.withLock { if $0?.core == ObjectIdentifier(self) { $0 = nil } } }
+        if write != nil { shared.writeEnded(by: self) }
     }
 
     /// Change observers. Tokens refer to this list weakly, never to the core: a weak reference to the core

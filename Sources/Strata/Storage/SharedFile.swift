@@ -30,6 +30,11 @@ final class SharedFile: @unchecked Sendable {
     /// Realm: another Realm that begins a write in the same task or thread would wait for it forever.
     let writeHolder = Locked<(context: WriteContext, core: ObjectIdentifier)?>(nil)
 
+    /// Forgets `core` as the holder of the file's write (a later writer's record stays).
+    func writeEnded(by core: RealmCore) {
+        writeHolder.withLock { if $0?.core == ObjectIdentifier(core) { $0 = nil } }
+    }
+
     /// Where a write runs: its task, or its thread outside tasks. A task hops threads but runs one piece of
     /// code at a time, so a write in a task can only end in that task.
     struct WriteContext: Equatable, @unchecked Sendable {  // @unchecked: compared only, never used to reach the task
