@@ -122,7 +122,7 @@ extension RealmCore {
         w.setPending(pk, record, added: true)
         if info.schema.isEmbedded { w.orphans.insert(pk) }
         attach(object, binding: binding, key: key)
-        w.objectsToInvalidate.append(object)
+        w.objectsToInvalidate.append(.init(object: object))
         // A new record's embedded properties own nothing yet, whatever the unmanaged values said.
         for i in info.embeddedTargets.keys { record.values[i] = info.listTargets[i] != nil ? .list([]) : .null }
         resolveAdded {

@@ -78,7 +78,8 @@ extension RealmCore {
         w.forgetSpilled()
         // Objects added with links whose records went to the view need their unmanaged state no more (as
         // after a commit).
-        w.objectsToInvalidate.removeAll { o in
+        w.objectsToInvalidate.removeAll { weak in
+            guard let o = weak.object else { return true }
             guard let a = o._accessor, w.isLive(PendingKey(partition: a.binding.partition, key: a.key)) == nil else { return false }
             o._unmanagedLinks = nil
             o._unmanagedCollections = nil

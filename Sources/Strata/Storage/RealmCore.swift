@@ -47,8 +47,13 @@ final class RealmCore: @unchecked Sendable {
     }
 
     deinit {
-        // A Realm let go with its write open (its thread ended): the write ends with it, and so does its record.
-        if write != nil { shared.writeEnded(by: self) }
+        // A Realm let go with its write open (its thread ended): the write is cancelled, as RealmSwift's is,
+        // before anything else goes. The file may close with this Realm, and its close waits for the writer
+        // gate that the open write holds.
+        if let write {
+            write.tx.abort()
+            shared.writeEnded(by: self)
+        }
     }
 
     /// Change observers. Tokens refer to this list weakly, never to the core: a weak reference to the core

@@ -568,7 +568,13 @@ extension RealmCore {
         @exclusivity(unchecked) var dropped = Set<UInt32>()
         @inline(__always)
         func isDropped(_ partition: UInt32) -> Bool { !dropped.isEmpty && dropped.contains(partition) }
-        /// Objects added with links or collections, whose unmanaged state the commit (or cancel) lets go.
-        @exclusivity(unchecked) var objectsToInvalidate: [Object] = []
+        /// Objects added with links or collections, whose unmanaged state the commit (or cancel) lets go. Held
+        /// weakly: an added object holds its Realm, so a strong list would keep a Realm let go with its write
+        /// open (its thread ended) alive for good, and the write's lock with it. An object freed meanwhile has
+        /// nothing left to let go.
+        @exclusivity(unchecked) var objectsToInvalidate: [WeakObject] = []
+        struct WeakObject {
+            weak var object: Object?
+        }
     }
 }

@@ -231,3 +231,37 @@ final class RIHolder: Object {
         #expect(realm.object(ofType: RIItem.self, forPrimaryKey: 1)?.next?.next?.id == 1)
     }
 }
+
+extension RealmInstanceTests {
+    /// Issue 56, item 5: a thread that ends with a write open (a test that never commits, a worker that
+    /// throws) cancels it as its Realm goes, as RealmSwift's deallocated Realm does. Before, the Realm's file
+    /// closed first and waited for the writer gate that the open write held: the thread never ended, and every
+    /// later write in the process waited forever.
+    @Test func aThreadThatEndsInAWriteCancelsIt() throws {
+        let dir = try TemporaryDirectory()
+        let config = Self.config(dir)
+        let ended = DispatchSemaphore(value: 0)
+        Thread {
+            let realm = try! Realm(configuration: config)
+            realm.beginWrite()
+            let a = realm.create(RIItem.self, value: ["id": 1])
+            a.next = realm.create(RIItem.self, value: ["id": 2])
+            a.next?.next = a
+            // The thread's Realm goes as the thread ends, before or after the write below begins.
+            ended.signal()
+        }.start()
+        ended.wait()
+        let written = DispatchSemaphore(value: 0)
+        Thread {
+            let realm = try! Realm(configuration: config)
+            try! realm.write { realm.create(RIItem.self, value: ["id": 3]) }
+            written.signal()
+        }.start()
+        guard written.wait(timeout: .now() + 60) == .success else {
+            Issue.record("a write after the abandoned one waited forever")
+            return
+        }
+        #expect(try Realm(configuration: config).objects(RIItem.self).map(\.id) == [3])
+    }
+
+}
