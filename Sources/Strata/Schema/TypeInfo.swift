@@ -234,14 +234,17 @@ final class TypeInfo: @unchecked Sendable {
         return own
     }
 
-    /// The collections an unmanaged object being added holds, by property index, as they are now: a collection
-    /// declared with `let` becomes a view of the stored one when its object is attached, before the elements
-    /// are stored, so its elements are taken now.
+    /// The collections an unmanaged object being added holds, by property index, as they are now. Each of
+    /// them becomes a view of the stored one, as RealmSwift's do (`let dogs = person.dogs; realm.add(person)`:
+    /// `dogs` is managed from then on), before the elements are stored, so its elements are taken now.
     func collectionsToStore(of object: Object) -> [(Int, any StoredOnAdd)] {
-        listIndices.compactMap { i in
+        let unmanaged = object._accessor == nil
+        return listIndices.compactMap { i in
             guard let storage = listStorage(of: object, at: i) else { return nil }
-            if hasLegacyProperties, let legacy = storage as? any LegacyCollection { return (i, legacy.unmanagedCopy()) }
-            return (i, storage)
+            guard let collection = storage as? any LegacyCollection else { return (i, storage) }
+            let elements = collection.unmanagedCopy()
+            if unmanaged { collection.bind(to: object, index: i) }
+            return (i, elements)
         }
     }
 
