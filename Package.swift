@@ -116,6 +116,7 @@ let package = Package(
             dependencies: [
                 "Engine", "RealmFile", .product(name: "Logging", package: "swift-log"), .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux])),
+                .product(name: "OpenCombineDispatch", package: "OpenCombine", condition: .when(platforms: [.linux])),
             ],
             swiftSettings: strictSettings
         ),
@@ -185,7 +186,8 @@ let package = Package(
         .testTarget(
             name: "StrataTests",
             dependencies: ["Strata", "RealmFile", "RealmFileTesting", "TestSupport", "StrataCrashChild", "StrataToolHost", "strata", "TodoList", "MigrationWalkthrough", "MainQueueChild", "DiscoveryCostChild", .product(name: "Atomics", package: "swift-atomics"),
-                .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux]))],
+                .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux])),
+                .product(name: "OpenCombineDispatch", package: "OpenCombine", condition: .when(platforms: [.linux]))],
             swiftSettings: strictSettings
         ),
         .executableTarget(

@@ -127,4 +127,26 @@ final class CPItem: Object {
         #expect(one.received == 1)
         one.subscription?.cancel()
     }
+
+    /// `publisher(for:)`, which RealmSwift's objects get from key-value observing: the value now, then each
+    /// change of that property (not of others), finishing at deletion.
+    @Test func aPropertysPublisherGivesItsValueNowAndAfterEachChange() throws {
+        let realm = try Self.realm()
+        let item = try realm.write { realm.create(CPItem.self, value: ["id": 1, "name": "a"]) }
+        var names: [String] = []
+        var finished = false
+        let cancellable = item.publisher(for: \.name).sink(receiveCompletion: { _ in finished = true }) { names.append($0) }
+        try realm.write { item.name = "b" }
+        try realm.write { item.tags.append("t") }
+        try realm.write { item.name = "c" }
+        #expect(names == ["a", "b", "c"])
+        try realm.write { realm.delete(item) }
+        #expect(finished)
+        cancellable.cancel()
+        // Unmanaged: the value now, then the end.
+        var unmanaged: [String] = []
+        _ = CPItem(value: ["name": "u"]).publisher(for: \.name).sink { unmanaged.append($0) }
+        #expect(unmanaged == ["u"])
+    }
+
 }

@@ -317,6 +317,54 @@ actor DogCounter {
         #expect(r2.map(\.name) == ["cy", "ada", "stray"] && deletions == [1, 3])
     }
 
+    /// Issue 56, item 7 (from real apps): generic code observes any collection of objects through
+    /// `RealmCollection` (`observe(keyPaths:on:_:)` is a requirement, as in RealmSwift), `LinkingObjects` and
+    /// `AnyRealmCollection` included, with changes in the collection's own positions.
+    @Test func genericCodeObservesEveryCollectionOfObjects() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Self.open(dir)
+        let owner = try Self.fill(realm)
+        let stray = try #require(realm.objects(GDog.self).filter("name == 'stray'").first)
+        func watch<C: RealmCollection>(_ collection: C, _ changes: Deliveries<C>, keyPaths: [String]? = nil) -> NotificationToken {
+            keyPaths == nil ? collection.observe { changes.changes.append($0) } : collection.observe(keyPaths: keyPaths, on: nil) { changes.changes.append($0) }
+        }
+        let dogs = Deliveries<List<GDog>>()
+        let owners = Deliveries<LinkingObjects<GOwner>>()
+        let any = Deliveries<AnyRealmCollection<GDog>>()
+        let named = Deliveries<Results<GDog>>()
+        let tokens = [
+            watch(owner.dogs, dogs), watch(stray.owners, owners), watch(AnyRealmCollection(owner.favourites), any),
+            watch(realm.objects(GDog.self), named, keyPaths: ["name"]),
+        ]
+        defer { tokens.forEach { $0.invalidate() } }
+        #expect(dogs.changes.count == 1 && owners.changes.count == 1 && any.changes.count == 1 && named.changes.count == 1)
+        try realm.write {
+            owner.dogs.append(stray)
+            owner.favourites.insert(stray)
+        }
+        guard case .update(let list, _, let insertions, _)? = dogs.changes.last else {
+            Issue.record("no update of the list")
+            return
+        }
+        #expect(list.count == 6 && insertions == [5])
+        guard case .update(let linking, _, let ownerInsertions, _)? = owners.changes.last else {
+            Issue.record("no update of the stray's owners")
+            return
+        }
+        #expect(linking.map(\.id) == [1] && ownerInsertions == [0])
+        guard case .update(let wrapped, _, let anyInsertions, _)? = any.changes.last else {
+            Issue.record("no update of the wrapped set")
+            return
+        }
+        #expect(wrapped.count == 3 && anyInsertions == [2])
+        // Only names are watched: an age change is not a change of those results.
+        let before = named.changes.count
+        try realm.write { stray.age = 41 }
+        #expect(named.changes.count == before)
+        try realm.write { stray.name = "found" }
+        #expect(named.changes.count == before + 1)
+    }
+
     @Test func typeSafeQueriesAskWhetherACollectionHoldsAnyOfSomeValues() throws {
         let dir = try TemporaryDirectory()
         let realm = try Self.open(dir)

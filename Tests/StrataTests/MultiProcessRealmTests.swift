@@ -21,6 +21,17 @@ enum IndexedShare {
     }
 }
 
+/// `SharedNote` with a property the file does not have: a model that differs from the file's at the same
+/// schema version.
+enum WiderShare {
+    final class SharedNote: Object {
+        @Persisted(primaryKey: true) var id: Int
+        @Persisted var text = ""
+        @Persisted var pinned = false
+        override class func className() -> String { "SharedNote" }
+    }
+}
+
 /// A type only this process declares (the child declares `SharedTag`, which this process does not).
 final class SharedLabel: Object {
     @Persisted var name = ""
@@ -266,4 +277,26 @@ func waitUntil(_ condition: () -> Bool) -> Bool {
         let realm = try Realm(configuration: config)
         #expect(realm.objects(SharedNote.self).count == 3)
     }
+
+    /// Issue 56, item 9: what processes sharing a file may differ in, said exactly. A model that differs from
+    /// the file's at the same schema version (not only by added types or indexes) is refused at open with
+    /// Realm's schema-mismatch error while another process has the file open, and the other process goes on.
+    @Test func aModelThatDiffersFromTheFilesAtTheSameVersionIsRefusedBesideAnotherProcess() throws {
+        let child = try #require(Self.childPath, "StrataCrashChild was not built beside the tests")
+        let dir = try TemporaryDirectory()
+        let url = URL(fileURLWithPath: dir.child("mismatch.realm"))
+        let other = try ShareChild(child, url.path)
+        defer { other.quit() }
+        #expect(waitUntil { other.lines.contains("ready") }, "the child did not start: \(other.lines)")
+        do {
+            _ = try Realm(configuration: Realm.Configuration(fileURL: url, objectTypes: [WiderShare.SharedNote.self]))
+            Issue.record("a model with a property the file lacks opened at the same schema version")
+        } catch let error as Realm.Error {
+            #expect(error.code == .schemaMismatch, "\(error)")
+            #expect(error.localizedDescription.contains("Property 'SharedNote.pinned' has been added."), "\(error)")
+        }
+        other.send("insert")
+        #expect(waitUntil { other.changes.count == 1 }, "the other process stopped: \(other.lines)")
+    }
+
 }

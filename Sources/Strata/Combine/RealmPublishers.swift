@@ -20,12 +20,26 @@ public enum RealmPublishers {
     /// that arrives while the subscriber asked for none is dropped (each value is the latest state).
     public struct Value<Output>: Publisher {
         public typealias Failure = any Error
-        let register: (_ send: @escaping (Output) -> Void, _ finish: @escaping ((any Error)?) -> Void) -> NotificationToken
+        /// Where the observer's notifications go (`subscribe(on:)`); nil: where the Realm's go.
+        let queue: DispatchQueue?
+        let register:
+            (_ queue: DispatchQueue?, _ send: @escaping (Output) -> Void, _ finish: @escaping ((any Error)?) -> Void) -> NotificationToken
+
+        init(
+            queue: DispatchQueue? = nil,
+            _ register: @escaping (_ queue: DispatchQueue?, _ send: @escaping (Output) -> Void, _ finish: @escaping ((any Error)?) -> Void)
+                -> NotificationToken
+        ) {
+            self.queue = queue
+            self.register = register
+        }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == any Error {
             let subscription = TokenSubscription(subscriber)
             subscriber.receive(subscription: subscription)
-            subscription.start(register)
+            let queue = self.queue
+            let register = self.register
+            subscription.start { send, finish in register(queue, send, finish) }
         }
     }
 
@@ -108,8 +122,8 @@ final class TokenSubscription<S: Subscriber>: Subscription, @unchecked Sendable 
 /// A publisher of `object` each time it changes (of the properties in `keyPaths`, when given); it finishes when
 /// the object is deleted. As RealmSwift's, it does not publish the object as it is now.
 public func valuePublisher<T: Object>(_ object: T, keyPaths: [String]? = nil) -> RealmPublishers.Value<T> {
-    RealmPublishers.Value { send, finish in
-        object.observe(keyPaths: keyPaths) { (change: ObjectChange<T>) in
+    RealmPublishers.Value { queue, send, finish in
+        object.observe(keyPaths: keyPaths, on: queue) { (change: ObjectChange<T>) in
             switch change {
             case .change(let changed, _): send(changed)
             case .deleted: finish(nil)
@@ -121,8 +135,8 @@ public func valuePublisher<T: Object>(_ object: T, keyPaths: [String]? = nil) ->
 
 /// A publisher of each change to `object`, as `observe` reports it; it finishes after `.deleted`.
 public func changesetPublisher<T: Object>(_ object: T, keyPaths: [String]? = nil) -> RealmPublishers.ObjectChangeset<T> {
-    RealmPublishers.Value { send, finish in
-        object.observe(keyPaths: keyPaths) { (change: ObjectChange<T>) in
+    RealmPublishers.Value { queue, send, finish in
+        object.observe(keyPaths: keyPaths, on: queue) { (change: ObjectChange<T>) in
             send(change)
             switch change {
             case .deleted: finish(nil)
@@ -137,13 +151,13 @@ extension Object {
     /// Publishes after each change to this managed object (SwiftUI's `ObservableObject` signal, as RealmSwift's
     /// objects give it); nothing for an unmanaged one.
     public var objectWillChange: RealmPublishers.WillChange {
-        guard _accessor != nil else { return RealmPublishers.WillChange(values: RealmPublishers.Value { _, finish in
+        guard _accessor != nil else { return RealmPublishers.WillChange(values: RealmPublishers.Value { _, _, finish in
             finish(nil)
             return NotificationToken()
         }) }
         let object = self
-        return RealmPublishers.WillChange(values: RealmPublishers.Value { send, finish in
-            object.observe { (change: ObjectChange<Object>) in
+        return RealmPublishers.WillChange(values: RealmPublishers.Value { queue, send, finish in
+            object.observe(on: queue) { (change: ObjectChange<Object>) in
                 switch change {
                 case .change: send(())
                 case .deleted: finish(nil)
@@ -158,32 +172,51 @@ extension Object {
 
 /// The collections that publish their changes: `Results`, `List`, `MutableSet`, `LinkingObjects` and
 /// `AnyRealmCollection`.
-public protocol _RealmPublishingCollection {
-    func _observeForPublisher(keyPaths: [String]?, _ block: @escaping (RealmCollectionChange<Self>) -> Void) -> NotificationToken
+public protocol _RealmPublishingCollection: ThreadConfined {
+    func _observeForPublisher(
+        keyPaths: [String]?, on queue: DispatchQueue?, _ block: @escaping (RealmCollectionChange<Self>) -> Void
+    ) -> NotificationToken
+}
+
+extension _RealmPublishingCollection where Self: RealmCollection {
+    public func _observeForPublisher(
+        keyPaths: [String]?, on queue: DispatchQueue?, _ block: @escaping (RealmCollectionChange<Self>) -> Void
+    ) -> NotificationToken {
+        observe(keyPaths: keyPaths, on: queue, block)
+    }
 }
 
 extension Results: _RealmPublishingCollection {
-    public func _observeForPublisher(keyPaths: [String]?, _ block: @escaping (RealmCollectionChange<Results<Element>>) -> Void) -> NotificationToken {
-        observe(keyPaths: keyPaths, on: nil, block)
+    public func _observeForPublisher(
+        keyPaths: [String]?, on queue: DispatchQueue?, _ block: @escaping (RealmCollectionChange<Results<Element>>) -> Void
+    ) -> NotificationToken {
+        observe(keyPaths: keyPaths, on: queue, block)
     }
 }
 
 extension List: _RealmPublishingCollection {
-    public func _observeForPublisher(keyPaths: [String]?, _ block: @escaping (RealmCollectionChange<List<Element>>) -> Void) -> NotificationToken {
-        observe(keyPaths: keyPaths, on: nil, block)
+    public func _observeForPublisher(
+        keyPaths: [String]?, on queue: DispatchQueue?, _ block: @escaping (RealmCollectionChange<List<Element>>) -> Void
+    ) -> NotificationToken {
+        observe(keyPaths: keyPaths, on: queue, block)
     }
 }
 
 extension MutableSet: _RealmPublishingCollection {
-    public func _observeForPublisher(keyPaths: [String]?, _ block: @escaping (RealmCollectionChange<MutableSet<Element>>) -> Void) -> NotificationToken {
-        observe(keyPaths: keyPaths, on: nil, block)
+    public func _observeForPublisher(
+        keyPaths: [String]?, on queue: DispatchQueue?, _ block: @escaping (RealmCollectionChange<MutableSet<Element>>) -> Void
+    ) -> NotificationToken {
+        observe(keyPaths: keyPaths, on: queue, block)
     }
 }
 
+extension LinkingObjects: _RealmPublishingCollection {}
+extension AnyRealmCollection: _RealmPublishingCollection {}
+
 /// A publisher of `collection` now and after each change to it; it fails when the observer reports an error.
 public func valuePublisher<C: _RealmPublishingCollection>(_ collection: C, keyPaths: [String]? = nil) -> RealmPublishers.Value<C> {
-    RealmPublishers.Value { send, finish in
-        collection._observeForPublisher(keyPaths: keyPaths) { change in
+    RealmPublishers.Value { queue, send, finish in
+        collection._observeForPublisher(keyPaths: keyPaths, on: queue) { change in
             switch change {
             case .initial(let c), .update(let c, _, _, _): send(c)
             case .error(let error): finish(error)
@@ -194,8 +227,8 @@ public func valuePublisher<C: _RealmPublishingCollection>(_ collection: C, keyPa
 
 /// A publisher of each change to `collection`, `.initial` first, as `observe` reports them.
 public func changesetPublisher<C: _RealmPublishingCollection>(_ collection: C, keyPaths: [String]? = nil) -> RealmPublishers.CollectionChangeset<C> {
-    RealmPublishers.Value { send, finish in
-        collection._observeForPublisher(keyPaths: keyPaths) { change in
+    RealmPublishers.Value { queue, send, finish in
+        collection._observeForPublisher(keyPaths: keyPaths, on: queue) { change in
             send(change)
             if case .error(let error) = change { finish(error) }
         }
@@ -216,4 +249,49 @@ extension _RealmPublishingCollection {
 extension Publisher where Output: ThreadConfined {
     /// Each value frozen: readable on any thread (`receive(on:)` another queue), as RealmSwift's `freeze()`.
     public func freeze() -> Publishers.Map<Self, Output> { map { $0.freeze() } }
+}
+
+// MARK: - Properties
+
+/// Objects whose properties publish their values (`publisher(for:)`).
+public protocol _PropertyPublishing: AnyObject {}
+extension Object: _PropertyPublishing {}
+
+extension _PropertyPublishing where Self: Object {
+    /// The property's value now, then after each change to it, as Foundation's key-value observing publisher
+    /// gives it for RealmSwift's objects (`item.publisher(for: \.name)`). It finishes when a managed object is
+    /// deleted; an unmanaged object publishes its value now and finishes.
+    public func publisher<V>(for keyPath: KeyPath<Self, V>) -> RealmPublishers.PropertyValue<V> {
+        let object = self
+        let now = self[keyPath: keyPath]
+        guard _accessor != nil else {
+            return RealmPublishers.PropertyValue(now: now, changes: RealmPublishers.Value { _, _, finish in
+                finish(nil)
+                return NotificationToken()
+            })
+        }
+        let name = TypeRegistry.info(for: Self.self).name(of: keyPath)
+        return RealmPublishers.PropertyValue(now: now, changes: RealmPublishers.Value { queue, send, finish in
+            object.observe(keyPaths: [name], on: queue) { (change: ObjectChange<Self>) in
+                switch change {
+                case .change(let changed, _): send(changed[keyPath: keyPath])
+                case .deleted: finish(nil)
+                case .error(let error): finish(error)
+                }
+            }
+        })
+    }
+}
+
+extension RealmPublishers {
+    /// A property's value now and after each change (`publisher(for:)`); it never fails.
+    public struct PropertyValue<Output>: Publisher {
+        public typealias Failure = Never
+        let now: Output
+        let changes: Value<Output>
+
+        public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Never {
+            changes.prepend(now).catch { _ in Empty<Output, Never>() }.receive(subscriber: subscriber)
+        }
+    }
 }

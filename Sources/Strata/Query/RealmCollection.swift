@@ -20,6 +20,9 @@ public protocol RealmCollection<Element>: RandomAccessCollection, CustomStringCo
     /// The collection's objects as `Results`, in its order; nil for an unmanaged collection (whose queries
     /// trap, as RealmSwift's do).
     var _results: Results<Element>? { get }
+    /// Calls `block` with the collection now (`.initial`), then after each change to its objects, as
+    /// `Results.observe` does: generic code observes any collection of objects.
+    func observe(keyPaths: [String]?, on queue: DispatchQueue?, _ block: @escaping (RealmCollectionChange<Self>) -> Void) -> NotificationToken
 }
 
 extension RealmCollection {
