@@ -161,11 +161,7 @@ extension RealmCore {
         write = nil
         // Added objects are managed for good: what they held while unmanaged (links to other objects, which
         // may link back) is let go, so objects linked in a cycle are freed once the program drops them.
-        for case let o? in w.objectsToInvalidate.lazy.map(\.object) {
-            o._unmanagedLinks = nil
-            o._unmanagedCollections = nil
-            o._setValues = nil
-        }
+        w.releaseUnmanagedState()
         mustMoveToLatest(skipping: skipping, catchingUp: false)
         shared.committed(by: self)
         asyncWrites.writeEnded(self)
@@ -176,11 +172,7 @@ extension RealmCore {
         // Objects added in the write are invalidated, as in Realm (not unmanaged again): their accessors know the
         // write that added them. What they held while unmanaged is let go.
         cancelledWrites.insert(writeSerial)
-        for case let o? in w.objectsToInvalidate.lazy.map(\.object) {
-            o._unmanagedLinks = nil
-            o._unmanagedCollections = nil
-            o._setValues = nil
-        }
+        w.releaseUnmanagedState()
         w.tx.abort()
         write = nil
         mustMoveToLatest()

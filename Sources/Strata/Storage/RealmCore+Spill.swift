@@ -78,6 +78,8 @@ extension RealmCore {
         w.forgetSpilled()
         // Objects added with links whose records went to the view need their unmanaged state no more (as
         // after a commit).
+        // Held until all are done, as in `releaseUnmanagedState`.
+        let alive = w.objectsToInvalidate.compactMap(\.object)
         w.objectsToInvalidate.removeAll { weak in
             guard let o = weak.object else { return true }
             guard let a = o._accessor, w.isLive(PendingKey(partition: a.binding.partition, key: a.key)) == nil else { return false }
@@ -86,6 +88,7 @@ extension RealmCore {
             o._setValues = nil
             return true
         }
+        withExtendedLifetime(alive) {}
     }
 
     /// Whether a record of object `key` read in this write (from its base, or from the view before a spill)

@@ -576,5 +576,20 @@ extension RealmCore {
         struct WeakObject {
             weak var object: Object?
         }
+
+        /// Lets go of what the added objects held while unmanaged. Each is held here until all are done: one
+        /// that held the only reference to the next (a chain of thousands of links) would otherwise free the
+        /// rest of the chain recursively, one stack frame per object.
+        func releaseUnmanagedState() {
+            let alive = objectsToInvalidate.compactMap(\.object)
+            for o in alive {
+                o._unmanagedLinks = nil
+                o._unmanagedCollections = nil
+                o._setValues = nil
+            }
+            objectsToInvalidate = []
+            // Freed one by one as the array goes: none links to another any more.
+            withExtendedLifetime(alive) {}
+        }
     }
 }
