@@ -6,9 +6,12 @@ import TestSupport
 /// operations commit in one batch, the transaction's view reads what it spilled, readers see none of it before the
 /// commit, and an abort leaves no spilled file.
 @Suite struct SpillTests {
-    static var options: Database.Options {
+    static var options: Database.Options { options(inBackground: false) }
+
+    static func options(inBackground: Bool) -> Database.Options {
         var o = Database.Options()
         o.backgroundMaintenance = false
+        o.spillInBackground = inBackground
         return o
     }
 
@@ -17,12 +20,14 @@ import TestSupport
     }
 
     /// Random transactions of random parts, spilled between parts, against a model; with earlier commits in
-    /// the memtable and in segments below them, drops inside the transaction, and a reopen at the end.
-    @Test(arguments: Seeds.environmentOr([21, 22, 23]))
-    func spilledTransactionsCommitWhatTheirOperationsSay(seed: UInt64) throws {
+    /// the memtable and in segments below them, drops inside the transaction, and a reopen at the end. With
+    /// `inBackground`, spills are written by the worker while the transaction goes on: reads see their runs
+    /// until they are installed.
+    @Test(arguments: Seeds.environmentOr([21, 22, 23]), [false, true])
+    func spilledTransactionsCommitWhatTheirOperationsSay(seed: UInt64, inBackground: Bool) throws {
         var rng = SplitMix64(seed: seed)
         let fs = MemoryFileSystem()
-        let db = try Database.open(at: "/db", options: Self.options, fileSystem: fs)
+        let db = try Database.open(at: "/db", options: Self.options(inBackground: inBackground), fileSystem: fs)
         var model = ReferenceStore()
         func randomOps(_ n: Int) -> [(UInt32, [UInt8], [UInt8]?)] {
             (0..<n).map { _ in (UInt32(rng.next() % 3), key(Int(rng.next() % 200)), rng.next() % 6 == 0 ? nil : rng.bytes(Int(rng.next() % 40))) }
@@ -95,4 +100,35 @@ import TestSupport
         #expect(reopened.checkConsistency() == [])
         try reopened.close()
     }
+
+    /// Invariant 4 of `Database+Spill`: a spill whose worker fails (here its segment's sync) fails its
+    /// transaction. The error comes back at the next spill or at the commit, nothing of the transaction is
+    /// committed, no spilled file stays, and the database takes the next write.
+    @Test func aSpillWhoseWorkerFailsFailsItsTransaction() throws {
+        // The syncs an open makes, counted on a probe: the next one is the spilled segment's.
+        let probeFileSystem = FaultyFileSystem(base: MemoryFileSystem())
+        let probe = try Database.open(at: "/db", options: Self.options(inBackground: true), fileSystem: probeFileSystem)
+        let syncsAtOpen = probeFileSystem.syncCount
+        try probe.close()
+
+        let memory = MemoryFileSystem()
+        let faulty = FaultyFileSystem(base: memory, faults: [.failSync(at: syncsAtOpen + 1, errno: SystemErrno.ioError.code)])
+        let db = try Database.open(at: "/db", options: Self.options(inBackground: true), fileSystem: faulty)
+        let tx = try db.beginWrite()
+        for i in 0..<100 { try tx.put(key(i), [1], in: 0) }
+        try tx.spill()
+        for i in 100..<200 { try tx.put(key(i), [2], in: 0) }
+        // The second spill throws if the worker failed by then; the commit throws whatever came first.
+        try? tx.spill()  // try?: either outcome is right here; the commit below must throw
+        #expect(throws: (any Error).self, "a transaction whose spill failed committed") { try tx.commit() }
+        #expect(faulty.faultsFired == 1, "the fault did not fire where the spill syncs")
+        try expectSame(try db.snapshot(), ReferenceStore(), partitions: [0], "after the failed transaction")
+        #expect(try Self.segmentFiles(memory).count == db.statistics().segmentCount, "a spilled file stayed")
+        try db.write { try $0.put(key(1), [9], in: 0) }
+        var model = ReferenceStore()
+        model.put(key(1), [9], in: 0)
+        try expectSame(try db.snapshot(), model, partitions: [0], "the next write")
+        try db.close()
+    }
+
 }

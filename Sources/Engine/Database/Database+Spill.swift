@@ -1,3 +1,5 @@
+import Dispatch
+
 // Large transactions. A write transaction whose batch grows past what should stay in memory (a blocking
 // migration of millions of objects) writes the batch so far to private segments, "spills", and goes on with
 // an empty batch. Its commit flushes the memtable, spills the rest and installs every spilled segment, newest
@@ -5,12 +7,22 @@
 // before it leaves the database as it was (the spilled files are orphans, removed at the next open) and one
 // after it has the whole transaction. Nothing of a spilled transaction goes through the log.
 //
+// A spill sorts the batch into runs on the transaction's thread and hands them, with the batch that holds
+// their bytes, to a worker that writes the segments (compression, checksums, key filters, sync) while the
+// transaction goes on with another batch: a large write uses two cores. Until a spill's segments are installed
+// in the transaction's state, its runs are read in their place.
+//
 // Invariants:
-// (1) Spilled segments are written by the holder of the writer gate and named by no manifest until the
-//     commit's; only the commit's manifest switch (on the maintenance queue) makes them part of a Version.
+// (1) Spilled segments are named by no manifest until the commit's; only the commit's manifest switch (on the
+//     maintenance queue) makes them part of a Version. They are written by the holder of the writer gate, or by
+//     the spill worker for it, and the holder waits for the worker before it commits or aborts.
 // (2) Within one partition a later spill is newer: the list is kept newest first, as a Version's segments.
+//     Spills are installed in the order they began, and runs still in flight are newer than any installed.
 // (3) A drop in the transaction discards the partition's earlier spills; its later ones start the
-//     partition's next life (a new incarnation), above nothing.
+//     partition's next life (a new incarnation), above nothing. A batch with a drop is spilled once every
+//     earlier spill is installed, on the transaction's thread.
+// (4) A spill whose worker failed fails its transaction: the error is thrown by the next spill and by the
+//     commit, never dropped with the operations it held.
 
 /// What one write transaction has spilled so far.
 final class SpillState {
@@ -28,10 +40,154 @@ final class SpillState {
     /// (`WriteTransaction.spillMayHold`).
     var keyRanges: [UInt32: (low: [UInt8], high: [UInt8])] = [:]
 
-    var isEmpty: Bool { files.isEmpty && dropped.isEmpty && metadata.isEmpty }
+    /// Spills whose segments the worker is writing, oldest first.
+    var inFlight: [SpillJob] = []
+    /// Batches of installed spills, emptied, for the next spills to hand back.
+    var spareBatches: [WriteBatch] = []
+    /// The error of a spill whose worker failed: the transaction cannot commit.
+    var failure: (any Error)?
+
+    var isEmpty: Bool { files.isEmpty && dropped.isEmpty && metadata.isEmpty && inFlight.isEmpty && failure == nil }
+
+    /// The runs in flight of `partition`, newest first.
+    func runsInFlight(_ partition: UInt32) -> [MemRun] {
+        inFlight.reversed().flatMap { job in job.runs.filter { $0.partition == partition }.map(\.run) }
+    }
+}
+
+/// One spill whose segments the worker writes: its runs, the batch holding their bytes, and what came of it.
+final class SpillJob: @unchecked Sendable {  // @unchecked: the worker sets the results before `done` is signalled; the transaction reads them after waiting for it
+    struct Run {
+        let partition: UInt32
+        let run: MemRun
+        let dropTombstones: Bool
+        let userMetadata: UInt64
+    }
+
+    /// The batch whose bytes the runs borrow: the job owns it until it is installed.
+    let batch: WriteBatch
+    let arena: MappedRegion
+    let runs: [Run]
+    let base: Version
+    private let done = DispatchSemaphore(value: 0)
+    /// Set by the worker: the segments written, per partition in the runs' order.
+    private(set) var segments: [(partition: UInt32, segment: SegmentReader)] = []
+    /// Set by the worker: the files it created and kept.
+    private(set) var created: [UInt64] = []
+    private(set) var error: (any Error)?
+
+    init(batch: WriteBatch, arena: MappedRegion, runs: [Run], base: Version) {
+        self.batch = batch
+        self.arena = arena
+        self.runs = runs
+        self.base = base
+    }
+
+    /// Writes the segments (on the worker).
+    func write(_ database: Database) {
+        var created: [UInt64] = []
+        do {
+            let sequence = base.sequence + 1
+            for r in runs {
+                let it = try MergingIterator(version: base, runs: [r.run], segments: [], from: nil, includeTombstones: true)
+                if let segment = try database.writeSegment(
+                    partition: r.partition, from: it, expectedEntries: r.run.count, dropTombstones: r.dropTombstones, minSequence: sequence,
+                    maxSequence: sequence, userMetadata: r.userMetadata, created: &created)
+                {
+                    segments.append((r.partition, segment))
+                }
+            }
+        } catch {
+            for n in created { try? database.fileSystem.removeFile(atPath: database.path(.segment(n))) }  // try?: unnamed files of a failed spill, whose error is kept
+            created = []
+            segments = []
+            self.error = error
+        }
+        self.created = created
+        done.signal()
+    }
+
+    /// Waits until the worker is done with the job.
+    func wait() {
+        done.wait()
+        done.signal()
+    }
+
+    /// Whether the worker is done with the job.
+    var isDone: Bool {
+        guard done.wait(timeout: .now()) == .success else { return false }
+        done.signal()
+        return true
+    }
 }
 
 extension Database {
+    /// Spills in flight at most (one written, one waiting): a transaction faster than its worker waits for it
+    /// rather than holding ever more batches in memory.
+    static let spillsInFlight = 2
+
+    /// Spills `batch`'s operations into `state` and returns the batch the transaction writes to next: sorts
+    /// them into runs here and has the spill worker write their segments while the transaction goes on (with
+    /// another batch), or, for a batch with a drop or without `spillInBackground`, writes them here (and
+    /// returns `batch`, emptied). Called with the writer gate held. Throws an earlier spill's failure, and,
+    /// like `spill`, leaves `batch` and `state` as they were when it throws.
+    func beginSpill(_ batch: WriteBatch, into state: SpillState) throws -> WriteBatch {
+        let operations = batch.operationsByPartition
+        guard !operations.isEmpty else { return batch }
+        if !options.spillInBackground || operations.values.contains(where: \.drop) {
+            try installSpills(state, whileInFlight: 1)
+            try spill(batch, into: state)
+            return batch
+        }
+        try installSpills(state, whileInFlight: Self.spillsInFlight)
+        let base = currentVersion
+        // The runs borrow the batch's bytes: the job keeps the batch until it is installed.
+        let arena = MappedRegion(borrowing: batch.buffer)
+        var runs: [SpillJob.Run] = []
+        for (id, pb) in operations.sorted(by: { $0.key < $1.key }) {
+            if let m = pb.userMetadata { state.metadata[id] = m }
+            guard !pb.slots.isEmpty else { continue }
+            let userMetadata = state.metadata[id] ?? base.partitions[id]?.userMetadata ?? 0
+            let run = MemRun.build(arena: arena, operations: pb.slots, sequence: base.sequence + 1, userMetadata: userMetadata)
+            guard run.count > 0 else { continue }
+            let low = run.key(0), high = run.key(run.count - 1)
+            var range = (low: [UInt8](low), high: [UInt8](high))
+            if let r = state.keyRanges[id] {
+                if r.low.withUnsafeBytes({ Bytes.compare($0, low) < 0 }) { range.low = r.low }
+                if r.high.withUnsafeBytes({ Bytes.compare($0, high) > 0 }) { range.high = r.high }
+            }
+            state.keyRanges[id] = range
+            // A deletion hides older data; in a partition this transaction dropped, and has not spilled since,
+            // there is none.
+            let nothingBelow = state.dropped.contains(id) && (state.segments[id] ?? []).isEmpty && state.runsInFlight(id).isEmpty
+            runs.append(SpillJob.Run(partition: id, run: run, dropTombstones: nothingBelow, userMetadata: userMetadata))
+        }
+        let job = SpillJob(batch: batch, arena: arena, runs: runs, base: base)
+        state.inFlight.append(job)
+        state.bytes += batch.payloadBytes
+        spilling.async { job.write(self) }
+        return state.spareBatches.popLast() ?? WriteBatch()
+    }
+
+    /// Installs the spills of `state` the worker is done with, oldest first, and waits for the oldest while
+    /// `limit` or more are in flight (1: all of them). Throws a spill's failure (invariant 4).
+    func installSpills(_ state: SpillState, whileInFlight limit: Int) throws {
+        if let failure = state.failure { throw failure }
+        while let job = state.inFlight.first {
+            if state.inFlight.count < limit, !job.isDone { break }
+            job.wait()
+            state.inFlight.removeFirst()
+            if let error = job.error {
+                state.failure = error
+                throw error
+            }
+            for (id, segment) in job.segments { state.segments[id, default: []].insert(segment, at: 0) }
+            state.files += job.created
+            job.batch.reset()
+            if state.spareBatches.count < Self.spillsInFlight { state.spareBatches.append(job.batch) }
+        }
+    }
+
     /// Writes `batch`'s operations to spilled segments of `state` and empties it. Called with the writer gate
     /// held. On an error, the batch and `state` are as they were (the segments written so far are removed), so
     /// that the transaction can go on holding its batch in memory.
@@ -118,6 +274,16 @@ extension Database {
                 parts[id] = PartitionState(id: id, incarnation: 0, segments: spilled)
             }
         }
+        // Spills in flight are read from their runs, newest first, above every installed segment (the memtable
+        // is empty below a spill).
+        for id in Set(state.inFlight.flatMap { $0.runs.map(\.partition) }) {
+            let runs = state.runsInFlight(id)
+            if let current = parts[id] {
+                parts[id] = current.with(frozen: runs)
+            } else {
+                parts[id] = PartitionState(id: id, incarnation: 0, frozen: runs)
+            }
+        }
         return Snapshot(unlimited: Version(sequence: base.sequence, partitions: parts), registry: registry)
     }
 
@@ -126,8 +292,13 @@ extension Database {
         try? fileSystem.removeFile(atPath: path(.segment(number)))  // try?: a file no manifest names; the next open removes it
     }
 
-    /// Removes the files of a spilled transaction that will not commit.
+    /// Removes the files of a spilled transaction that will not commit (once the worker is done with them).
     func abandonSpill(_ state: SpillState) {
+        for job in state.inFlight {
+            job.wait()
+            state.files += job.created
+        }
+        state.inFlight = []
         for n in state.files { try? fileSystem.removeFile(atPath: path(.segment(n))) }  // try?: unnamed files; the next open removes what stays
         state.files = []
         state.segments = [:]
@@ -143,6 +314,7 @@ extension Database {
         }
         var installing = false
         do {
+            try installSpills(state, whileInFlight: 1)
             try spill(batch, into: state)
             try onMaintenanceFromWrite { try runFlush() }
             try freezeLocked()

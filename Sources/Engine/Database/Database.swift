@@ -40,6 +40,9 @@ package final class Database: @unchecked Sendable {
         package var compactionSegmentTrigger: Int? = Tuning.compactionSegmentTrigger
         /// Flush and compact on a background queue (true), or only when asked (false; tests).
         package var backgroundMaintenance = true
+        /// Write a large transaction's spilled segments on a worker while it goes on (true), or on its own
+        /// thread (false).
+        package var spillInBackground = true
         /// The most snapshots alive at once; nil for no limit.
         package var maximumLiveSnapshots: Int? = nil
         /// LZ4-compress segment blocks when that saves space.
@@ -90,6 +93,8 @@ package final class Database: @unchecked Sendable {
     /// Where background merges are built, holding neither the writer gate nor the maintenance queue
     /// (`BackgroundMerge.swift`).
     let merging = DispatchQueue(label: "strata.engine.merging")
+    /// Builds the segments of large transactions' spills while they go on (`Database+Spill.swift`).
+    let spilling = DispatchQueue(label: "strata.engine.spilling", qos: .userInitiated)
     static let mergingKey = DispatchSpecificKey<UInt64>()
     /// Set by `simulateProcessDeath`: a background merge then stops and keeps nothing.
     let dying = ManagedAtomic<Bool>(false)

@@ -6,7 +6,8 @@
 /// it commits.
 package final class WriteTransaction: @unchecked Sendable {
     private let database: Database
-    let batch = WriteBatch()
+    /// The operations since the last spill (another batch after a spill, while a worker writes out the last).
+    @exclusivity(unchecked) private(set) var batch = WriteBatch()
     @exclusivity(unchecked) private var finished = false
     /// What the transaction spilled to segments (`spill()`), nil until it does.
     @exclusivity(unchecked) private var spilled: SpillState?
@@ -121,7 +122,7 @@ package final class WriteTransaction: @unchecked Sendable {
         // What can fail comes first: the flush below the spilled segments, then the spill (which changes
         // nothing when it fails). Once the batch is spilled, making the view cannot fail.
         try database.flushBelowSpill()
-        try database.spill(batch, into: state)
+        batch = try database.beginSpill(batch, into: state)
         if view !== snapshot { view.close() }
         view = database.spillView(state, base: snapshot)
     }
@@ -133,6 +134,10 @@ package final class WriteTransaction: @unchecked Sendable {
     /// deleted it or none has it (the batch since the last spill and the snapshot are not consulted).
     package func withSpilledValue<R>(forKey key: UnsafeRawBufferPointer, in partition: UInt32, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
         checkOpen("withSpilledValue")
+        // Spills in flight are newer than the installed ones.
+        for run in spilled?.runsInFlight(partition) ?? [] {
+            if let i = run.find(key) { return try body(run.value(i)) }
+        }
         return try SegmentReader.newestValue(of: key, in: spilled?.segments[partition] ?? [], body)
     }
 
@@ -165,8 +170,11 @@ package final class WriteTransaction: @unchecked Sendable {
         let low: [UInt8]
         let high: [UInt8]
         let segments: [SegmentReader]
+        /// Spills in flight, read exactly (their runs are sorted).
+        let runs: [MemRun]
 
         init(_ partition: UInt32, _ spilled: SpillState) {
+            runs = spilled.runsInFlight(partition)
             self.partition = partition
             dropped = spilled.dropped.contains(partition)
             let range = spilled.keyRanges[partition]
@@ -181,6 +189,7 @@ package final class WriteTransaction: @unchecked Sendable {
             if dropped { return true }
             guard spilledAny, low.withUnsafeBytes({ Bytes.compare($0, key) <= 0 }), high.withUnsafeBytes({ Bytes.compare($0, key) >= 0 })
             else { return false }
+            if runs.contains(where: { $0.find(key) != nil }) { return true }
             return SegmentReader.mayHold(key, in: segments)
         }
     }
