@@ -191,6 +191,24 @@ extension String: _Persistable {
     }
 }
 
+/// `NSString`, as models ported from RealmSwift's Objective-C-era declarations have it
+/// (`@Persisted var name: NSString?`): a string property, read back as an `NSString` (a `NSMutableString`
+/// property reads back as a new mutable string).
+extension NSString: _Persistable {
+    public static var _propertyType: PropertyType { .string }
+    public static var _zeroValue: Self { make("") }
+    public static func _fromStored(_ v: StoredValue) -> Self? { if case .string(let s) = v { return make(s) }; return nil }
+    public var _storedValue: StoredValue { .string(String(describing: self)) }
+    public static var _canBePrimaryKey: Bool { true }
+
+    /// An instance of this class holding `string` (`init(string:)` is not a required initializer).
+    private static func make(_ string: String) -> Self {
+        let made: NSString = Self.self is NSMutableString.Type ? NSMutableString(string: string) : NSString(string: string)
+        guard let typed = made as? Self else { fatalError("\(Self.self) cannot be a persisted property type: use String or NSString") }
+        return typed
+    }
+}
+
 extension Data: _Persistable {
     public static var _propertyType: PropertyType { .data }
     public static var _zeroValue: Data { Data() }
