@@ -131,4 +131,31 @@ import TestSupport
         try db.close()
     }
 
+
+    /// A scan of the transaction's view begun while a spill was in flight reads that spill's runs until it
+    /// ends, whatever later spills do: the memory of an installed spill's batch is not reused while anything
+    /// still reads it.
+    @Test func aScanOfAnEarlierViewReadsItsSpillToTheEnd() throws {
+        let db = try Database.open(at: "/db", options: Self.options(inBackground: true), fileSystem: MemoryFileSystem())
+        let tx = try db.beginWrite()
+        for i in 0..<2_000 { try tx.put(key(i), [UInt8](repeating: 1, count: 40), in: 0) }
+        try tx.spill()
+        let early = try tx.view.makeIterator(0)
+        // Later spills overwrite every key, several times over: their batches would take the early one's memory.
+        for round in 2...6 {
+            for i in 0..<2_000 { try tx.put(key(i), [UInt8](repeating: UInt8(round), count: 40), in: 0) }
+            try tx.spill()
+        }
+        var seen = 0
+        while early.isValid {
+            #expect(early.value.map([UInt8].init) == [UInt8](repeating: 1, count: 40), "entry \(seen) changed under the scan")
+            seen += 1
+            try early.next()
+        }
+        #expect(seen == 2_000)
+        try tx.commit()
+        #expect(try db.snapshot().get(key(7), in: 0) == [UInt8](repeating: 6, count: 40))
+        try db.close()
+    }
+
 }

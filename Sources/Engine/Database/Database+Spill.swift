@@ -42,8 +42,21 @@ final class SpillState {
 
     /// Spills whose segments the worker is writing, oldest first.
     var inFlight: [SpillJob] = []
-    /// Batches of installed spills, emptied, for the next spills to hand back.
-    var spareBatches: [WriteBatch] = []
+    /// Batches of installed spills, whose memory the next spills' batches take over once nothing reads it.
+    var spareBatches: [SpareBatch] = []
+
+    /// A batch whose spill was installed, and the region its runs read it through: while the region lives (a
+    /// view, or a scan of one, still holds the runs), its memory must not change.
+    struct SpareBatch {
+        let batch: WriteBatch
+        weak var arena: MappedRegion?
+    }
+
+    /// A spare batch whose memory nothing reads any more, taken out of the list.
+    func takeSpareBatch() -> WriteBatch? {
+        guard let i = spareBatches.firstIndex(where: { $0.arena == nil }) else { return nil }
+        return spareBatches.remove(at: i).batch
+    }
     /// The error of a spill whose worker failed: the transaction cannot commit.
     var failure: (any Error)?
 
@@ -126,23 +139,26 @@ extension Database {
     /// rather than holding ever more batches in memory.
     static let spillsInFlight = 2
 
-    /// Spills `batch`'s operations into `state` and returns the batch the transaction writes to next: sorts
-    /// them into runs here and has the spill worker write their segments while the transaction goes on (with
-    /// another batch), or, for a batch with a drop or without `spillInBackground`, writes them here (and
-    /// returns `batch`, emptied). Called with the writer gate held. Throws an earlier spill's failure, and,
-    /// like `spill`, leaves `batch` and `state` as they were when it throws.
-    func beginSpill(_ batch: WriteBatch, into state: SpillState) throws -> WriteBatch {
+    /// Spills `batch`'s operations into `state` and empties it: sorts them into runs here and has the spill
+    /// worker write their segments while the transaction goes on (the operations move to a batch of the
+    /// worker's, without a copy), or, for a batch with a drop or without `spillInBackground`, writes them here.
+    /// Called with the writer gate held. Throws an earlier spill's failure, and, like `spill`, leaves `batch`
+    /// and `state` as they were when it throws.
+    func beginSpill(_ batch: WriteBatch, into state: SpillState) throws {
         let operations = batch.operationsByPartition
-        guard !operations.isEmpty else { return batch }
+        guard !operations.isEmpty else { return }
         if !options.spillInBackground || operations.values.contains(where: \.drop) {
             try installSpills(state, whileInFlight: 1)
             try spill(batch, into: state)
-            return batch
+            return
         }
         try installSpills(state, whileInFlight: Self.spillsInFlight)
         let base = currentVersion
-        // The runs borrow the batch's bytes: the job keeps the batch until it is installed.
-        let arena = MappedRegion(borrowing: batch.buffer)
+        let payloadBytes = batch.payloadBytes
+        // The runs borrow the moved batch's bytes (the same memory, at the same offsets): the job keeps it until
+        // it is installed, and its runs until nothing reads them.
+        let moved = batch.handOff(reusing: state.takeSpareBatch())
+        let arena = MappedRegion(borrowing: moved.buffer)
         var runs: [SpillJob.Run] = []
         for (id, pb) in operations.sorted(by: { $0.key < $1.key }) {
             if let m = pb.userMetadata { state.metadata[id] = m }
@@ -162,11 +178,10 @@ extension Database {
             let nothingBelow = state.dropped.contains(id) && (state.segments[id] ?? []).isEmpty && state.runsInFlight(id).isEmpty
             runs.append(SpillJob.Run(partition: id, run: run, dropTombstones: nothingBelow, userMetadata: userMetadata))
         }
-        let job = SpillJob(batch: batch, arena: arena, runs: runs, base: base)
+        let job = SpillJob(batch: moved, arena: arena, runs: runs, base: base)
         state.inFlight.append(job)
-        state.bytes += batch.payloadBytes
+        state.bytes += payloadBytes
         spilling.async { job.write(self) }
-        return state.spareBatches.popLast() ?? WriteBatch()
     }
 
     /// Installs the spills of `state` the worker is done with, oldest first, and waits for the oldest while
@@ -183,8 +198,9 @@ extension Database {
             }
             for (id, segment) in job.segments { state.segments[id, default: []].insert(segment, at: 0) }
             state.files += job.created
-            job.batch.reset()
-            if state.spareBatches.count < Self.spillsInFlight { state.spareBatches.append(job.batch) }
+            // Its memory serves a later spill's batch, once nothing reads the runs.
+            state.spareBatches.append(SpillState.SpareBatch(batch: job.batch, arena: job.arena))
+            if state.spareBatches.count > Self.spillsInFlight { state.spareBatches.removeFirst() }
         }
     }
 

@@ -78,6 +78,23 @@ package final class WriteBatch: @unchecked Sendable {
 
     package var isEmpty: Bool { operationCount == 0 }
 
+    /// This batch's operations moved, without a copy, into a new batch, which is returned (a spill's worker
+    /// reads it); this batch goes on empty, with `spare`'s memory when one is given.
+    func handOff(reusing spare: WriteBatch?) -> WriteBatch {
+        slots.stash()
+        let moved = WriteBatch(buffer: buffer.handOff(takingMemoryOf: spare?.buffer), slots: slots, lastValueOffset: lastValueOffset)
+        slots = Slots()
+        lastValueOffset = 0
+        for _ in 0..<LogRecord.headerBytes { buffer.append(0) }
+        return moved
+    }
+
+    private init(buffer: GrowableBuffer, slots: Slots, lastValueOffset: Int) {
+        self.buffer = buffer
+        self.slots = slots
+        self.lastValueOffset = lastValueOffset
+    }
+
     /// Empties the batch after its buffer was adopted (a spill): the next operation starts a new payload.
     func reset() {
         buffer.removeAll()

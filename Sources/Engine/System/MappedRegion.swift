@@ -176,6 +176,22 @@ package final class GrowableBuffer: @unchecked Sendable {
 
     deinit { free(storage.base) }
 
+    private init(adopting storage: Storage) { self.storage = storage }
+
+    /// Moves this buffer's bytes, without a copy, into a new buffer, which is returned; this one goes on
+    /// empty with `spare`'s memory (which is left with none) or a fresh allocation.
+    package func handOff(takingMemoryOf spare: GrowableBuffer?) -> GrowableBuffer {
+        let moved = GrowableBuffer(adopting: storage)
+        if let spare, spare.storage.base != nil {
+            storage = Storage(base: spare.storage.base, capacity: spare.storage.capacity)
+            spare.storage = Storage(base: nil, capacity: 0)
+        } else {
+            let c = max(storage.capacity, 16)
+            storage = Storage(base: malloc(c), capacity: c)
+        }
+        return moved
+    }
+
     package var count: Int { storage.count }
 
     package func removeAll() { storage.count = 0 }

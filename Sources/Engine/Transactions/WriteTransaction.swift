@@ -6,8 +6,7 @@
 /// it commits.
 package final class WriteTransaction: @unchecked Sendable {
     private let database: Database
-    /// The operations since the last spill (another batch after a spill, while a worker writes out the last).
-    @exclusivity(unchecked) private(set) var batch = WriteBatch()
+    let batch = WriteBatch()
     @exclusivity(unchecked) private var finished = false
     /// What the transaction spilled to segments (`spill()`), nil until it does.
     @exclusivity(unchecked) private var spilled: SpillState?
@@ -122,7 +121,7 @@ package final class WriteTransaction: @unchecked Sendable {
         // What can fail comes first: the flush below the spilled segments, then the spill (which changes
         // nothing when it fails). Once the batch is spilled, making the view cannot fail.
         try database.flushBelowSpill()
-        batch = try database.beginSpill(batch, into: state)
+        try database.beginSpill(batch, into: state)
         if view !== snapshot { view.close() }
         view = database.spillView(state, base: snapshot)
     }
