@@ -135,9 +135,10 @@ final class SpillJob: @unchecked Sendable {  // @unchecked: the worker sets the 
 }
 
 extension Database {
-    /// Spills in flight at most (one written, one waiting): a transaction faster than its worker waits for it
-    /// rather than holding ever more batches in memory.
-    static let spillsInFlight = 2
+    /// Spills in flight at most: one written by the worker while the transaction fills the next batch. A
+    /// transaction faster than its worker waits for it rather than holding more batches in memory (a second
+    /// in flight would only wait in the worker's queue, holding its batch).
+    static let spillsInFlight = 1
 
     /// Spills `batch`'s operations into `state` and empties it: sorts them into runs here and has the spill
     /// worker write their segments while the transaction goes on (the operations move to a batch of the
@@ -152,6 +153,7 @@ extension Database {
             try spill(batch, into: state)
             return
         }
+        // Room for this one: the earlier spills still in flight are waited for.
         try installSpills(state, whileInFlight: Self.spillsInFlight)
         let base = currentVersion
         let payloadBytes = batch.payloadBytes
@@ -200,7 +202,7 @@ extension Database {
             state.files += job.created
             // Its memory serves a later spill's batch, once nothing reads the runs.
             state.spareBatches.append(SpillState.SpareBatch(batch: job.batch, arena: job.arena))
-            if state.spareBatches.count > Self.spillsInFlight { state.spareBatches.removeFirst() }
+            if state.spareBatches.count > 2 { state.spareBatches.removeFirst() }
         }
     }
 
