@@ -62,6 +62,17 @@ final class SpillState {
 
     var isEmpty: Bool { files.isEmpty && dropped.isEmpty && metadata.isEmpty && inFlight.isEmpty && failure == nil }
 
+    /// `range` widened to hold every key of `run` (which has at least one).
+    static func widened(_ range: (low: [UInt8], high: [UInt8])?, by run: MemRun) -> (low: [UInt8], high: [UInt8]) {
+        let low = run.key(0), high = run.key(run.count - 1)
+        var widened = (low: [UInt8](low), high: [UInt8](high))
+        if let range {
+            if range.low.withUnsafeBytes({ Bytes.compare($0, low) < 0 }) { widened.low = range.low }
+            if range.high.withUnsafeBytes({ Bytes.compare($0, high) > 0 }) { widened.high = range.high }
+        }
+        return widened
+    }
+
     /// The runs in flight of `partition`, newest first.
     func runsInFlight(_ partition: UInt32) -> [MemRun] {
         inFlight.reversed().flatMap { job in job.runs.filter { $0.partition == partition }.map(\.run) }
@@ -168,13 +179,7 @@ extension Database {
             let userMetadata = state.metadata[id] ?? base.partitions[id]?.userMetadata ?? 0
             let run = MemRun.build(arena: arena, operations: pb.slots, sequence: base.sequence + 1, userMetadata: userMetadata)
             guard run.count > 0 else { continue }
-            let low = run.key(0), high = run.key(run.count - 1)
-            var range = (low: [UInt8](low), high: [UInt8](high))
-            if let r = state.keyRanges[id] {
-                if r.low.withUnsafeBytes({ Bytes.compare($0, low) < 0 }) { range.low = r.low }
-                if r.high.withUnsafeBytes({ Bytes.compare($0, high) > 0 }) { range.high = r.high }
-            }
-            state.keyRanges[id] = range
+            state.keyRanges[id] = SpillState.widened(state.keyRanges[id], by: run)
             // A deletion hides older data; in a partition this transaction dropped, and has not spilled since,
             // there is none.
             let nothingBelow = state.dropped.contains(id) && (state.segments[id] ?? []).isEmpty && state.runsInFlight(id).isEmpty
@@ -232,15 +237,7 @@ extension Database {
                 guard !pb.slots.isEmpty else { continue }
                 let userMetadata = metadata[id] ?? base.partitions[id]?.userMetadata ?? 0
                 let run = MemRun.build(arena: arena, operations: pb.slots, sequence: base.sequence + 1, userMetadata: userMetadata)
-                if run.count > 0 {
-                    let low = run.key(0), high = run.key(run.count - 1)
-                    var range = (low: [UInt8](low), high: [UInt8](high))
-                    if let r = keyRanges[id] {
-                        if r.low.withUnsafeBytes({ Bytes.compare($0, low) < 0 }) { range.low = r.low }
-                        if r.high.withUnsafeBytes({ Bytes.compare($0, high) > 0 }) { range.high = r.high }
-                    }
-                    keyRanges[id] = range
-                }
+                if run.count > 0 { keyRanges[id] = SpillState.widened(keyRanges[id], by: run) }
                 let it = try MergingIterator(version: base, runs: [run], segments: [], from: nil, includeTombstones: true)
                 // A deletion hides older data; in a partition this transaction dropped, and has not spilled
                 // since, there is none.
