@@ -323,12 +323,12 @@ extension Database {
     /// (so that the spilled segments sit above every earlier commit), and one manifest switch installs them.
     /// Called with the writer gate held.
     func commit(_ batch: WriteBatch, spilled state: SpillState) throws -> UInt64 {
-        try published.withLock { p in
-            if p.closed { throw StorageError(.closed, "the database is closed (WriteTransaction.commit)", file: directory) }
-            if let e = p.poisoned { throw e }
-        }
         var installing = false
         do {
+            try published.withLock { p in
+                if p.closed { throw StorageError(.closed, "the database is closed (WriteTransaction.commit)", file: directory) }
+                if let e = p.poisoned { throw e }
+            }
             try installSpills(state, whileInFlight: 1)
             try spill(batch, into: state)
             try onMaintenanceFromWrite { try runFlush() }

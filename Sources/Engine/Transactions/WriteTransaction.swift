@@ -134,8 +134,10 @@ package final class WriteTransaction: @unchecked Sendable {
     package func withSpilledValue<R>(forKey key: UnsafeRawBufferPointer, in partition: UInt32, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
         checkOpen("withSpilledValue")
         // Spills in flight are newer than the installed ones.
-        for run in spilled?.runsInFlight(partition) ?? [] {
-            if let i = run.find(key) { return try body(run.value(i)) }
+        for job in (spilled?.inFlight ?? []).reversed() {
+            for r in job.runs where r.partition == partition {
+                if let i = r.run.find(key) { return try body(r.run.value(i)) }
+            }
         }
         return try SegmentReader.newestValue(of: key, in: spilled?.segments[partition] ?? [], body)
     }
