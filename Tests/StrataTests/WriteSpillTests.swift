@@ -78,6 +78,11 @@ final class SpillAddress: EmbeddedObject {
         let realm = try Realm(configuration: config)
         #expect(realm.objects(Person.self).count == n)
         #expect(realm.object(ofType: Person.self, forPrimaryKey: 2999)?.firstName == "p2999")
+        // What the spill worker wrote passes the verifier (every block and record checked).
+        let inspector = try DatabaseInspector(path: try #require(config.fileURL).path)
+        defer { _ = try? inspector.close() }  // try?: a read-only inspector's close loses nothing.
+        let problems = inspector.verify()
+        #expect(problems.isEmpty, "verify: \(problems.prefix(5))")
     }
 
     /// Objects changed across spills read their latest values (an object read before a spill reads again),
