@@ -82,6 +82,12 @@ extension Realm {
         /// classes are.
         public var observationTracking = false
 
+        /// Whether every write transaction records what it did as field operations in the file's outbox, in the
+        /// same commit as its objects (Strata's addition, for sync and for `Realm.changes(since:)`). Once a file
+        /// has captured changes, every write to it does, whatever this says, so that no process's edit is left
+        /// out. Every type that is not embedded needs a primary key: open says which do not.
+        public var capturesChanges = false
+
         /// The `processSharing` new configurations start with: `.shared`, unless the Bench's `--process-sharing`
         /// measures the object API in the other mode.
         package static let initialProcessSharing = Locked<ProcessSharing>(.shared)

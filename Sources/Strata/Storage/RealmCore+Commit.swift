@@ -47,7 +47,14 @@ extension RealmCore {
             }
         }
         writeSerial += 1
-        write = WriteState(tx: tx, spillThreshold: spillThreshold)
+        let w = WriteState(tx: tx, spillThreshold: spillThreshold)
+        do {
+            w.captures = try capturesChanges(at: tx.snapshot)
+        } catch {
+            tx.abort()
+            throw realmError(error, fileURL: configuration.fileURL)
+        }
+        write = w
         if let context { shared.writeHolder.withLock { $0 = (context, ObjectIdentifier(self)) } }
         // The write sees the latest version, as Realm's does.
         do {
@@ -80,6 +87,7 @@ extension RealmCore {
                 }
             }
             try nullifyLinks(w, &summary)
+            if w.captures { try captureChanges(w) }
             // The change set (keys changed per partition) is built only when some instance of the file observes
             // changes; otherwise the commit log gets no entry, and an observer added later reads the commit as
             // unknown changes (it re-evaluates, as it does after a commit too old for the log).

@@ -138,6 +138,7 @@ final class RealmCore: @unchecked Sendable {
         self.snapshot = try shared.database.snapshot()
         versionToken = Self.newVersionToken()
         try bindDeclaredTypes()
+        try checkSchemaForCapture()
         // Only a Realm with a queue or an actor, and the main thread's once it has an observer, acts on other
         // instances' commits (autorefresh there); the others are not listed, so that they are never referred
         // to weakly (see `observerList`): a weak reference makes every retain of the core slower, and the

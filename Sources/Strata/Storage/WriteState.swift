@@ -465,6 +465,7 @@ extension RealmCore {
 
         /// Forgets every pending object of `partition` (deleteAll).
         func removePending(partition: UInt32) {
+            if captures { clearedPartitions.insert(partition) }
             pendingCount -= partitions[partition]?.keys.count ?? 0
             partitions[partition] = nil
             last = nil
@@ -491,6 +492,7 @@ extension RealmCore {
         /// the rest in the view. What was read from the base version once per write is read again, and the
         /// partitions deleteAll dropped are dropped in the view.
         func forgetSpilled() {
+            if captures { spilledKeys += allKeys() }
             var kept: [UInt32: PartitionPending] = [:]
             var count = 0
             for (partition, p) in partitions {
@@ -557,6 +559,14 @@ extension RealmCore {
         func noteDeleted(_ binding: TypeBinding, _ key: Int64) {
             deletedKeys[binding.partition, default: (binding.info.schema.className, [])].keys.append(key)
         }
+        /// Whether the commit records what the write did as field operations (`RealmCore+SyncCapture`): the
+        /// file captures changes and the write is not one applying remote changes.
+        var captures = false
+        /// With `captures`: the keys of the objects spilled so far (a spill forgets them), the partitions
+        /// deleteAll emptied, and the amounts `increment(_:by:)` added, by object and stored property name.
+        var spilledKeys: [PendingKey] = []
+        var clearedPartitions = Set<UInt32>()
+        var increments: [ObjectReference: [String: Int64]] = [:]
         /// Embedded objects added in this write that no parent has taken yet (`adopt`).
         var orphans = Set<PendingKey>()
         var schemaChanged = false

@@ -1,0 +1,341 @@
+import Engine
+import Foundation
+
+// Invariants:
+// (1) Applying server change sets is one write transaction that is not captured (no echo): the outbox's entries
+//     are undone (newest first, from their undo images) back to the last server version applied, the server's
+//     change sets are applied in order, the entries the server has now ordered leave the outbox, and the rest
+//     are applied again on top with new undo images. The objects then take their end states through the
+//     object layer, so observers get the usual notifications with exact change sets.
+// (2) Server versions are applied once each, contiguously: versions at or below the last applied are skipped
+//     (duplicated deliveries), a gap is refused and nothing changes.
+
+/// Applying change sets a server ordered, with Realm's conflict rules (`SyncRules`).
+extension RealmCore {
+    /// The objects of a write as sync's rules see them: loaded from the write's view on first use, changed in
+    /// memory, written back at the end.
+    final class WriteSyncStore: SyncStore {
+        let core: RealmCore
+        let reader: SyncReader
+        let snapshot: Snapshot
+        private(set) var states: [ObjectReference: SyncObjectState] = [:]
+        /// The states and metadata as the file had them.
+        private(set) var original: [ObjectReference: (state: SyncObjectState, meta: SyncStorage.ObjectMeta?, key: Int64?)] = [:]
+        /// While set: the state of each object before its first change (undo images of an entry applied again).
+        var recording: [ObjectReference: SyncObjectState]?
+        private(set) var recordingOrder: [ObjectReference] = []
+
+        init(core: RealmCore, snapshot: Snapshot) {
+            self.core = core
+            self.snapshot = snapshot
+            reader = SyncReader(core: core, snapshot: nil)
+        }
+
+        func state(of ref: ObjectReference) -> SyncObjectState {
+            if let s = states[ref] { return s }
+            let loaded = load(ref)
+            states[ref] = loaded.state
+            original[ref] = loaded
+            return loaded.state
+        }
+
+        private func load(_ ref: ObjectReference) -> (state: SyncObjectState, meta: SyncStorage.ObjectMeta?, key: Int64?) {
+            let meta = core.mustRead("the sync metadata of \(ref)") { try core.syncMeta(ref, at: snapshot) }
+            guard let binding = reader.binding(ref.type), let pk = Self.stored(ref.primaryKey),
+                let key = core.objectKey(forPrimaryKey: pk, binding: binding), let values = reader.values(binding, key)
+            else { return (RealmCore.syncState(nil, meta: meta), meta, nil) }
+            return (RealmCore.syncState(reader.object(binding, values), meta: meta), meta, key)
+        }
+
+        func setState(_ s: SyncObjectState, of ref: ObjectReference) {
+            let old = state(of: ref)
+            if recording != nil, recording?[ref] == nil {
+                recording?[ref] = old
+                recordingOrder.append(ref)
+            }
+            states[ref] = s
+        }
+
+        func startRecording() {
+            recording = [:]
+            recordingOrder = []
+        }
+
+        /// The undo images recorded since `startRecording`, in the order first changed.
+        func takeRecording() -> [(ObjectReference, SyncObjectState)] {
+            let images = recordingOrder.map { ($0, recording![$0]!) }
+            recording = nil
+            return images
+        }
+
+        func objectsMaybeLinking(to ref: ObjectReference) -> [ObjectReference] {
+            var out = Set(states.compactMap { r, s in s.object.map { o in o.fields.values.contains { Self.field($0, links: ref) } } == true ? r : nil })
+            // Objects of the file that hold a link to it (the ones loaded already are answered above).
+            guard let key = original[ref]?.key ?? loadKey(ref) else { return out.sorted() }
+            for b in core.bindingsByPartition().values where !b.info.schema.isEmbedded {
+                let direct = b.info.schema.properties.indices.filter { b.info.schema.properties[$0].type == .object && b.info.schema.properties[$0].objectClassName == ref.type }
+                let deep = b.info.schema.properties.indices.filter { i in
+                    let p = b.info.schema.properties[i]
+                    if p.type == .any { return true }
+                    guard p.type == .object, let name = p.objectClassName, let target = reader.binding(name) else { return false }
+                    return target.info.schema.isEmbedded && Self.canHoldLink(target, to: ref.type, reader: reader, depth: 0)
+                }
+                guard !direct.isEmpty || !deep.isEmpty else { continue }
+                core.forEachRecord(b) { objectKey, record in
+                    var holds = direct.contains { i in
+                        switch record.value(i) {
+                        case .link(let k): return k == key
+                        case .list(let items): return items.contains(.link(key))
+                        default: return false
+                        }
+                    }
+                    if !holds && !deep.isEmpty {
+                        let values = (0..<b.info.schema.properties.count).map { record.value($0) }
+                        holds = deep.contains { i in reader.element(b.info.schema.properties[i], values[i]).links(to: ref) }
+                    }
+                    if holds, let r = reader.reference(b, (0..<b.info.schema.properties.count).map { record.value($0) }) { out.insert(r) }
+                    return true
+                }
+            }
+            return out.sorted()
+        }
+
+        private func loadKey(_ ref: ObjectReference) -> Int64? {
+            _ = state(of: ref)
+            return original[ref]?.key
+        }
+
+        static func field(_ f: FieldState, links ref: ObjectReference) -> Bool {
+            switch f {
+            case .value(let v): v.links(to: ref)
+            case .list(let l): l.contains { $0.value.links(to: ref) }
+            case .set(let s): s.contains { $0.links(to: ref) }
+            case .map(let m): m.values.contains { $0.links(to: ref) }
+            }
+        }
+
+        static func canHoldLink(_ b: TypeBinding, to type: String, reader: SyncReader, depth: Int) -> Bool {
+            guard depth < 16 else { return true }
+            return b.info.schema.properties.contains { p in
+                if p.type == .any { return true }
+                guard p.type == .object, let name = p.objectClassName else { return false }
+                if name == type { return true }
+                guard let t = reader.binding(name), t.info.schema.isEmbedded else { return false }
+                return canHoldLink(t, to: type, reader: reader, depth: depth + 1)
+            }
+        }
+
+        /// A primary key as the object layer stores it.
+        static func stored(_ v: SyncValue) -> StoredValue? {
+            switch v {
+            case .null: .null
+            case .int(let i): .int(i)
+            case .string(let s): .string(s)
+            case .uuid(let u): .uuid(u)
+            case .objectId(let o): .objectId(o)
+            default: nil
+            }
+        }
+    }
+
+    /// Applies server change sets (Invariant 1); throws, changing nothing, on a gap or a storage error.
+    func applyServerChanges(_ changes: [ServerChangeSet]) throws {
+        guard write == nil else {
+            fatalError("applyServerChanges(_:) begins a write transaction of its own: call it outside one")
+        }
+        try beginWrite()
+        guard let w = write else { return }
+        do {
+            w.captures = false
+            let view = w.tx.view
+            guard var state = try syncClientState(at: view) ?? (configuration.capturesChanges ? .new() : nil) else {
+                throw Realm.Error(
+                    .fail, "\(shared.displayName) does not capture changes: set Realm.Configuration.capturesChanges to apply a server's changes",
+                    fileURL: configuration.fileURL)
+            }
+            let fresh = changes.filter { $0.version > state.serverVersion }.sorted { $0.version < $1.version }
+            var expected = state.serverVersion + 1
+            for c in fresh {
+                guard c.version == expected else {
+                    if c.version < expected { continue }  // The same version twice in one batch.
+                    throw Realm.Error(
+                        .invalidInput,
+                        "server change sets must follow version \(state.serverVersion) of \(shared.displayName) without a gap: got \(c.version), expected \(expected)",
+                        fileURL: configuration.fileURL)
+                }
+                expected += 1
+            }
+            var seenVersions = Set<UInt64>()
+            let batch = fresh.filter { seenVersions.insert($0.version).inserted }
+            guard !batch.isEmpty else {
+                cancelWrite()
+                return
+            }
+            let entries = try outboxEntries(after: state.acknowledged, at: view)
+            let store = WriteSyncStore(core: self, snapshot: view)
+            var undoChunks: [UInt64: Int] = [:]
+            for entry in entries.reversed() {
+                let (images, chunks) = try undoImages(entry.changeSet.sequence, at: view)
+                undoChunks[entry.changeSet.sequence] = chunks
+                for (ref, before) in images.reversed() { store.setState(before, of: ref) }
+            }
+            var acknowledged = state.acknowledged
+            for c in batch {
+                let cs = c.changeSet
+                for op in cs.operations { SyncRules.apply(op, author: cs.clientID, base: cs.baseVersion, version: c.version, to: store) }
+                if cs.clientID == state.clientID { acknowledged = max(acknowledged, cs.sequence) }
+            }
+            if acknowledged > state.acknowledged { try removeOutbox(through: acknowledged, at: view, in: w.tx) }
+            for entry in entries where entry.changeSet.sequence > acknowledged {
+                let cs = entry.changeSet
+                store.startRecording()
+                for op in cs.operations { SyncRules.apply(op, author: cs.clientID, base: cs.baseVersion, version: Tombstone.unordered, to: store) }
+                let images = store.takeRecording().map { ref, s -> [UInt8] in
+                    var bytes: [UInt8] = []
+                    SyncCoding.write(ref, into: &bytes)
+                    SyncCoding.write(s, into: &bytes)
+                    return bytes
+                }
+                try writeUndo(cs.sequence, images, in: w.tx, replacing: undoChunks[cs.sequence] ?? 0)
+            }
+            try writeOut(store, w)
+            state.serverVersion = batch.last!.version
+            state.acknowledged = acknowledged
+            try w.tx.put(SyncStorage.stateKey, state.encoded(), in: SyncStorage.partition)
+        } catch {
+            cancelWrite()
+            throw error
+        }
+        try commitWrite()
+    }
+
+    /// Gives every object the store changed its end state, through the object layer, and its metadata.
+    private func writeOut(_ store: WriteSyncStore, _ w: WriteState) throws {
+        let changed = store.states.keys.filter { store.states[$0] != store.original[$0]?.state }.sorted()
+        // Deletions first, then new objects (so that links between them resolve), then every value.
+        for ref in changed {
+            guard let old = store.original[ref], old.state.object != nil, store.states[ref]?.object == nil, let key = old.key,
+                let binding = store.reader.binding(ref.type)
+            else { continue }
+            deleteCascading(dynamicBinding(binding.info.schema.className), key, w, nullifyLinks: true)
+        }
+        for ref in changed where store.states[ref]?.object != nil && store.original[ref]?.state.object == nil {
+            guard let binding = store.reader.binding(ref.type), let pkIndex = binding.info.primaryKeyIndex else { continue }
+            upsert(ref.type, [binding.info.schema.properties[pkIndex].name: swiftValue(ref.primaryKey, binding.info.schema.properties[pkIndex])])
+        }
+        for ref in changed {
+            let meta = store.original[ref]?.meta
+            try writeSyncMeta(store.states[ref].flatMap { SyncStorage.ObjectMeta.of($0) }, for: ref, old: meta, in: w.tx)
+            guard let object = store.states[ref]?.object, let binding = store.reader.binding(ref.type) else { continue }
+            let before = store.original[ref]?.state.object
+            var values: [String: Any] = [:]
+            for p in binding.info.schema.properties where p.type != .linkingObjects {
+                let field = object.fields[p.columnName]
+                guard p.isPrimaryKey || normalized(field) != normalized(before?.fields[p.columnName]) || before == nil else { continue }
+                values[p.name] = swiftField(field, p)
+            }
+            if values.count > 1 || before == nil { upsert(ref.type, values) }
+        }
+    }
+
+    private func normalized(_ f: FieldState?) -> FieldState? {
+        switch f {
+        case .list(let l)?: l.isEmpty ? nil : f
+        case .set(let s)?: s.isEmpty ? nil : f
+        case .map(let m)?: m.isEmpty ? nil : f
+        default: f
+        }
+    }
+
+    private func upsert(_ type: String, _ values: [String: Any]) {
+        let binding = dynamicBinding(type)
+        let object = Object.make(binding.info.objectClass)
+        binding.info.assign(values, to: object)
+        add(object, update: .modified)
+    }
+
+    /// A property's value as the dynamic API takes it.
+    private func swiftField(_ f: FieldState?, _ p: Property) -> Any {
+        switch f {
+        case .value(let v)?: return swiftValue(v, p)
+        case .list(let l)?: return l.map { swiftValue($0.value, p) }
+        case .set(let s)?: return s.map { swiftValue($0, p) }
+        case .map(let m)?: return m.mapValues { swiftValue($0, p) }
+        case nil:
+            if p.isMap { return [String: Any]() }
+            if p.isCollection { return [Any]() }
+            return NSNull()
+        }
+    }
+
+    private func swiftValue(_ v: SyncValue, _ p: Property) -> Any {
+        if p.type == .any { return anyRealmValue(v) }
+        switch v {
+        case .link(let r):
+            guard let pk = WriteSyncStore.stored(r.primaryKey), let target = boundType(named: r.type),
+                let key = objectKey(forPrimaryKey: pk, binding: target)
+            else { return NSNull() }
+            return makeObject(binding: dynamicBinding(r.type), key: key, record: nil)
+        case .embedded(let fields):
+            guard let name = p.objectClassName, let target = boundType(named: name) else { return NSNull() }
+            var out: [String: Any] = [:]
+            for q in target.info.schema.properties where q.type != .linkingObjects {
+                guard let f = fields[q.columnName] else { continue }
+                switch f {
+                case .list(let items) where q.isCollection && !q.isMap: out[q.name] = items.map { swiftValue($0, q) }
+                case .dictionary(let d) where q.isMap: out[q.name] = d.mapValues { swiftValue($0, q) }
+                default: out[q.name] = swiftValue(f, q)
+                }
+            }
+            return out
+        default:
+            return plainSwiftValue(v)
+        }
+    }
+
+    private func plainSwiftValue(_ v: SyncValue) -> Any {
+        switch v {
+        case .null: NSNull()
+        case .bool(let b): b
+        case .int(let i): Int(i)
+        case .float(let f): f
+        case .double(let d): d
+        case .string(let s): s
+        case .data(let d): d
+        case .date(let d): d
+        case .uuid(let u): u
+        case .objectId(let o): o
+        case .decimal(let d): d
+        case .link, .embedded, .list, .dictionary: NSNull()
+        }
+    }
+
+    private func anyRealmValue(_ v: SyncValue) -> AnyRealmValue {
+        switch v {
+        case .null: return .none
+        case .bool(let b): return .bool(b)
+        case .int(let i): return .int(Int(i))
+        case .float(let f): return .float(f)
+        case .double(let d): return .double(d)
+        case .string(let s): return .string(s)
+        case .data(let d): return .data(d)
+        case .date(let d): return .date(d)
+        case .uuid(let u): return .uuid(u)
+        case .objectId(let o): return .objectId(o)
+        case .decimal(let d): return .decimal128(d)
+        case .link(let r):
+            guard let pk = WriteSyncStore.stored(r.primaryKey), let target = boundType(named: r.type),
+                let key = objectKey(forPrimaryKey: pk, binding: target)
+            else { return .none }
+            return .object(makeObject(binding: dynamicBinding(r.type), key: key, record: nil))
+        case .list(let items):
+            let list = List<AnyRealmValue>()
+            list.append(objectsIn: items.map(anyRealmValue))
+            return .list(list)
+        case .embedded(let d), .dictionary(let d):
+            let map = Map<String, AnyRealmValue>()
+            for (k, x) in d { map[k] = anyRealmValue(x) }
+            return .dictionary(map)
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import Engine
+import Foundation
+
+/// The outbox: the change sets committed here that no acknowledgement has taken yet, with their undo images.
+extension RealmCore {
+    /// One outbox entry.
+    struct OutboxEntry {
+        var changeSet: ChangeSet
+        /// How many operation chunks it is stored in.
+        var chunks: Int
+    }
+
+    /// The outbox entries after `sequence` at `snapshot`, oldest first (at most `limit`).
+    func outboxEntries(after sequence: UInt64, at snapshot: Snapshot, limit: Int = .max) throws -> [OutboxEntry] {
+        var out: [OutboxEntry] = []
+        let cursor = try snapshot.cursor(SyncStorage.partition, from: SyncStorage.outboxKey(sequence &+ 1, chunk: 0))
+        var current: (header: ChangeSet, expected: Int, chunks: Int)?
+        func damaged(_ what: String, _ key: [UInt8]) -> Realm.Error {
+            Realm.Error(.invalidDatabase, "the sync outbox of \(shared.displayName) is damaged at key \(key.map { String(format: "%02x", $0) }.joined()): \(what)")
+        }
+        func finish() throws {
+            guard let c = current else { return }
+            guard c.header.operations.count == c.expected else {
+                throw damaged("change set \(c.header.sequence) holds \(c.header.operations.count) operations, its header says \(c.expected)", SyncStorage.outboxKey(c.header.sequence, chunk: 0))
+            }
+            out.append(OutboxEntry(changeSet: c.header, chunks: c.chunks))
+            current = nil
+        }
+        while let (key, value) = try cursor.next() {
+            guard let (tag, seq, chunk) = key.withUnsafeBytes({ SyncStorage.parse($0) }), tag == SyncStorage.outboxPrefix[0] else { break }
+            if chunk == 0 {
+                try finish()
+                if out.count >= limit { break }
+                do {
+                    try value.withUnsafeBytes { raw in
+                        var r = ByteReader(raw)
+                        let version = try r.readUInt8("format version")
+                        guard version == SyncCoding.formatVersion else {
+                            throw StorageError(.corrupted, "change set format \(version) is unknown", file: nil, offset: 0)
+                        }
+                        let client = try r.readUInt64LE("client id")
+                        let s = try r.readVarint("sequence")
+                        let base = try r.readVarint("base version")
+                        let schema = try r.readVarint("schema version")
+                        let count = try r.readVarint("operation count")
+                        let chunks = try r.readVarint("chunk count")
+                        guard s == seq, count < UInt64(Int.max), chunks < UInt64(UInt32.max) else {
+                            throw StorageError(.corrupted, "the header of change set \(seq) says sequence \(s)", file: nil, offset: 0)
+                        }
+                        current = (ChangeSet(clientID: client, sequence: s, baseVersion: base, schemaVersion: schema, operations: []), Int(count), Int(chunks))
+                    }
+                } catch let e as StorageError {
+                    throw damaged("\(e)", key)
+                }
+            } else {
+                guard var c = current, c.header.sequence == seq else { throw damaged("an operation chunk without its header", key) }
+                do {
+                    try value.withUnsafeBytes { raw in
+                        var r = ByteReader(raw)
+                        let n = try r.readLength("operation count", limit: r.remaining)
+                        for _ in 0..<n { c.header.operations.append(try SyncCoding.readOperation(&r)) }
+                        guard r.isAtEnd else { throw StorageError(.corrupted, "\(r.remaining) bytes follow the operations", file: nil, offset: r.position) }
+                    }
+                } catch let e as StorageError {
+                    throw damaged("\(e)", key)
+                }
+                current = c
+            }
+        }
+        try finish()
+        return out
+    }
+
+    /// The undo images of outbox entry `sequence`, and how many chunks hold them.
+    func undoImages(_ sequence: UInt64, at snapshot: Snapshot) throws -> (images: [(ObjectReference, SyncObjectState)], chunks: Int) {
+        var out: [(ObjectReference, SyncObjectState)] = []
+        var chunks = 0
+        let cursor = try snapshot.cursor(SyncStorage.partition, from: SyncStorage.undoKey(sequence, chunk: 0))
+        while let (key, value) = try cursor.next() {
+            guard let (tag, seq, _) = key.withUnsafeBytes({ SyncStorage.parse($0) }), tag == SyncStorage.undoPrefix[0], seq == sequence else { break }
+            chunks += 1
+            do {
+                try value.withUnsafeBytes { raw in
+                    var r = ByteReader(raw)
+                    let n = try r.readLength("image count", limit: r.remaining)
+                    for _ in 0..<n {
+                        let ref = try SyncCoding.readReference(&r)
+                        out.append((ref, try SyncCoding.readState(&r)))
+                    }
+                }
+            } catch let e as StorageError {
+                throw Realm.Error(.invalidDatabase, "the undo images of change set \(sequence) in \(shared.displayName) are damaged: \(e)")
+            }
+        }
+        return (out, chunks)
+    }
+
+    /// Removes outbox entries through `sequence` (their operations and undo images) in `tx`.
+    func removeOutbox(through sequence: UInt64, at snapshot: Snapshot, in tx: WriteTransaction) throws {
+        for tag in [SyncStorage.outboxPrefix[0], SyncStorage.undoPrefix[0]] {
+            let cursor = try snapshot.cursor(SyncStorage.partition, from: [tag])
+            while let (key, _) = try cursor.next() {
+                guard let (t, seq, _) = key.withUnsafeBytes({ SyncStorage.parse($0) }), t == tag, seq <= sequence else { break }
+                try tx.delete(key, in: SyncStorage.partition)
+            }
+        }
+    }
+}

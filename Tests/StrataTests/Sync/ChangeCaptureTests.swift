@@ -1,0 +1,195 @@
+import Foundation
+import Testing
+import TestSupport
+
+@testable import Strata
+
+/// Change capture: each write transaction of a file that captures changes commits its field operations in
+/// the outbox, one change set per commit, per operation kind and property kind.
+@Suite struct ChangeCaptureTests {
+    private func ops(_ realm: Realm, after: UInt64 = 0) throws -> [ChangeOperation] {
+        try realm.pendingChanges(after: after).flatMap(\.operations)
+    }
+
+    @Test func aCreateRecordsItsValuesAndItsCollections() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: SyncTesting.config(dir))
+        try realm.write {
+            let item = SyncItem("a", title: "first")
+            item.count = 3
+            item.tags.append(objectsIn: ["x", "y"])
+            item.labels.insert("l")
+            item.attributes["k"] = 7
+            item.address = SyncAddress()
+            item.address?.city = "Oslo"
+            item.extra = .int(5)
+            realm.add(item)
+        }
+        let changes = try realm.pendingChanges()
+        #expect(changes.count == 1)
+        let c = try #require(changes.first)
+        #expect(c.sequence == 1)
+        #expect(c.clientID == realm.syncStatus?.clientID)
+        let a = SyncTesting.ref("a")
+        guard case .create(a, let values)? = c.operations.first else {
+            Issue.record("expected a create first, got \(c.operations)")
+            return
+        }
+        #expect(values["title"] == .string("first"))
+        #expect(values["count"] == .int(3))
+        #expect(values["owner"] == .null)
+        #expect(values["extra"] == .int(5))
+        #expect(values["address"] == .embedded(["city": .string("Oslo"), "zip": .int(0)]))
+        let rest = Array(c.operations.dropFirst())
+        let inserts = rest.compactMap { op -> SyncValue? in
+            if case .listInsert(a, "tags", _, _, let v) = op { return v }
+            return nil
+        }
+        #expect(inserts == [.string("x"), .string("y")])
+        #expect(rest.contains(.setInsert(a, property: "labels", value: .string("l"))))
+        #expect(rest.contains(.mapPut(a, property: "attributes", key: "k", value: .int(7))))
+    }
+
+    @Test func setsDeletesAndLinksAreRecordedAsFieldOperations() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: SyncTesting.config(dir))
+        try realm.write {
+            realm.add(SyncItem("a"))
+            realm.add(SyncItem("b"))
+        }
+        let a = try #require(realm.object(ofType: SyncItem.self, forPrimaryKey: "a"))
+        let b = try #require(realm.object(ofType: SyncItem.self, forPrimaryKey: "b"))
+        try realm.write {
+            a.title = "renamed"
+            a.owner = b
+            a.address = SyncAddress()
+        }
+        #expect(
+            Set(try ops(realm, after: 1)) == [
+                .set(SyncTesting.ref("a"), property: "title", value: .string("renamed")),
+                .set(SyncTesting.ref("a"), property: "owner", value: .link(SyncTesting.ref("b"))),
+                .set(SyncTesting.ref("a"), property: "address", value: .embedded(["city": .string(""), "zip": .int(0)])),
+            ])
+        // A change inside an embedded object is a set of its parent's property.
+        try realm.write { a.address?.zip = 42 }
+        #expect(try ops(realm, after: 2) == [.set(SyncTesting.ref("a"), property: "address", value: .embedded(["city": .string(""), "zip": .int(42)]))])
+        // Deleting b nulls a's link: both are recorded.
+        try realm.write { realm.delete(b) }
+        #expect(Set(try ops(realm, after: 3)) == [.delete(SyncTesting.ref("b")), .set(SyncTesting.ref("a"), property: "owner", value: .null)])
+        // A write that changes nothing records nothing.
+        try realm.write { a.title = "renamed" }
+        #expect(try realm.pendingChanges(after: 4).isEmpty)
+        #expect(realm.syncStatus?.lastSequence == 4)
+    }
+
+    @Test func listOperationsNameElementsByStableIDs() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: SyncTesting.config(dir))
+        let item = SyncItem("a")
+        try realm.write {
+            item.tags.append(objectsIn: ["p", "q", "r"])
+            realm.add(item)
+        }
+        let ids = try realm.pendingChanges().flatMap(\.operations).compactMap { op -> ElementID? in
+            if case .listInsert(_, "tags", let e, _, _) = op { return e }
+            return nil
+        }
+        #expect(ids.count == 3 && Set(ids).count == 3)
+        try realm.write { item.tags.move(from: 0, to: 2) }
+        let moves = try ops(realm, after: 1)
+        #expect(moves.count == 1)
+        if case .listMove(_, "tags", let e, _)? = moves.first { #expect(e == ids[0]) } else { Issue.record("expected a move, got \(moves)") }
+        try realm.write { item.tags[0] = "Q" }
+        #expect(try ops(realm, after: 2) == [.listSet(SyncTesting.ref("a"), property: "tags", element: ids[1], value: .string("Q"))])
+        try realm.write { item.tags.remove(at: 1) }
+        #expect(try ops(realm, after: 3) == [.listRemove(SyncTesting.ref("a"), property: "tags", element: ids[2])])
+        try realm.write { item.tags.insert("n", at: 1) }
+        let inserted = try ops(realm, after: 4)
+        guard case .listInsert(_, "tags", let e, _, .string("n"))? = inserted.first else {
+            Issue.record("expected an insert, got \(inserted)")
+            return
+        }
+        #expect(!ids.contains(e))
+    }
+
+    @Test func incrementsAreRecordedAsAdditions() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: SyncTesting.config(dir))
+        let item = SyncItem("a")
+        try realm.write { realm.add(item) }
+        try realm.write { item.increment("count", by: 5) }
+        #expect(item.count == 5)
+        #expect(try ops(realm, after: 1) == [.addInteger(SyncTesting.ref("a"), property: "count", amount: 5)])
+        // An increment and then a set: the set is what happened.
+        try realm.write {
+            item.increment("count", by: 1)
+            item.count = 100
+        }
+        #expect(try ops(realm, after: 2) == [.set(SyncTesting.ref("a"), property: "count", value: .int(100))])
+    }
+
+    @Test func setsAndMapsRecordInsertsRemovesAndPuts() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: SyncTesting.config(dir))
+        let item = SyncItem("a")
+        try realm.write {
+            item.labels.insert(objectsIn: ["x", "y"])
+            item.attributes["one"] = 1
+            item.attributes["two"] = 2
+            realm.add(item)
+        }
+        try realm.write {
+            item.labels.remove("x")
+            item.labels.insert("z")
+            item.attributes["one"] = 11
+            item.attributes.removeObject(for: "two")
+        }
+        let a = SyncTesting.ref("a")
+        #expect(
+            Set(try ops(realm, after: 1)) == [
+                .setRemove(a, property: "labels", value: .string("x")), .setInsert(a, property: "labels", value: .string("z")),
+                .mapPut(a, property: "attributes", key: "one", value: .int(11)), .mapRemove(a, property: "attributes", key: "two"),
+            ])
+    }
+
+    @Test func deleteAllAndLargeSpillingWritesAreCapturedWhole() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: SyncTesting.config(dir))
+        realm.core.spillThreshold = 64 * 1024
+        try realm.write { for i in 0..<3000 { realm.add(SyncItem("i\(i)", title: String(repeating: "t", count: 40))) } }
+        let creates = try ops(realm).filter { if case .create = $0 { true } else { false } }
+        #expect(creates.count == 3000)
+        try realm.write { realm.deleteAll() }
+        let deletes = try ops(realm, after: 1).filter { if case .delete = $0 { true } else { false } }
+        #expect(deletes.count == 3000)
+    }
+
+    @Test func theOutboxSurvivesReopenAndCompaction() throws {
+        let dir = try TemporaryDirectory()
+        do {
+            let realm = try Realm(configuration: SyncTesting.config(dir))
+            for i in 0..<20 { try realm.write { realm.add(SyncItem("i\(i)")) } }
+        }
+        // Compacted at open, and opened without asking for capture: the file captures, so the write is recorded.
+        var config = SyncTesting.config(dir, captures: false)
+        config.shouldCompactOnLaunch = { _, _ in true }
+        let realm = try Realm(configuration: config)
+        try realm.write { realm.add(SyncItem("late")) }
+        let changes = try realm.pendingChanges()
+        #expect(changes.map(\.sequence) == Array(1...21))
+        try realm.acknowledgeChanges(through: 10)
+        #expect(try realm.pendingChanges().map(\.sequence) == Array(11...21))
+        #expect(realm.syncStatus?.acknowledgedSequence == 10)
+    }
+
+    @Test func aTypeWithoutAPrimaryKeyIsRefusedAtOpen() throws {
+        let dir = try TemporaryDirectory()
+        var config = SyncTesting.config(dir)
+        config.objectTypes = [SyncItem.self, SyncAddress.self, SyncUnkeyed.self]
+        #expect {
+            _ = try Realm(configuration: config)
+        } throws: { error in
+            "\(error)".contains("SyncUnkeyed has none")
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import TestSupport
+
+@testable import Strata
+
+/// The object graph the sync tests edit: every kind of property change capture records.
+final class SyncItem: Object {
+    @Persisted(primaryKey: true) var id: String
+    @Persisted var title = ""
+    @Persisted var count = 0
+    @Persisted var score = 0.0
+    @Persisted var owner: SyncItem?
+    @Persisted var tags: List<String>
+    @Persisted var related: List<SyncItem>
+    @Persisted var labels: MutableSet<String>
+    @Persisted var attributes: Map<String, Int>
+    @Persisted var address: SyncAddress?
+    @Persisted var extra: AnyRealmValue
+
+    convenience init(_ id: String, title: String = "") {
+        self.init()
+        self.id = id
+        self.title = title
+    }
+}
+
+final class SyncAddress: EmbeddedObject {
+    @Persisted var city = ""
+    @Persisted var zip = 0
+}
+
+/// A type without a primary key: a file that captures changes refuses it.
+final class SyncUnkeyed: Object {
+    @Persisted var name = ""
+}
+
+enum SyncTesting {
+    static func config(_ dir: TemporaryDirectory, _ name: String = "s.realm", captures: Bool = true) -> Realm.Configuration {
+        var c = Realm.Configuration(fileURL: URL(fileURLWithPath: dir.child(name)), objectTypes: [SyncItem.self, SyncAddress.self])
+        c.capturesChanges = captures
+        return c
+    }
+
+    static func ref(_ id: String) -> ObjectReference { ObjectReference(type: "SyncItem", primaryKey: .string(id)) }
+}
