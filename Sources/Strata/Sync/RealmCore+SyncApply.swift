@@ -217,24 +217,32 @@ extension RealmCore {
             guard let old = store.original[ref], old.state.object != nil, store.states[ref]?.object == nil, let key = old.key,
                 let binding = store.reader.binding(ref.type)
             else { continue }
-            deleteCascading(dynamicBinding(binding.info.schema.className), key, w, nullifyLinks: true)
+            deleteCascading(binding, key, w, nullifyLinks: true)
         }
         for ref in changed where store.states[ref]?.object != nil && store.original[ref]?.state.object == nil {
             guard let binding = store.reader.binding(ref.type), let pkIndex = binding.info.primaryKeyIndex else { continue }
-            upsert(ref.type, [binding.info.schema.properties[pkIndex].name: swiftValue(ref.primaryKey, binding.info.schema.properties[pkIndex])])
+            let values: [String: Any?] = [binding.info.schema.properties[pkIndex].name: swiftValue(ref.primaryKey, binding.info.schema.properties[pkIndex])]
+            upsert(ref.type, values)
         }
         for ref in changed {
             let meta = store.original[ref]?.meta
             try writeSyncMeta(store.states[ref].flatMap { SyncStorage.ObjectMeta.of($0) }, for: ref, old: meta, in: w.tx)
-            guard let object = store.states[ref]?.object, let binding = store.reader.binding(ref.type) else { continue }
+            guard let object = store.states[ref]?.object, let binding = store.reader.binding(ref.type), let pk = WriteSyncStore.stored(ref.primaryKey),
+                let key = objectKey(forPrimaryKey: pk, binding: binding)
+            else { continue }
+            // A partial update: only the properties that differ are set (a dictionary given to `add` would set
+            // every other property to its default).
             let before = store.original[ref]?.state.object
-            var values: [String: Any] = [:]
-            for p in binding.info.schema.properties where p.type != .linkingObjects {
+            let managed = makeObject(binding: binding, key: key, record: nil)
+            for (i, p) in binding.info.schema.properties.enumerated() where p.type != .linkingObjects && !p.isPrimaryKey {
                 let field = object.fields[p.columnName]
-                guard p.isPrimaryKey || normalized(field) != normalized(before?.fields[p.columnName]) || before == nil else { continue }
-                values[p.name] = swiftField(field, p)
+                guard before == nil || normalized(field) != normalized(before?.fields[p.columnName]) else { continue }
+                if p.type == .any && !p.isCollection, case .value(let v)? = field, let accessor = managed._accessor {
+                    accessor.setAny(i, anyRealmValue(v))
+                } else {
+                    managed.setValue(swiftField(field, p), forKey: p.name)
+                }
             }
-            if values.count > 1 || before == nil { upsert(ref.type, values) }
         }
     }
 
@@ -247,38 +255,38 @@ extension RealmCore {
         }
     }
 
-    private func upsert(_ type: String, _ values: [String: Any]) {
-        let binding = dynamicBinding(type)
+    private func upsert(_ type: String, _ values: [String: Any?]) {
+        let binding = boundType(named: type) ?? dynamicBinding(type)
         let object = Object.make(binding.info.objectClass)
         binding.info.assign(values, to: object)
         add(object, update: .modified)
     }
 
     /// A property's value as the dynamic API takes it.
-    private func swiftField(_ f: FieldState?, _ p: Property) -> Any {
+    private func swiftField(_ f: FieldState?, _ p: Property) -> Any? {
         switch f {
         case .value(let v)?: return swiftValue(v, p)
         case .list(let l)?: return l.map { swiftValue($0.value, p) }
         case .set(let s)?: return s.map { swiftValue($0, p) }
         case .map(let m)?: return m.mapValues { swiftValue($0, p) }
         case nil:
-            if p.isMap { return [String: Any]() }
-            if p.isCollection { return [Any]() }
-            return NSNull()
+            if p.isMap { return [String: Any?]() }
+            if p.isCollection { return [Any?]() }
+            return nil
         }
     }
 
-    private func swiftValue(_ v: SyncValue, _ p: Property) -> Any {
+    private func swiftValue(_ v: SyncValue, _ p: Property) -> Any? {
         if p.type == .any { return anyRealmValue(v) }
         switch v {
         case .link(let r):
             guard let pk = WriteSyncStore.stored(r.primaryKey), let target = boundType(named: r.type),
                 let key = objectKey(forPrimaryKey: pk, binding: target)
-            else { return NSNull() }
-            return makeObject(binding: dynamicBinding(r.type), key: key, record: nil)
+            else { return nil }
+            return makeObject(binding: target, key: key, record: nil)
         case .embedded(let fields):
-            guard let name = p.objectClassName, let target = boundType(named: name) else { return NSNull() }
-            var out: [String: Any] = [:]
+            guard let name = p.objectClassName, let target = boundType(named: name) else { return nil }
+            var out: [String: Any?] = [:]
             for q in target.info.schema.properties where q.type != .linkingObjects {
                 guard let f = fields[q.columnName] else { continue }
                 switch f {
@@ -293,9 +301,9 @@ extension RealmCore {
         }
     }
 
-    private func plainSwiftValue(_ v: SyncValue) -> Any {
+    private func plainSwiftValue(_ v: SyncValue) -> Any? {
         switch v {
-        case .null: NSNull()
+        case .null: nil
         case .bool(let b): b
         case .int(let i): Int(i)
         case .float(let f): f
@@ -306,7 +314,7 @@ extension RealmCore {
         case .uuid(let u): u
         case .objectId(let o): o
         case .decimal(let d): d
-        case .link, .embedded, .list, .dictionary: NSNull()
+        case .link, .embedded, .list, .dictionary: nil
         }
     }
 
@@ -327,7 +335,7 @@ extension RealmCore {
             guard let pk = WriteSyncStore.stored(r.primaryKey), let target = boundType(named: r.type),
                 let key = objectKey(forPrimaryKey: pk, binding: target)
             else { return .none }
-            return .object(makeObject(binding: dynamicBinding(r.type), key: key, record: nil))
+            return .object(makeObject(binding: target, key: key, record: nil))
         case .list(let items):
             let list = List<AnyRealmValue>()
             list.append(objectsIn: items.map(anyRealmValue))

@@ -1,0 +1,164 @@
+import Foundation
+import Testing
+import TestSupport
+
+@testable import Strata
+
+/// Applying a server's change sets: no echo, Realm's conflict rules, local edits kept on top, duplicates
+/// skipped and gaps refused, notifications with exact change sets.
+@Suite struct ApplyServerChangesTests {
+    /// Two clients and a server between them.
+    struct Pair {
+        let server = OrderingServer()
+        let a: Realm
+        let b: Realm
+
+        init(_ dir: TemporaryDirectory) throws {
+            a = try Realm(configuration: SyncTesting.config(dir, "a.realm"))
+            b = try Realm(configuration: SyncTesting.config(dir, "b.realm"))
+        }
+
+        func upload(_ r: Realm) throws {
+            let sets = try r.pendingChanges()
+            if let id = sets.first?.clientID { server.push(client: id, sets) }
+        }
+
+        func download(_ r: Realm) throws {
+            try r.applyServerChanges(server.pull(after: r.syncStatus?.serverVersion ?? 0))
+        }
+
+        func sync() throws {
+            try upload(a)
+            try upload(b)
+            try download(a)
+            try download(b)
+        }
+    }
+
+    @Test func aRemoteCreateArrivesWithoutEchoAndAcknowledgesTheAuthorsEntry() throws {
+        let dir = try TemporaryDirectory()
+        let p = try Pair(dir)
+        try p.a.write { p.a.add(SyncItem("x", title: "hello")) }
+        try p.sync()
+        #expect(p.b.object(ofType: SyncItem.self, forPrimaryKey: "x")?.title == "hello")
+        // Applying captured nothing on b, and a's entry left its outbox once the server returned it.
+        #expect(try p.b.pendingChanges().isEmpty)
+        #expect(try p.a.pendingChanges().isEmpty)
+        #expect(p.a.syncStatus?.serverVersion == 1)
+        #expect(p.b.syncStatus?.serverVersion == 1)
+    }
+
+    @Test func aDeleteAndACreateThatSawItBringTheObjectBack() throws {
+        let dir = try TemporaryDirectory()
+        let p = try Pair(dir)
+        try p.a.write { p.a.add(SyncItem("x", title: "one")) }
+        try p.sync()
+        try p.a.write { p.a.delete(p.a.object(ofType: SyncItem.self, forPrimaryKey: "x")!) }
+        try p.a.write { p.a.add(SyncItem("x", title: "two")) }
+        try p.sync()
+        #expect(p.a.object(ofType: SyncItem.self, forPrimaryKey: "x")?.title == "two")
+        #expect(p.b.object(ofType: SyncItem.self, forPrimaryKey: "x")?.title == "two")
+        #expect(try SyncContents.of(p.a) == SyncContents.normalized(p.server.oracle.live))
+        #expect(try SyncContents.of(p.b) == SyncContents.normalized(p.server.oracle.live))
+    }
+
+    @Test func aDeleteWinsOverAConcurrentEditAndAConcurrentCreate() throws {
+        let dir = try TemporaryDirectory()
+        let p = try Pair(dir)
+        try p.a.write { p.a.add(SyncItem("x", title: "one")) }
+        try p.sync()
+        try p.a.write { p.a.delete(p.a.object(ofType: SyncItem.self, forPrimaryKey: "x")!) }
+        try p.b.write { p.b.object(ofType: SyncItem.self, forPrimaryKey: "x")!.title = "edited" }
+        try p.sync()
+        #expect(p.a.object(ofType: SyncItem.self, forPrimaryKey: "x") == nil)
+        #expect(p.b.object(ofType: SyncItem.self, forPrimaryKey: "x") == nil)
+    }
+
+    @Test func anOfflineEditStaysOnTopOfRemoteChangesUntilTheServerOrdersIt() throws {
+        let dir = try TemporaryDirectory()
+        let p = try Pair(dir)
+        try p.a.write { p.a.add(SyncItem("x", title: "one")) }
+        try p.sync()
+        let bx = try #require(p.b.object(ofType: SyncItem.self, forPrimaryKey: "x"))
+        try p.b.write {
+            bx.title = "mine"
+            bx.increment("count", by: 2)
+        }
+        try p.a.write {
+            let ax = p.a.object(ofType: SyncItem.self, forPrimaryKey: "x")!
+            ax.title = "theirs"
+            ax.increment("count", by: 5)
+        }
+        try p.upload(p.a)
+        // b applies a's change: its own title stays (it will be ordered later), the additions sum.
+        try p.download(p.b)
+        #expect(bx.title == "mine")
+        #expect(bx.count == 7)
+        #expect(try p.b.pendingChanges().count == 1)
+        try p.sync()
+        #expect(p.a.object(ofType: SyncItem.self, forPrimaryKey: "x")?.title == "mine")
+        #expect(p.a.object(ofType: SyncItem.self, forPrimaryKey: "x")?.count == 7)
+        #expect(bx.count == 7)
+    }
+
+    @Test func concurrentListInsertsAreAllKeptInOneOrder() throws {
+        let dir = try TemporaryDirectory()
+        let p = try Pair(dir)
+        try p.a.write {
+            let x = SyncItem("x")
+            x.tags.append(objectsIn: ["m", "n"])
+            p.a.add(x)
+        }
+        try p.sync()
+        try p.a.write { p.a.object(ofType: SyncItem.self, forPrimaryKey: "x")!.tags.insert("a1", at: 1) }
+        try p.b.write { p.b.object(ofType: SyncItem.self, forPrimaryKey: "x")!.tags.insert("b1", at: 1) }
+        try p.b.write { p.b.object(ofType: SyncItem.self, forPrimaryKey: "x")!.tags.remove(at: 0) }
+        try p.sync()
+        try p.download(p.a)
+        let at = Array(p.a.object(ofType: SyncItem.self, forPrimaryKey: "x")!.tags)
+        let bt = Array(p.b.object(ofType: SyncItem.self, forPrimaryKey: "x")!.tags)
+        #expect(at == bt)
+        #expect(Set(at) == ["a1", "b1", "n"])
+    }
+
+    @Test func repeatedVersionsAreSkippedAndAGapIsRefused() throws {
+        let dir = try TemporaryDirectory()
+        let p = try Pair(dir)
+        for i in 0..<3 { try p.a.write { p.a.add(SyncItem("x\(i)")) } }
+        try p.upload(p.a)
+        let all = p.server.pull(after: 0)
+        #expect(throws: Realm.Error.self) { try p.b.applyServerChanges([all[1]]) }
+        #expect(p.b.objects(SyncItem.self).isEmpty)
+        try p.b.applyServerChanges([all[0], all[0], all[1]])
+        try p.b.applyServerChanges(all)
+        #expect(p.b.objects(SyncItem.self).count == 3)
+        #expect(p.b.syncStatus?.serverVersion == 3)
+    }
+
+    @Test func observersOfAnAppliedBatchGetExactChangeSets() throws {
+        let dir = try TemporaryDirectory()
+        let p = try Pair(dir)
+        try p.a.write {
+            p.a.add(SyncItem("x"))
+            p.a.add(SyncItem("y"))
+        }
+        try p.sync()
+        let results = p.b.objects(SyncItem.self).sorted(byKeyPath: "id")
+        var changes: [(deletions: [Int], insertions: [Int], modifications: [Int])] = []
+        let token = results.observe { change in
+            if case .update(_, let d, let i, let m) = change { changes.append((d, i, m)) }
+        }
+        defer { token.invalidate() }
+        try p.a.write {
+            p.a.object(ofType: SyncItem.self, forPrimaryKey: "y")!.title = "changed"
+            p.a.add(SyncItem("z"))
+        }
+        try p.upload(p.a)
+        try p.download(p.b)
+        p.b.refresh()
+        #expect(changes.count == 1)
+        #expect(changes.first?.deletions == [])
+        #expect(changes.first?.insertions == [2])
+        #expect(changes.first?.modifications == [1])
+    }
+}
