@@ -155,6 +155,46 @@ if arguments.count == 3, arguments[1] == "misuse" {
     say("no trap")
     exit(0)
 }
+// `StrataCrashChild capture PATH SEED` (SyncOutboxKillTests): opens the Realm at PATH capturing changes and writes
+// until killed: before each write transaction "try ID VALUE", after its commit returned "ack ID VALUE" (object ID
+// given VALUE and VALUE appended to its marks, an object sometimes deleted). Another process may write beside it.
+final class SyncKillItem: Object {
+    @Persisted(primaryKey: true) var id: Int
+    @Persisted var value = 0
+    @Persisted var marks: List<Int>
+}
+
+if arguments.count == 4, arguments[1] == "capture", var state = UInt64(arguments[3]) {
+    func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    do {
+        var config = Realm.Configuration(fileURL: URL(fileURLWithPath: arguments[2]), objectTypes: [SyncKillItem.self])
+        config.capturesChanges = true
+        let realm = try Realm(configuration: config)
+        while true {
+            let id = Int(next() % 40)
+            let value = 1 + Int(next() % 1_000_000)
+            let victim = next() % 6 == 0 ? Int(next() % 40) : nil
+            say("try \(id) \(value)")
+            try realm.write {
+                let item = realm.object(ofType: SyncKillItem.self, forPrimaryKey: id) ?? realm.create(SyncKillItem.self, value: ["id": id])
+                item.value = value
+                item.marks.append(value)
+                if item.marks.count > 4 { item.marks.remove(at: 0) }
+                if let victim, victim != id, let other = realm.object(ofType: SyncKillItem.self, forPrimaryKey: victim) { realm.delete(other) }
+            }
+            say("ack \(id) \(value)")
+        }
+    } catch {
+        FileHandle.standardError.write(Data("StrataCrashChild: \(error)\n".utf8))
+        exit(1)
+    }
+}
 if arguments.count == 3, arguments[1] == "convert" {
     do {
         try Realm.convertRealmFile(configuration: Realm.Configuration(fileURL: URL(fileURLWithPath: arguments[2])))
@@ -166,7 +206,7 @@ if arguments.count == 3, arguments[1] == "convert" {
     }
 }
 guard arguments.count == 3, arguments[1] == "migrate" else {
-    FileHandle.standardError.write(Data("usage: StrataCrashChild migrate PATH | online PATH COUNT SEED | misuse PATH | convert PATH | share PATH | tag PATH\n".utf8))
+    FileHandle.standardError.write(Data("usage: StrataCrashChild migrate PATH | online PATH COUNT SEED | misuse PATH | convert PATH | share PATH | tag PATH | capture PATH SEED\n".utf8))
     exit(2)
 }
 do {

@@ -53,11 +53,11 @@ final class OrderingServer {
 }
 
 enum SyncContents {
-    /// The live objects of type `SyncItem` in `realm`, as sync's model with their lists' ids and positions.
-    static func of(_ realm: Realm) throws -> [ObjectReference: SyncObject] {
+    /// The live objects of `type` in `realm`, as sync's model with their lists' ids and positions.
+    static func of(_ realm: Realm, type: String = "SyncItem") throws -> [ObjectReference: SyncObject] {
         let core = realm.core
         let reader = RealmCore.SyncReader(core: core, snapshot: core.snapshot)
-        guard let binding = core.boundType(named: "SyncItem") else { return [:] }
+        guard let binding = core.boundType(named: type) else { return [:] }
         var out: [ObjectReference: SyncObject] = [:]
         var failure: (any Error)?
         core.forEachRecord(binding) { _, record in
