@@ -24,7 +24,7 @@ public final class Runner {
         "insert", "enumerate-int", "enumerate-all", "lookup", "query-pk", "query", "query-indexed", "snapshot-read", "notify", "open", "size",
         "update-all", "delete-half",
         "migrate-combine", "migrate-rename", "migrate-retype", "sustained", "small-txn", "short-sessions", "codecs", "import-realm",
-        "sharing",
+        "sharing", "sync",
     ]
     /// Strata through its object API: the column every ratio is computed from.
     public static let strata = "Strata"
@@ -403,6 +403,22 @@ public final class Runner {
                 }
             }
         }
+        if wanted.contains("sync") {
+            for _ in 0..<config.runs {
+                let dir = config.directory + "/sync"
+                try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+                defer { try? FileManager.default.removeItem(atPath: dir) }  // try?: a scratch directory
+                let f = try syncFigures(in: dir, people: data.people)
+                record("sync: insert, capture off", Self.strata, f.insertOff)
+                record("sync: insert, capture on", Self.strata, f.insertOn)
+                record("sync: insert, capture on / off (time)", Self.strata, f.insertOff / f.insertOn)
+                record("sync: update-all, capture off", Self.strata, f.updateOff)
+                record("sync: update-all, capture on", Self.strata, f.updateOn)
+                record("sync: update-all, capture on / off (time)", Self.strata, f.updateOff / f.updateOn)
+                record("sync: apply a server batch of N creates", Self.strata, f.applyCreates)
+                record("sync: apply a server batch of N sets", Self.strata, f.applySets)
+            }
+        }
         progress("")
         if config.progress && isatty(2) == 0 { FileHandle.standardError.write(Data("\n".utf8)) }
 
@@ -463,6 +479,14 @@ public final class Runner {
             ("short sessions of 20,000: segments", .factor, "Strata: 60 sessions that open, commit 20,000 records (about 5 MB, more than a close merges itself) and close; the most segments any type's partition holds afterwards"),
             ("short sessions of 20,000: close", .milliseconds, "Strata: the median time of those sessions' closes (a close suspends the merge under way)"),
             ("import-realm", .perSecond, "Strata: a RealmSwift file of the N people (format 24, written by the project's Realm-format writer) converted into a Strata database, objects per second; compare with Strata's insert row (the aim: at least half of it)"),
+            ("sync: insert, capture off", .perSecond, "Strata: the insert row's transaction on a file that does not capture changes (this workload's own run)"),
+            ("sync: insert, capture on", .perSecond, "Strata: the same on a file with capturesChanges: the commit also records N create operations and their undo images in the outbox"),
+            ("sync: insert, capture on / off (time)", .factor, "Strata: the insert's time with capture over its time without (the aim: at most 1.2)"),
+            ("sync: update-all, capture off", .perSecond, "Strata: then every age + 1 in one transaction, without capture"),
+            ("sync: update-all, capture on", .perSecond, "Strata: the same with capture (N set operations and N undo images)"),
+            ("sync: update-all, capture on / off (time)", .factor, "Strata: update-all's time with capture over its time without (the aim: at most 1.2)"),
+            ("sync: apply a server batch of N creates", .perSecond, "Strata: the captured insert's change set applied as a server's (applyServerChanges) to a third file, objects per second"),
+            ("sync: apply a server batch of N sets", .perSecond, "Strata: then the captured update-all's change set, objects per second"),
             ("commit 1 record: exclusive", .milliseconds, "Strata's engine, exclusive mode (LOCK held while open): the median of durable 1-record commits (64-byte value)"),
             ("commit 1 record: alone", .milliseconds, "one process, durable 1-record commits. Strata: the engine in shared mode (LOCK.writer taken per commit, the log's new bytes read); SQLite: WAL, synchronous=FULL; LMDB: default (durable) flags"),
             ("commit 1 record: idle second process", .milliseconds, "the same with a second process (the Bench started again) holding the database open and idle"),

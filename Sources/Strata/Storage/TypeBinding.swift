@@ -13,6 +13,12 @@ final class TypeBinding: @unchecked Sendable {
     let fieldIds: [UInt32]
     /// Whether the primary key is an Int, used as the object key itself.
     let intPrimaryKey: Bool
+    /// Change capture: the stored names of the properties in schema order (LinkingObjects left out), and whether
+    /// any is a `List` (whose elements have ids in the sync metadata).
+    let syncFieldNames: [String]
+    let hasListProperties: Bool
+    /// Whether property `index` holds embedded objects (a link, List or Map of an embedded type).
+    func holdsEmbedded(_ index: Int) -> Bool { info.embeddedTargets[index] != nil }
 
     /// Property index -> position of its field in a record (ascending field id).
     let slots: [Int]
@@ -66,6 +72,8 @@ final class TypeBinding: @unchecked Sendable {
         self.info = info
         self.migration = migration
         self.schemaVersion = schemaVersion
+        syncFieldNames = info.schema.properties.filter { $0.type != .linkingObjects }.map(\.columnName)
+        hasListProperties = info.schema.properties.contains { $0.isArray && $0.type != .linkingObjects }
         self.partition = stored.partition
         self.primaryKeyPartition = stored.primaryKeyPartition
         // Bound by name (the stored name, `propertiesMapping`), never by position.

@@ -177,7 +177,19 @@ extension RealmCore {
             for entry in entries.reversed() {
                 let (images, chunks) = try undoImages(entry.changeSet.sequence, at: view)
                 undoChunks[entry.changeSet.sequence] = chunks
-                for (ref, before) in images.reversed() { store.setState(before, of: ref) }
+                for (ref, image) in images.reversed() {
+                    switch image {
+                    case .state(let before):
+                        store.setState(before, of: ref)
+                    case .fields(let fields):
+                        // The entry left the object live: its changed properties go back.
+                        guard case .live(var o) = store.state(of: ref) else {
+                            throw Realm.Error(.invalidDatabase, "the undo image of change set \(entry.changeSet.sequence) in \(shared.displayName) finds \(ref) not live; the file is damaged")
+                        }
+                        for (name, field) in fields { o.fields[name] = field }
+                        store.setState(.live(o), of: ref)
+                    }
+                }
             }
             var acknowledged = state.acknowledged
             for c in batch {
@@ -190,13 +202,14 @@ extension RealmCore {
                 let cs = entry.changeSet
                 store.startRecording()
                 for op in cs.operations { SyncRules.apply(op, author: cs.clientID, base: cs.baseVersion, version: Tombstone.unordered, to: store) }
-                let images = store.takeRecording().map { ref, s -> [UInt8] in
-                    var bytes: [UInt8] = []
-                    SyncCoding.write(ref, into: &bytes)
-                    SyncCoding.write(s, into: &bytes)
-                    return bytes
+                var images = SyncStorage.ChunkBuilder()
+                for (ref, s) in store.takeRecording() {
+                    images.add { out in
+                        SyncCoding.write(ref, into: &out)
+                        SyncCoding.write(UndoImage.state(s), into: &out)
+                    }
                 }
-                try writeUndo(cs.sequence, images, in: w.tx, replacing: undoChunks[cs.sequence] ?? 0)
+                try writeUndo(cs.sequence, images.finish(), in: w.tx, replacing: undoChunks[cs.sequence] ?? 0)
             }
             try writeOut(store, w)
             state.serverVersion = batch.last!.version

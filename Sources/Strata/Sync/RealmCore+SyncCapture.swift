@@ -79,66 +79,126 @@ extension RealmCore {
 
         let before = SyncReader(core: self, snapshot: base)
         let after = SyncReader(core: self, snapshot: nil)
-        var befores: [ObjectReference: SyncObject] = [:]
-        var afters: [ObjectReference: SyncObject] = [:]
-        var seen = Set<PendingKey>()
-        for (b, key) in topLevel where seen.insert(PendingKey(partition: b.partition, key: key)).inserted {
-            if let (ref, o) = before.object(b, key) { befores[ref] = o }
-            if let (ref, o) = after.object(b, key) { afters[ref] = o }
-        }
-        let refs = Set(befores.keys).union(afters.keys).sorted()
-        guard !refs.isEmpty else { return }
-
         var state = try syncClientState(at: base) ?? .new()
         let client = state.clientID
-        var operations: [[UInt8]] = []
-        var undo: [[UInt8]] = []
-        var operationCount = 0
-        for ref in refs {
-            let meta = try syncMeta(ref, at: base)
-            let beforeState = Self.syncState(befores[ref], meta: meta)
-            let (ops, afterObject) = SyncDiff.operations(ref, before: beforeState.object, after: afters[ref], increments: w.increments[ref] ?? [:]) {
-                defer { state.nextElement += 1 }
-                return ElementID(client: client, counter: state.nextElement)
+        var operations = SyncStorage.ChunkBuilder()
+        var undo = SyncStorage.ChunkBuilder()
+        func newID() -> ElementID {
+            defer { state.nextElement += 1 }
+            return ElementID(client: client, counter: state.nextElement)
+        }
+        func increments(_ ref: ObjectReference) -> [String: Int64] { w.increments.isEmpty ? [:] : w.increments[ref] ?? [:] }
+        /// Records one object's operations, undo image and metadata (whole states: a created or deleted object).
+        func record(_ ref: ObjectReference, _ binding: TypeBinding, before old: SyncObject?, after new: SyncObject?) throws {
+            // Only a new object (its tombstone) or a type with lists can have metadata.
+            let meta = old == nil || binding.hasListProperties ? try syncMeta(ref, at: base) : nil
+            let beforeState = Self.syncState(old, meta: meta)
+            let (ops, afterObject) = SyncDiff.operations(
+                ref, before: beforeState.object, after: new, increments: increments(ref), names: binding.syncFieldNames, newID: newID)
+            guard !ops.isEmpty else { return }
+            for op in ops { operations.add { SyncCoding.write(op, into: &$0) } }
+            undo.add { out in
+                SyncCoding.write(ref, into: &out)
+                SyncCoding.write(UndoImage.state(beforeState), into: &out)
             }
-            guard !ops.isEmpty else { continue }
-            for op in ops {
-                var bytes: [UInt8] = []
-                SyncCoding.write(op, into: &bytes)
-                operations.append(bytes)
-            }
-            operationCount += ops.count
-            var image: [UInt8] = []
-            SyncCoding.write(ref, into: &image)
-            SyncCoding.write(beforeState, into: &image)
-            undo.append(image)
             let newState: SyncObjectState = afterObject.map { .live($0) } ?? .deleted(Tombstone(version: Tombstone.unordered, client: client))
             try writeSyncMeta(SyncStorage.ObjectMeta.of(newState), for: ref, old: meta, in: w.tx)
         }
-        guard operationCount > 0 else { return }
+        /// Records the changes of an object that was live before and after: only the properties whose stored
+        /// values differ (an embedded object's always: its own record may have changed) are read as sync's
+        /// model, and its undo image holds only those.
+        func recordChanged(_ ref: ObjectReference, _ binding: TypeBinding, _ old: [StoredValue], _ new: [StoredValue]) throws {
+            let properties = binding.info.schema.properties
+            var changed: [Int] = []
+            for i in properties.indices where properties[i].type != .linkingObjects {
+                if old[i] != new[i] || binding.holdsEmbedded(i) { changed.append(i) }
+            }
+            guard !changed.isEmpty else { return }
+            var beforeFields: [String: FieldState] = [:]
+            var afterFields: [String: FieldState] = [:]
+            for i in changed {
+                beforeFields[properties[i].columnName] = before.field(properties[i], old[i])
+                afterFields[properties[i].columnName] = after.field(properties[i], new[i])
+            }
+            let meta = binding.hasListProperties ? try syncMeta(ref, at: base) : nil
+            guard case .live(let beforeObject) = Self.syncState(SyncObject(fields: beforeFields), meta: meta) else { return }
+            let names = changed.map { properties[$0].columnName }
+            let (ops, afterObject) = SyncDiff.operations(
+                ref, before: beforeObject, after: SyncObject(fields: afterFields), increments: increments(ref), names: names, newID: newID)
+            guard !ops.isEmpty else { return }
+            for op in ops { operations.add { SyncCoding.write(op, into: &$0) } }
+            undo.add { out in
+                SyncCoding.write(ref, into: &out)
+                SyncCoding.write(UndoImage.fields(beforeObject.fields), into: &out)
+            }
+            guard binding.hasListProperties, let afterObject else { return }
+            // The lists' ids: those of the lists that changed replaced, the others kept.
+            var lists: [String: [(id: ElementID, position: ListPosition)]] = [:]
+            if case .lists(let l)? = meta { lists = l }
+            for name in names {
+                guard case .list(let elements)? = afterObject.fields[name] else { continue }
+                lists[name] = elements.isEmpty ? nil : elements.map { ($0.id, $0.position) }
+            }
+            try writeSyncMeta(lists.isEmpty ? nil : .lists(lists), for: ref, old: meta, in: w.tx)
+        }
+        // The objects in key order (the same write records the same operations in the same order). An object
+        // deleted and added again under another key (a primary key that is not an Int) is one reference: the
+        // halves (an object only before, or only after) are matched by reference at the end.
+        var halves: [ObjectReference: (binding: TypeBinding, before: SyncObject?, after: SyncObject?)] = [:]
+        var halfOrder: [ObjectReference] = []
+        topLevel.sort { a, b in a.0.partition != b.0.partition ? a.0.partition < b.0.partition : a.1 < b.1 }
+        var seen = Set<PendingKey>()
+        for (b, key) in topLevel where seen.insert(PendingKey(partition: b.partition, key: key)).inserted {
+            let oldValues = before.values(b, key)
+            let newValues = after.values(b, key)
+            let oldRef = oldValues.flatMap { before.reference(b, $0) }
+            let newRef = newValues.flatMap { after.reference(b, $0) }
+            if let oldValues, let newValues, let oldRef, oldRef == newRef {
+                try recordChanged(oldRef, b, oldValues, newValues)
+                continue
+            }
+            let old = oldValues.map { before.object(b, $0) }
+            let new = newValues.map { after.object(b, $0) }
+            // An Int primary key is the object's key: its object has no other key.
+            if b.intPrimaryKey, let ref = oldRef ?? newRef {
+                try record(ref, b, before: old, after: new)
+                continue
+            }
+            for (ref, o, isBefore) in [(oldRef, old, true), (newRef, new, false)] {
+                guard let ref, let o else { continue }
+                if halves[ref] == nil {
+                    halfOrder.append(ref)
+                    halves[ref] = (b, nil, nil)
+                }
+                if isBefore { halves[ref]?.before = o } else { halves[ref]?.after = o }
+            }
+        }
+        for ref in halfOrder {
+            guard let h = halves[ref] else { continue }
+            try record(ref, h.binding, before: h.before, after: h.after)
+        }
+        guard operations.total > 0 else { return }
         let schemaVersion = shared.storedSchema.withLock { $0?.schemaVersion } ?? configuration.schemaVersion
         let header = ChangeSet(clientID: client, sequence: state.nextSequence, baseVersion: state.serverVersion, schemaVersion: schemaVersion, operations: [])
-        try writeOutboxEntry(header, operations: operations, undo: undo, in: w.tx)
+        try writeOutboxEntry(header, operationCount: operations.total, operations: operations.finish(), undo: undo.finish(), in: w.tx)
         state.nextSequence += 1
         try w.tx.put(SyncStorage.stateKey, state.encoded(), in: SyncStorage.partition)
     }
 
     /// Writes an outbox entry: its header (chunk 0), its operations (chunks 1…) and its undo images.
-    func writeOutboxEntry(_ header: ChangeSet, operations: [[UInt8]], undo: [[UInt8]], in tx: WriteTransaction) throws {
-        let opChunks = SyncStorage.chunks(operations)
+    func writeOutboxEntry(_ header: ChangeSet, operationCount: Int, operations: [[UInt8]], undo: [[UInt8]], in tx: WriteTransaction) throws {
         var head: [UInt8] = []
-        SyncCoding.writeHeader(header, operationCount: operations.count, into: &head)
-        head.appendVarint(UInt64(opChunks.count))
+        SyncCoding.writeHeader(header, operationCount: operationCount, into: &head)
+        head.appendVarint(UInt64(operations.count))
         try tx.put(SyncStorage.outboxKey(header.sequence, chunk: 0), head, in: SyncStorage.partition)
-        for (i, chunk) in opChunks.enumerated() {
+        for (i, chunk) in operations.enumerated() {
             try tx.put(SyncStorage.outboxKey(header.sequence, chunk: UInt32(i + 1)), chunk, in: SyncStorage.partition)
         }
         try writeUndo(header.sequence, undo, in: tx)
     }
 
     /// Replaces the undo images of outbox entry `sequence`.
-    func writeUndo(_ sequence: UInt64, _ images: [[UInt8]], in tx: WriteTransaction, replacing old: Int = 0) throws {
-        let chunks = SyncStorage.chunks(images)
+    func writeUndo(_ sequence: UInt64, _ chunks: [[UInt8]], in tx: WriteTransaction, replacing old: Int = 0) throws {
         for (i, chunk) in chunks.enumerated() {
             try tx.put(SyncStorage.undoKey(sequence, chunk: UInt32(i)), chunk, in: SyncStorage.partition)
         }

@@ -72,8 +72,8 @@ extension RealmCore {
     }
 
     /// The undo images of outbox entry `sequence`, and how many chunks hold them.
-    func undoImages(_ sequence: UInt64, at snapshot: Snapshot) throws -> (images: [(ObjectReference, SyncObjectState)], chunks: Int) {
-        var out: [(ObjectReference, SyncObjectState)] = []
+    func undoImages(_ sequence: UInt64, at snapshot: Snapshot) throws -> (images: [(ObjectReference, UndoImage)], chunks: Int) {
+        var out: [(ObjectReference, UndoImage)] = []
         var chunks = 0
         let cursor = try snapshot.cursor(SyncStorage.partition, from: SyncStorage.undoKey(sequence, chunk: 0))
         while let (key, value) = try cursor.next() {
@@ -85,7 +85,7 @@ extension RealmCore {
                     let n = try r.readLength("image count", limit: r.remaining)
                     for _ in 0..<n {
                         let ref = try SyncCoding.readReference(&r)
-                        out.append((ref, try SyncCoding.readState(&r)))
+                        out.append((ref, try SyncCoding.readUndoImage(&r)))
                     }
                 }
             } catch let e as StorageError {

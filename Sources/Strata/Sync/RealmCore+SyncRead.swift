@@ -74,7 +74,8 @@ extension RealmCore {
             return SyncObject(fields: fields)
         }
 
-        private func field(_ p: Property, _ v: StoredValue) -> FieldState {
+        /// Property `p`'s stored value as sync's model (a list's elements without ids yet).
+        func field(_ p: Property, _ v: StoredValue) -> FieldState {
             guard p.isCollection, case .list(let items) = v else {
                 if p.isCollection { return p.isMap ? .map([:]) : p.isSet ? .set([]) : .list([]) }
                 return .value(element(p, v))

@@ -313,6 +313,38 @@ enum SyncCoding {
         }
     }
 
+    static func write(_ image: UndoImage, into out: inout [UInt8]) {
+        switch image {
+        case .state(let s):
+            out.append(0)
+            write(s, into: &out)
+        case .fields(let fields):
+            out.append(1)
+            out.appendVarint(UInt64(fields.count))
+            for name in fields.keys.sorted() {
+                writeString(name, into: &out)
+                write(fields[name]!, into: &out)
+            }
+        }
+    }
+
+    static func readUndoImage(_ r: inout ByteReader) throws -> UndoImage {
+        let start = r.position
+        switch try r.readUInt8("undo image tag") {
+        case 0: return .state(try readState(&r))
+        case 1:
+            let n = try r.readLength("field count", limit: r.remaining)
+            var fields: [String: FieldState] = [:]
+            for _ in 0..<n {
+                let name = try readString(&r, "property name")
+                fields[name] = try readField(&r)
+            }
+            return .fields(fields)
+        case let tag:
+            throw StorageError(.corrupted, "unknown undo image tag \(tag)", file: nil, offset: start)
+        }
+    }
+
     static func write(_ f: FieldState, into out: inout [UInt8]) {
         switch f {
         case .value(let v):

@@ -8,9 +8,11 @@ enum SyncDiff {
     /// `increments`: the amounts `increment(_:by:)` added to properties in the write, recorded as additions when
     /// the value changed by exactly that.
     static func operations(
-        _ ref: ObjectReference, before: SyncObject?, after: SyncObject?, increments: [String: Int64],
+        _ ref: ObjectReference, before: SyncObject?, after: SyncObject?, increments: [String: Int64], names: [String]? = nil,
         newID: () -> ElementID
     ) -> (operations: [ChangeOperation], after: SyncObject?) {
+        // The properties in one order (the schema's, or by name), so that a write's operations come out the same.
+        let names = names ?? after.map { $0.fields.keys.sorted() } ?? []
         guard var after else { return (before == nil ? [] : [.delete(ref)], nil) }
         var ops: [ChangeOperation] = []
         guard let before else {
@@ -19,15 +21,16 @@ enum SyncDiff {
                 if case .value(let v) = field { values[name] = v }
             }
             ops.append(.create(ref, values: values))
-            for name in after.fields.keys.sorted() {
-                let (fieldOps, assigned) = collectionOperations(ref, name, before: nil, after: after.fields[name]!, newID: newID)
+            for name in names {
+                guard let field = after.fields[name] else { continue }
+                let (fieldOps, assigned) = collectionOperations(ref, name, before: nil, after: field, newID: newID)
                 ops += fieldOps
                 if let assigned { after.fields[name] = assigned }
             }
             return (ops, after)
         }
-        for name in after.fields.keys.sorted() {
-            let field = after.fields[name]!
+        for name in names {
+            guard let field = after.fields[name] else { continue }
             let old = before.fields[name]
             if case .value(let v) = field {
                 guard old != field else { continue }

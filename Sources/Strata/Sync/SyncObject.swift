@@ -55,6 +55,13 @@ enum SyncObjectState: Sendable, Hashable {
     }
 }
 
+/// What an outbox entry's undo restores of one object: its whole state before the entry, or (an object live
+/// before and after it) the properties the entry changed.
+enum UndoImage: Sendable, Hashable {
+    case state(SyncObjectState)
+    case fields([String: FieldState])
+}
+
 /// Where a rule reads and changes objects: the oracle's dictionary in tests, a write transaction's objects in
 /// a Realm (`RealmCore+SyncApply`).
 protocol SyncStore: AnyObject {

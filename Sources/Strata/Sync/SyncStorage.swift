@@ -168,25 +168,37 @@ enum SyncStorage {
         }
     }
 
-    /// Splits encoded items into values of at most about `chunkBytes`, each prefixed by its item count.
-    static func chunks(_ items: [[UInt8]]) -> [[UInt8]] {
-        var out: [[UInt8]] = []
-        var current: [UInt8] = []
-        var count = 0
-        func flush() {
+    /// Builds values of encoded items, each at most about `chunkBytes` (a larger item makes a chunk of its own)
+    /// and prefixed by its item count.
+    struct ChunkBuilder {
+        private var chunks: [[UInt8]] = []
+        private var body: [UInt8] = []
+        private var count = 0
+        /// Items added in all.
+        private(set) var total = 0
+
+        /// Adds one item, as `write` appends it.
+        mutating func add(_ write: (inout [UInt8]) -> Void) {
+            write(&body)
+            count += 1
+            total += 1
+            if body.count >= SyncStorage.chunkBytes { flush() }
+        }
+
+        private mutating func flush() {
             var value: [UInt8] = []
+            value.reserveCapacity(body.count + 10)
             value.appendVarint(UInt64(count))
-            value.append(contentsOf: current)
-            out.append(value)
-            current = []
+            value.append(contentsOf: body)
+            chunks.append(value)
+            body.removeAll(keepingCapacity: true)
             count = 0
         }
-        for item in items {
-            if count > 0 && current.count + item.count > chunkBytes { flush() }
-            current.append(contentsOf: item)
-            count += 1
+
+        /// The chunks (one, empty, when nothing was added).
+        mutating func finish() -> [[UInt8]] {
+            if count > 0 || chunks.isEmpty { flush() }
+            return chunks
         }
-        if count > 0 || out.isEmpty { flush() }
-        return out
     }
 }

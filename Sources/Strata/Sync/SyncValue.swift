@@ -88,7 +88,13 @@ public struct ObjectReference: Sendable, Hashable, Comparable, CustomStringConve
     /// in the same order on every device.
     public static func < (a: ObjectReference, b: ObjectReference) -> Bool {
         if a.type != b.type { return a.type < b.type }
-        return SyncCoding.encode(a.primaryKey).lexicographicallyPrecedes(SyncCoding.encode(b.primaryKey))
+        // Keys of one kind compare as themselves; others (nil against a value) by their encodings, where nil is
+        // below every value.
+        switch (a.primaryKey, b.primaryKey) {
+        case (.int(let x), .int(let y)): return x < y
+        case (.string(let x), .string(let y)): return x < y
+        default: return SyncCoding.encode(a.primaryKey).lexicographicallyPrecedes(SyncCoding.encode(b.primaryKey))
+        }
     }
 }
 
