@@ -137,6 +137,22 @@ public enum AnyRealmValue: Hashable, CustomStringConvertible {
     public var dictionaryValue: Map<String, AnyRealmValue>? { if case .dictionary(let v) = self { return v } else { return nil } }
 }
 
+extension AnyRealmValue {
+    /// A nested list of these values (RealmSwift's `AnyRealmValue.fromArray`).
+    public static func fromArray(_ array: [AnyRealmValue]) -> AnyRealmValue {
+        let list = List<AnyRealmValue>()
+        list.append(objectsIn: array)
+        return .list(list)
+    }
+
+    /// A nested dictionary of these values (RealmSwift's `AnyRealmValue.fromDictionary`).
+    public static func fromDictionary(_ dictionary: [String: AnyRealmValue]) -> AnyRealmValue {
+        let map = Map<String, AnyRealmValue>()
+        for (key, value) in dictionary { map[key] = value }
+        return .dictionary(map)
+    }
+}
+
 extension AnyRealmValue: _Persistable {
     public static var _propertyType: PropertyType { .any }
     /// Nothing is a value of its own (`.none`), stored as nil.

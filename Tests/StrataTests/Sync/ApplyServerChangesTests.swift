@@ -121,6 +121,69 @@ import TestSupport
         #expect(Set(at) == ["a1", "b1", "n"])
     }
 
+    @Test func nestedCollectionsAndListsOfEmbeddedObjectsArriveWhole() throws {
+        let dir = try TemporaryDirectory()
+        let p = try Pair(dir)
+        try p.a.write {
+            let x = SyncItem("x")
+            x.extra = .fromArray([.int(1), .fromDictionary(["k": .string("v")]), .none])
+            let place = SyncAddress()
+            place.city = "Bergen"
+            x.places.append(place)
+            p.a.add(x)
+        }
+        try p.sync()
+        let bx = try #require(p.b.object(ofType: SyncItem.self, forPrimaryKey: "x"))
+        #expect(bx.places.first?.city == "Bergen")
+        guard case .list(let list) = bx.extra else {
+            Issue.record("extra is \(bx.extra), not a nested list")
+            return
+        }
+        #expect(list.count == 3)
+        #expect(list[0] == .int(1))
+        try p.a.write { p.a.object(ofType: SyncItem.self, forPrimaryKey: "x")!.places.first!.zip = 5005 }
+        try p.sync()
+        #expect(bx.places.first?.zip == 5005)
+        #expect(try SyncContents.of(p.b) == SyncContents.normalized(p.server.oracle.live))
+        #expect(try SyncContents.of(p.a) == SyncContents.normalized(p.server.oracle.live))
+    }
+
+    /// S002: a property a client's schema does not have is kept (by the server and the clients that have it),
+    /// never nulled by that client's edits.
+    @Test func S002_aPropertyAnOlderClientDoesNotKnowIsKept() throws {
+        let dir = try TemporaryDirectory()
+        let server = OrderingServer()
+        var newer = SyncTesting.config(dir, "new.realm")
+        newer.objectTypes = [SyncItemV2.self, SyncAddress.self]
+        newer.schemaVersion = 2
+        let a = try Realm(configuration: newer)
+        let b = try Realm(configuration: SyncTesting.config(dir, "old.realm"))
+        func sync() throws {
+            for r in [a, b] {
+                let sets = try r.pendingChanges()
+                if let id = sets.first?.clientID { server.push(client: id, sets) }
+            }
+            for r in [a, b] { try r.applyServerChanges(server.pull(after: r.syncStatus?.serverVersion ?? 0)) }
+        }
+        try a.write {
+            let x = SyncItemV2()
+            x.id = "x"
+            x.note = "kept"
+            a.add(x)
+        }
+        try sync()
+        #expect(try a.pendingChanges().isEmpty)
+        try b.write { b.object(ofType: SyncItem.self, forPrimaryKey: "x")!.title = "from the old client" }
+        try sync()
+        let ax = try #require(a.object(ofType: SyncItemV2.self, forPrimaryKey: "x"))
+        #expect(ax.title == "from the old client")
+        #expect(ax.note == "kept")
+        #expect(server.oracle.live[SyncTesting.ref("x")]?.fields["note"] == .value(.string("kept")))
+        #expect(try b.pendingChanges(after: 0).isEmpty)
+        #expect(server.history.last?.changeSet.schemaVersion == 0)
+        #expect(server.history.first?.changeSet.schemaVersion == 2)
+    }
+
     @Test func repeatedVersionsAreSkippedAndAGapIsRefused() throws {
         let dir = try TemporaryDirectory()
         let p = try Pair(dir)

@@ -8,7 +8,7 @@ import TestSupport
 /// edit an object graph offline (links, lists, sets, maps, embedded objects, AnyRealmValue, deletes and
 /// re-creates, increments), an in-process ordering server is the oracle, and a network between them delivers
 /// messages late, out of order, twice or never. At quiescence every client equals the oracle, and the counter's
-/// additions sum exactly. `TEST_SEED` runs one seed; `STRATA_TEST_SCALE` multiplies the seeds and steps.
+/// additions sum exactly. `TEST_SEED` runs one seed; `STRATA_TEST_SCALE` multiplies the seeds.
 @Suite struct SyncConvergenceTests {
     final class Client {
         let realm: Realm
@@ -119,7 +119,7 @@ import TestSupport
                     let obj = realm.object(ofType: SyncItem.self, forPrimaryKey: id)
                     let all = Array(realm.objects(SyncItem.self))
                     let word = Self.words.randomElement(using: &rng)!
-                    switch Int.random(in: 0..<15, using: &rng) {
+                    switch Int.random(in: 0..<16, using: &rng) {
                     case 0, 1:
                         if obj == nil {
                             let o = SyncItem(id, title: word)
@@ -171,8 +171,21 @@ import TestSupport
                         default: obj.address = nil
                         }
                     case 13:
-                        let choices: [AnyRealmValue] = [.none, .int(Int.random(in: 0..<9, using: &rng)), .string(word)]
+                        let choices: [AnyRealmValue] = [
+                            .none, .int(Int.random(in: 0..<9, using: &rng)), .string(word),
+                            .fromArray([.string(word), .int(Int.random(in: 0..<9, using: &rng))]), .fromDictionary([word: .bool(true)]),
+                        ]
                         obj?.extra = choices.randomElement(using: &rng)!
+                    case 14:
+                        guard let obj else { break }
+                        switch Int.random(in: 0..<3, using: &rng) {
+                        case 0:
+                            let a = SyncAddress()
+                            a.city = word
+                            obj.places.insert(a, at: Int.random(in: 0...obj.places.count, using: &rng))
+                        case 1: if !obj.places.isEmpty { obj.places.remove(at: Int.random(in: 0..<obj.places.count, using: &rng)) }
+                        default: obj.places.first?.zip = Int.random(in: 0..<1000, using: &rng)
+                        }
                     default:
                         obj?.count = Int.random(in: 0..<50, using: &rng)
                     }
@@ -207,6 +220,7 @@ import TestSupport
     /// S001: at quiescence every client equals every other and the oracle; every acknowledged operation is
     /// applied exactly once.
     @Test func S001_clientsConvergeWithTheOracleUnderReorderedDuplicatedAndLostMessages() throws {
+        // STRATA_TEST_SCALE multiplies the seeds, each of 250 steps (scale 500: 2,000 seeds).
         let seeds = Seeds.environmentOr((1...UInt64(4 * Seeds.scale)).map { $0 &* 0x9E37_79B9 })
         for seed in seeds {
             let dir = try TemporaryDirectory()
@@ -214,7 +228,7 @@ import TestSupport
             // The counter exists everywhere before the random edits (its creation would reset concurrent sums).
             try run.clients[0].realm.write { run.clients[0].realm.add(SyncItem("counter")) }
             try run.quiesce()
-            for _ in 0..<(250 * Seeds.scale) { try run.step() }
+            for _ in 0..<250 { try run.step() }
             try run.quiesce()
             try run.check(seed: seed)
             #expect(run.appliedBatches > 0)

@@ -15,6 +15,7 @@ final class SyncItem: Object {
     @Persisted var labels: MutableSet<String>
     @Persisted var attributes: Map<String, Int>
     @Persisted var address: SyncAddress?
+    @Persisted var places: List<SyncAddress>
     @Persisted var extra: AnyRealmValue
 
     convenience init(_ id: String, title: String = "") {
@@ -27,6 +28,24 @@ final class SyncItem: Object {
 final class SyncAddress: EmbeddedObject {
     @Persisted var city = ""
     @Persisted var zip = 0
+}
+
+/// `SyncItem` as a newer schema declares it: one more property (`note`), which older clients do not know.
+final class SyncItemV2: Object {
+    @Persisted(primaryKey: true) var id: String
+    @Persisted var title = ""
+    @Persisted var count = 0
+    @Persisted var score = 0.0
+    @Persisted var owner: SyncItemV2?
+    @Persisted var tags: List<String>
+    @Persisted var related: List<SyncItemV2>
+    @Persisted var labels: MutableSet<String>
+    @Persisted var attributes: Map<String, Int>
+    @Persisted var address: SyncAddress?
+    @Persisted var places: List<SyncAddress>
+    @Persisted var extra: AnyRealmValue
+    @Persisted var note = ""
+    override class func className() -> String { "SyncItem" }
 }
 
 /// A type without a primary key: a file that captures changes refuses it.
