@@ -195,6 +195,46 @@ if arguments.count == 4, arguments[1] == "capture", var state = UInt64(arguments
         exit(1)
     }
 }
+// `StrataCrashChild apply PATH HISTORY SEED` (SyncOutboxKillTests): as `capture`, and between its writes applies
+// the next server change set of HISTORY (a JSON array of `ServerChangeSet`), until killed or out of them:
+// "apply V" before, "applied V" after `applyServerChanges` returned.
+if arguments.count == 5, arguments[1] == "apply", var state = UInt64(arguments[4]) {
+    func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    do {
+        let history = try JSONDecoder().decode([ServerChangeSet].self, from: Data(contentsOf: URL(fileURLWithPath: arguments[3])))
+        var config = Realm.Configuration(fileURL: URL(fileURLWithPath: arguments[2]), objectTypes: [SyncKillItem.self])
+        config.capturesChanges = true
+        let realm = try Realm(configuration: config)
+        while true {
+            let version = (realm.syncStatus?.serverVersion ?? 0) + 1
+            if version <= UInt64(history.count), next() % 2 == 0 {
+                say("apply \(version)")
+                try realm.applyServerChanges([history[Int(version) - 1]])
+                say("applied \(version)")
+                continue
+            }
+            let id = Int(next() % 40)
+            let value = 1 + Int(next() % 1_000_000)
+            say("try \(id) \(value)")
+            try realm.write {
+                let item = realm.object(ofType: SyncKillItem.self, forPrimaryKey: id) ?? realm.create(SyncKillItem.self, value: ["id": id])
+                item.value = value
+                item.marks.append(value)
+                if item.marks.count > 4 { item.marks.remove(at: 0) }
+            }
+            say("ack \(id) \(value)")
+        }
+    } catch {
+        FileHandle.standardError.write(Data("StrataCrashChild: \(error)\n".utf8))
+        exit(1)
+    }
+}
 if arguments.count == 3, arguments[1] == "convert" {
     do {
         try Realm.convertRealmFile(configuration: Realm.Configuration(fileURL: URL(fileURLWithPath: arguments[2])))
@@ -206,7 +246,7 @@ if arguments.count == 3, arguments[1] == "convert" {
     }
 }
 guard arguments.count == 3, arguments[1] == "migrate" else {
-    FileHandle.standardError.write(Data("usage: StrataCrashChild migrate PATH | online PATH COUNT SEED | misuse PATH | convert PATH | share PATH | tag PATH | capture PATH SEED\n".utf8))
+    FileHandle.standardError.write(Data("usage: StrataCrashChild migrate PATH | online PATH COUNT SEED | misuse PATH | convert PATH | share PATH | tag PATH | capture PATH SEED | apply PATH HISTORY SEED\n".utf8))
     exit(2)
 }
 do {

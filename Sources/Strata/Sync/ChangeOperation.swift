@@ -2,7 +2,7 @@ import Foundation
 
 /// One field-level change of a write transaction, as change capture records it and sync sends it. Properties are
 /// named by their stored names (`propertiesMapping()` renames do not change them).
-public enum ChangeOperation: Sendable, Hashable, CustomStringConvertible {
+public enum ChangeOperation: Sendable, Hashable, Codable, CustomStringConvertible {
     /// An object was created with these values (every property but its collections, which follow as inserts
     /// and puts). Applied to a live object, it sets the values; to an object deleted by a delete its author had
     /// not seen, nothing (the delete wins).
@@ -60,7 +60,7 @@ public enum ChangeOperation: Sendable, Hashable, CustomStringConvertible {
 
 /// What one local write transaction did, as field operations: the unit the outbox keeps, `changes(since:)`
 /// gives and a server orders.
-public struct ChangeSet: Sendable, Hashable {
+public struct ChangeSet: Sendable, Hashable, Codable {
     /// The client (file) that committed it: a random number given when the file first captured changes.
     public var clientID: UInt64
     /// Its number among that client's change sets: 1, 2, 3… with no gaps.
@@ -82,7 +82,7 @@ public struct ChangeSet: Sendable, Hashable {
 
 /// A change set as a server ordered it: `version` is its place in the server's history (1, 2, 3… with no gaps),
 /// the order every device applies change sets in.
-public struct ServerChangeSet: Sendable, Hashable {
+public struct ServerChangeSet: Sendable, Hashable, Codable {
     public var version: UInt64
     public var changeSet: ChangeSet
 

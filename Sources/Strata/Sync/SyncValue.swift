@@ -4,7 +4,7 @@ import Foundation
 /// their target by type and primary key (object keys differ between files); an embedded object is its fields
 /// (it has no identity of its own), and a collection inside an embedded object or an `AnyRealmValue` is its
 /// elements.
-public indirect enum SyncValue: Sendable, Hashable, CustomStringConvertible {
+public indirect enum SyncValue: Sendable, Hashable, Codable, CustomStringConvertible {
     case null
     case bool(Bool)
     case int(Int64)
@@ -73,7 +73,7 @@ public indirect enum SyncValue: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// An object as sync names it: its type and its primary key.
-public struct ObjectReference: Sendable, Hashable, Comparable, CustomStringConvertible {
+public struct ObjectReference: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
     public var type: String
     public var primaryKey: SyncValue
 
@@ -101,7 +101,7 @@ public struct ObjectReference: Sendable, Hashable, Comparable, CustomStringConve
 /// The identity of one element of a `List`, given when the element is inserted and kept while it stays: list
 /// operations name elements by it, so that concurrent inserts, moves and removals on two devices all find
 /// their element.
-public struct ElementID: Sendable, Hashable, Comparable, CustomStringConvertible {
+public struct ElementID: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
     /// The client that inserted the element.
     public var client: UInt64
     /// That client's counter of elements.
@@ -119,7 +119,7 @@ public struct ElementID: Sendable, Hashable, Comparable, CustomStringConvertible
 
 /// Where an element stands in a `List`: a fractional index, bytes compared lexicographically. A list is its
 /// elements ordered by position, then by element id (two devices may give the same position).
-public struct ListPosition: Sendable, Hashable, Comparable, CustomStringConvertible {
+public struct ListPosition: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
     public var bytes: [UInt8]
 
     public init(bytes: [UInt8]) { self.bytes = bytes }
