@@ -17,6 +17,11 @@ final class TypeBinding: @unchecked Sendable {
     /// any is a `List` (whose elements have ids in the sync metadata).
     let syncFieldNames: [String]
     let hasListProperties: Bool
+    /// The same names sorted (the order sync's encodings write fields in), each with its property index; and
+    /// whether every property holds a plain value (no link, collection, embedded object or `AnyRealmValue`), for
+    /// capture's direct path.
+    let syncSortedFields: [(name: String, index: Int)]
+    let syncPlainValues: Bool
     /// Whether property `index` holds embedded objects (a link, List or Map of an embedded type).
     func holdsEmbedded(_ index: Int) -> Bool { info.embeddedTargets[index] != nil }
 
@@ -74,6 +79,11 @@ final class TypeBinding: @unchecked Sendable {
         self.schemaVersion = schemaVersion
         syncFieldNames = info.schema.properties.filter { $0.type != .linkingObjects }.map(\.columnName)
         hasListProperties = info.schema.properties.contains { $0.isArray && $0.type != .linkingObjects }
+        syncSortedFields = info.schema.properties.indices.filter { info.schema.properties[$0].type != .linkingObjects }
+            .map { (info.schema.properties[$0].columnName, $0) }.sorted { $0.name < $1.name }
+        syncPlainValues = info.schema.properties.allSatisfy { p in
+            p.type == .linkingObjects || (!p.isCollection && p.type != .object && p.type != .any)
+        }
         self.partition = stored.partition
         self.primaryKeyPartition = stored.primaryKeyPartition
         // Bound by name (the stored name, `propertiesMapping`), never by position.

@@ -87,11 +87,32 @@ extension RealmCore {
             defer { state.nextElement += 1 }
             return ElementID(client: client, counter: state.nextElement)
         }
+        /// Whether any object of the type has metadata at the write's base (one seek per type and commit, so
+        /// that a bulk insert into a type without deletions or lists looks up no tombstones).
+        var metaByType: [String: Bool] = [:]
+        func typeHasMeta(_ type: String) throws -> Bool {
+            if let known = metaByType[type] { return known }
+            var prefix = SyncStorage.objectKey(ObjectReference(type: type, primaryKey: .null))
+            prefix.removeLast()  // The primary key's tag: the prefix is the tag and the type's name.
+            let cursor = try base.cursor(SyncStorage.partition, from: prefix)
+            let found = try cursor.next().map { $0.key.starts(with: prefix) } ?? false
+            metaByType[type] = found
+            return found
+        }
+        /// The largest object key of each partition at the write's base: a key above it had no object before.
+        var largestAtBase: [UInt32: Int64] = [:]
+        func largestBaseKey(_ partition: UInt32) throws -> Int64 {
+            if let known = largestAtBase[partition] { return known }
+            let largest = try base.largestKey(in: partition).flatMap { $0.withUnsafeBytes { ObjectKey.decode($0) } } ?? .min
+            largestAtBase[partition] = largest
+            return largest
+        }
         func increments(_ ref: ObjectReference) -> [String: Int64] { w.increments.isEmpty ? [:] : w.increments[ref] ?? [:] }
         /// Records one object's operations, undo image and metadata (whole states: a created or deleted object).
         func record(_ ref: ObjectReference, _ binding: TypeBinding, before old: SyncObject?, after new: SyncObject?) throws {
-            // Only a new object (its tombstone) or a type with lists can have metadata.
-            let meta = old == nil || binding.hasListProperties ? try syncMeta(ref, at: base) : nil
+            // Only a new object (its tombstone) or a type with lists can have metadata, and only a type with
+            // some metadata at all.
+            let meta = try (old == nil || binding.hasListProperties) && typeHasMeta(ref.type) ? syncMeta(ref, at: base) : nil
             let beforeState = Self.syncState(old, meta: meta)
             let (ops, afterObject) = SyncDiff.operations(
                 ref, before: beforeState.object, after: new, increments: increments(ref), names: binding.syncFieldNames, newID: newID)
@@ -114,13 +135,36 @@ extension RealmCore {
                 if old[i] != new[i] || binding.holdsEmbedded(i) { changed.append(i) }
             }
             guard !changed.isEmpty else { return }
+            if binding.syncPlainValues, w.increments.isEmpty {
+                // Plain values only: a set per changed property, written straight out (the operations and the
+                // undo image the general path gives, without its model of the object).
+                for i in changed {
+                    operations.add { out in
+                        out.append(SyncCoding.OperationTag.set)
+                        SyncCoding.write(ref, into: &out)
+                        SyncCoding.writeString(properties[i].columnName, into: &out)
+                        SyncCoding.write(after.element(properties[i], new[i]), into: &out)
+                    }
+                }
+                undo.add { out in
+                    SyncCoding.write(ref, into: &out)
+                    out.append(SyncCoding.UndoTag.fields)
+                    out.appendVarint(UInt64(changed.count))
+                    for (name, i) in binding.syncSortedFields where changed.contains(i) {
+                        SyncCoding.writeString(name, into: &out)
+                        out.append(SyncCoding.FieldTag.value)
+                        SyncCoding.write(before.element(properties[i], old[i]), into: &out)
+                    }
+                }
+                return
+            }
             var beforeFields: [String: FieldState] = [:]
             var afterFields: [String: FieldState] = [:]
             for i in changed {
                 beforeFields[properties[i].columnName] = before.field(properties[i], old[i])
                 afterFields[properties[i].columnName] = after.field(properties[i], new[i])
             }
-            let meta = binding.hasListProperties ? try syncMeta(ref, at: base) : nil
+            let meta = try binding.hasListProperties && typeHasMeta(ref.type) ? syncMeta(ref, at: base) : nil
             guard case .live(let beforeObject) = Self.syncState(SyncObject(fields: beforeFields), meta: meta) else { return }
             let names = changed.map { properties[$0].columnName }
             let (ops, afterObject) = SyncDiff.operations(
@@ -149,12 +193,30 @@ extension RealmCore {
         topLevel.sort { a, b in a.0.partition != b.0.partition ? a.0.partition < b.0.partition : a.1 < b.1 }
         var seen = Set<PendingKey>()
         for (b, key) in topLevel where seen.insert(PendingKey(partition: b.partition, key: key)).inserted {
-            let oldValues = before.values(b, key)
+            let oldValues = key > (try largestBaseKey(b.partition)) ? nil : before.values(b, key)
             let newValues = after.values(b, key)
             let oldRef = oldValues.flatMap { before.reference(b, $0) }
             let newRef = newValues.flatMap { after.reference(b, $0) }
             if let oldValues, let newValues, let oldRef, oldRef == newRef {
                 try recordChanged(oldRef, b, oldValues, newValues)
+                continue
+            }
+            // A new object of plain values, with an Int primary key (no other key of it) and no tombstone: its
+            // create, written straight out.
+            if b.syncPlainValues, b.intPrimaryKey, oldValues == nil, let newValues, let newRef, try !typeHasMeta(newRef.type) {
+                operations.add { out in
+                    out.append(SyncCoding.OperationTag.create)
+                    SyncCoding.write(newRef, into: &out)
+                    out.appendVarint(UInt64(b.syncSortedFields.count))
+                    for (name, i) in b.syncSortedFields {
+                        SyncCoding.writeString(name, into: &out)
+                        SyncCoding.write(after.element(b.info.schema.properties[i], newValues[i]), into: &out)
+                    }
+                }
+                undo.add { out in
+                    SyncCoding.write(newRef, into: &out)
+                    SyncCoding.write(UndoImage.state(.absent), into: &out)
+                }
                 continue
             }
             let old = oldValues.map { before.object(b, $0) }

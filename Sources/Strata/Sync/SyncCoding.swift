@@ -71,9 +71,20 @@ enum SyncCoding {
     }
 
     static func writeString(_ s: String, into out: inout [UInt8]) {
-        let utf8 = Array(s.utf8)
-        out.appendVarint(UInt64(utf8.count))
-        out.append(contentsOf: utf8)
+        out.appendVarint(UInt64(s.utf8.count))
+        out.append(contentsOf: s.utf8)
+    }
+
+    /// Tags the direct paths of change capture write (`RealmCore+SyncCapture`), as `write` writes them.
+    enum OperationTag {
+        static let create: UInt8 = 1
+        static let set: UInt8 = 2
+    }
+    enum UndoTag {
+        static let fields: UInt8 = 1
+    }
+    enum FieldTag {
+        static let value: UInt8 = 0
     }
 
     private static func writeDictionary(_ d: [String: SyncValue], into out: inout [UInt8]) {

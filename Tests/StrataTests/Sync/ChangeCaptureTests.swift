@@ -182,6 +182,40 @@ import TestSupport
         #expect(realm.syncStatus?.acknowledgedSequence == 10)
     }
 
+    /// Plain-value types take capture's direct path: the same operations, undo images that undo, and a file
+    /// that applies them ends equal.
+    @Test func plainValueTypesRecordTheSameOperationsByTheDirectPath() throws {
+        let dir = try TemporaryDirectory()
+        var config = SyncTesting.config(dir, "plain.realm")
+        config.objectTypes = [SyncPlain.self]
+        let realm = try Realm(configuration: config)
+        let when = Date(timeIntervalSince1970: 1_700_000_000.25)
+        try realm.write {
+            for i in 0..<3 { realm.create(SyncPlain.self, value: ["id": i, "name": "n\(i)", "size": i * 10, "ratio": 0.5, "when": when]) }
+        }
+        let ref = ObjectReference(type: "SyncPlain", primaryKey: .int(1))
+        let created = try realm.pendingChanges().flatMap(\.operations)
+        #expect(created.count == 3)
+        #expect(created[1] == .create(ref, values: ["id": .int(1), "name": .string("n1"), "size": .int(10), "ratio": .double(0.5), "when": .date(when), "tag": .null]))
+        let tag = UUID()
+        try realm.write {
+            realm.object(ofType: SyncPlain.self, forPrimaryKey: 1)!.name = "renamed"
+            realm.object(ofType: SyncPlain.self, forPrimaryKey: 1)!.tag = tag
+        }
+        #expect(Set(try realm.pendingChanges(after: 1).flatMap(\.operations)) == [.set(ref, property: "name", value: .string("renamed")), .set(ref, property: "tag", value: .uuid(tag))])
+        // The undo images undo: the server orders the creates, then another client's edit, which is applied
+        // under the local edit (still in the outbox), so that the local edit stays on top.
+        let creates = try #require(try realm.pendingChanges().first)
+        let other = ChangeSet(clientID: 99, sequence: 1, baseVersion: 1, schemaVersion: 0, operations: [.set(ref, property: "size", value: .int(77)), .set(ref, property: "name", value: .string("theirs"))])
+        try realm.applyServerChanges([ServerChangeSet(version: 1, changeSet: creates), ServerChangeSet(version: 2, changeSet: other)])
+        #expect(try realm.pendingChanges().map(\.sequence) == [2])
+        let one = try #require(realm.object(ofType: SyncPlain.self, forPrimaryKey: 1))
+        #expect(one.name == "renamed")
+        #expect(one.size == 77)
+        #expect(one.tag == tag)
+        #expect(one.when == when)
+    }
+
     @Test func aTypeWithoutAPrimaryKeyIsRefusedAtOpen() throws {
         let dir = try TemporaryDirectory()
         var config = SyncTesting.config(dir)

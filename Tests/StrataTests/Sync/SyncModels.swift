@@ -48,6 +48,16 @@ final class SyncItemV2: Object {
     override class func className() -> String { "SyncItem" }
 }
 
+/// A type of plain values with an Int primary key: capture's direct path.
+final class SyncPlain: Object {
+    @Persisted(primaryKey: true) var id: Int
+    @Persisted var name = ""
+    @Persisted var size = 0
+    @Persisted var ratio = 0.0
+    @Persisted var when: Date?
+    @Persisted var tag: UUID?
+}
+
 /// A type without a primary key: a file that captures changes refuses it.
 final class SyncUnkeyed: Object {
     @Persisted var name = ""
