@@ -25,16 +25,7 @@ extension Runner {
         }
         func insert(_ realm: Realm) throws -> Double {
             let start = now()
-            try realm.write {
-                for p in people {
-                    let o = BenchPerson()
-                    o.id = p.id
-                    o.firstName = String(decoding: p.firstName, as: UTF8.self)
-                    o.lastName = String(decoding: p.lastName, as: UTF8.self)
-                    o.age = p.age
-                    realm.add(o)
-                }
-            }
+            try realm.write { for p in people { realm.add(BenchPerson(p)) } }
             return Double(people.count) / (now() - start)
         }
         func update(_ realm: Realm) throws -> Double {

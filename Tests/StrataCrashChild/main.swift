@@ -158,77 +158,60 @@ if arguments.count == 3, arguments[1] == "misuse" {
 // `StrataCrashChild capture PATH SEED` (SyncOutboxKillTests): opens the Realm at PATH capturing changes and writes
 // until killed: before each write transaction "try ID VALUE", after its commit returned "ack ID VALUE" (object ID
 // given VALUE and VALUE appended to its marks, an object sometimes deleted). Another process may write beside it.
+// `StrataCrashChild apply PATH HISTORY SEED`: the same writes (no deletions), and between them applies the next
+// server change set of HISTORY (a JSON array of `ServerChangeSet`), until killed or out of them: "apply V"
+// before, "applied V" after `applyServerChanges` returned.
 final class SyncKillItem: Object {
     @Persisted(primaryKey: true) var id: Int
     @Persisted var value = 0
     @Persisted var marks: List<Int>
 }
 
-if arguments.count == 4, arguments[1] == "capture", var state = UInt64(arguments[3]) {
-    func next() -> UInt64 {
+/// SplitMix64, as the tests' generator.
+struct ChildRandom {
+    var state: UInt64
+    mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
-    }
-    do {
-        var config = Realm.Configuration(fileURL: URL(fileURLWithPath: arguments[2]), objectTypes: [SyncKillItem.self])
-        config.capturesChanges = true
-        let realm = try Realm(configuration: config)
-        while true {
-            let id = Int(next() % 40)
-            let value = 1 + Int(next() % 1_000_000)
-            let victim = next() % 6 == 0 ? Int(next() % 40) : nil
-            say("try \(id) \(value)")
-            try realm.write {
-                let item = realm.object(ofType: SyncKillItem.self, forPrimaryKey: id) ?? realm.create(SyncKillItem.self, value: ["id": id])
-                item.value = value
-                item.marks.append(value)
-                if item.marks.count > 4 { item.marks.remove(at: 0) }
-                if let victim, victim != id, let other = realm.object(ofType: SyncKillItem.self, forPrimaryKey: victim) { realm.delete(other) }
-            }
-            say("ack \(id) \(value)")
-        }
-    } catch {
-        FileHandle.standardError.write(Data("StrataCrashChild: \(error)\n".utf8))
-        exit(1)
     }
 }
-// `StrataCrashChild apply PATH HISTORY SEED` (SyncOutboxKillTests): as `capture`, and between its writes applies
-// the next server change set of HISTORY (a JSON array of `ServerChangeSet`), until killed or out of them:
-// "apply V" before, "applied V" after `applyServerChanges` returned.
-if arguments.count == 5, arguments[1] == "apply", var state = UInt64(arguments[4]) {
-    func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+
+/// One write of the sync kill tests, said before and after.
+func syncKillWrite(_ realm: Realm, _ random: inout ChildRandom, deleting: Bool) throws {
+    let id = Int(random.next() % 40)
+    let value = 1 + Int(random.next() % 1_000_000)
+    let victim = deleting && random.next() % 6 == 0 ? Int(random.next() % 40) : nil
+    say("try \(id) \(value)")
+    try realm.write {
+        let item = realm.object(ofType: SyncKillItem.self, forPrimaryKey: id) ?? realm.create(SyncKillItem.self, value: ["id": id])
+        item.value = value
+        item.marks.append(value)
+        if item.marks.count > 4 { item.marks.remove(at: 0) }
+        if let victim, victim != id, let other = realm.object(ofType: SyncKillItem.self, forPrimaryKey: victim) { realm.delete(other) }
     }
+    say("ack \(id) \(value)")
+}
+
+if arguments.count >= 4, ["capture", "apply"].contains(arguments[1]), let seed = UInt64(arguments[arguments.count - 1]) {
+    var random = ChildRandom(state: seed)
     do {
-        let history = try JSONDecoder().decode([ServerChangeSet].self, from: Data(contentsOf: URL(fileURLWithPath: arguments[3])))
         var config = Realm.Configuration(fileURL: URL(fileURLWithPath: arguments[2]), objectTypes: [SyncKillItem.self])
         config.capturesChanges = true
         let realm = try Realm(configuration: config)
+        let history = arguments[1] == "apply" && arguments.count == 5
+            ? try JSONDecoder().decode([ServerChangeSet].self, from: Data(contentsOf: URL(fileURLWithPath: arguments[3]))) : []
         while true {
             let version = (realm.syncStatus?.serverVersion ?? 0) + 1
-            if version <= UInt64(history.count), next() % 2 == 0 {
+            if version <= UInt64(history.count), random.next() % 2 == 0 {
                 say("apply \(version)")
                 try realm.applyServerChanges([history[Int(version) - 1]])
                 say("applied \(version)")
-                continue
+            } else {
+                try syncKillWrite(realm, &random, deleting: history.isEmpty)
             }
-            let id = Int(next() % 40)
-            let value = 1 + Int(next() % 1_000_000)
-            say("try \(id) \(value)")
-            try realm.write {
-                let item = realm.object(ofType: SyncKillItem.self, forPrimaryKey: id) ?? realm.create(SyncKillItem.self, value: ["id": id])
-                item.value = value
-                item.marks.append(value)
-                if item.marks.count > 4 { item.marks.remove(at: 0) }
-            }
-            say("ack \(id) \(value)")
         }
     } catch {
         FileHandle.standardError.write(Data("StrataCrashChild: \(error)\n".utf8))

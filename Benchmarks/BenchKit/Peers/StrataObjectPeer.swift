@@ -10,6 +10,15 @@ public final class BenchPerson: Object {
     @Persisted public var age = 0
 
     public override class func className() -> String { "Person" }
+
+    /// An unmanaged object of the Bench's person.
+    convenience init(_ p: Person) {
+        self.init()
+        id = p.id
+        firstName = String(decoding: p.firstName, as: UTF8.self)
+        lastName = String(decoding: p.lastName, as: UTF8.self)
+        age = p.age
+    }
 }
 
 /// Strata through its object API, as an app would use it.
@@ -68,16 +77,7 @@ public final class StrataObjectPeer: WaitReportingBenchEngine {
 
     public func insertAll(_ people: [Person]) throws {
         let realm = try open()
-        try realm.write {
-            for p in people {
-                let o = BenchPerson()
-                o.id = p.id
-                o.firstName = String(decoding: p.firstName, as: UTF8.self)
-                o.lastName = String(decoding: p.lastName, as: UTF8.self)
-                o.age = p.age
-                realm.add(o)
-            }
-        }
+        try realm.write { for p in people { realm.add(BenchPerson(p)) } }
     }
 
     public func updateAllAges() throws -> Int {

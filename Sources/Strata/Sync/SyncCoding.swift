@@ -174,14 +174,8 @@ enum SyncCoding {
             write(ref, into: &out)
             if let property { writeString(property, into: &out) }
         }
-        func element(_ e: ElementID) {
-            out.appendUInt64LE(e.client)
-            out.appendVarint(e.counter)
-        }
-        func position(_ p: ListPosition) {
-            out.appendVarint(UInt64(p.bytes.count))
-            out.append(contentsOf: p.bytes)
-        }
+        func element(_ e: ElementID) { write(e, into: &out) }
+        func position(_ p: ListPosition) { write(p, into: &out) }
         switch op {
         case .create(let ref, let values):
             head(1, ref, nil)
@@ -224,6 +218,16 @@ enum SyncCoding {
             head(12, ref, p)
             writeString(k, into: &out)
         }
+    }
+
+    static func write(_ e: ElementID, into out: inout [UInt8]) {
+        out.appendUInt64LE(e.client)
+        out.appendVarint(e.counter)
+    }
+
+    static func write(_ p: ListPosition, into out: inout [UInt8]) {
+        out.appendVarint(UInt64(p.bytes.count))
+        out.append(contentsOf: p.bytes)
     }
 
     static func readElement(_ r: inout ByteReader) throws -> ElementID {
@@ -365,10 +369,8 @@ enum SyncCoding {
             out.append(1)
             out.appendVarint(UInt64(elements.count))
             for e in elements {
-                out.appendUInt64LE(e.id.client)
-                out.appendVarint(e.id.counter)
-                out.appendVarint(UInt64(e.position.bytes.count))
-                out.append(contentsOf: e.position.bytes)
+                write(e.id, into: &out)
+                write(e.position, into: &out)
                 write(e.value, into: &out)
             }
         case .set(let values):

@@ -118,10 +118,8 @@ enum SyncStorage {
                     let elements = lists[name]!
                     out.appendVarint(UInt64(elements.count))
                     for e in elements {
-                        out.appendUInt64LE(e.id.client)
-                        out.appendVarint(e.id.counter)
-                        out.appendVarint(UInt64(e.position.bytes.count))
-                        out.append(contentsOf: e.position.bytes)
+                        SyncCoding.write(e.id, into: &out)
+                        SyncCoding.write(e.position, into: &out)
                     }
                 }
             }
