@@ -184,6 +184,18 @@ import TestSupport
         #expect(server.history.first?.changeSet.schemaVersion == 2)
     }
 
+    /// A programmer error: applying a server's changes inside a write transaction (it needs one of its own).
+    @Test func applyingInsideAWriteTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dir = try TemporaryDirectory()
+            let realm = try Realm(configuration: SyncTesting.config(dir))
+            realm.beginWrite()
+            try realm.applyServerChanges([])
+        }
+        let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(text.contains("applyServerChanges(_:) begins a write transaction of its own"), "\(text.suffix(400))")
+    }
+
     @Test func repeatedVersionsAreSkippedAndAGapIsRefused() throws {
         let dir = try TemporaryDirectory()
         let p = try Pair(dir)
