@@ -21,6 +21,17 @@ public enum StoredValue: Sendable, Hashable {
 
     var isNull: Bool { if case .null = self { return true } else { return false } }
 
+    /// Whether two values are the same stored value: as `==`, but floating-point numbers (also inside lists) by
+    /// their bits, so that a NaN is identical to itself (change capture's test of whether a property changed).
+    func isIdentical(to other: StoredValue) -> Bool {
+        switch (self, other) {
+        case (.float(let x), .float(let y)): x.bitPattern == y.bitPattern
+        case (.double(let x), .double(let y)): x.bitPattern == y.bitPattern
+        case (.list(let x), .list(let y)): x.count == y.count && zip(x, y).allSatisfy { $0.isIdentical(to: $1) }
+        default: self == other
+        }
+    }
+
     /// A number as a Double, for comparisons across numeric types and for aggregates.
     var numeric: Double? {
         switch self {

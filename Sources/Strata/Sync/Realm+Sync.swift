@@ -77,14 +77,15 @@ extension Realm {
     }
 }
 
-/// The change sets committed to a file, as an `AsyncSequence` (`Realm.changes(since:)`).
+/// The change sets committed to a file, as an `AsyncSequence` (`Realm.changes(since:)`). Iterating it throws
+/// when the Realm cannot be opened or the outbox cannot be read (a damaged file).
 public struct ChangeFeed: AsyncSequence, Sendable {
     public typealias Element = ChangeSet
     let configuration: Realm.Configuration
     let after: UInt64
 
-    public func makeAsyncIterator() -> AsyncStream<ChangeSet>.Iterator {
-        let (stream, continuation) = AsyncStream<ChangeSet>.makeStream(bufferingPolicy: .unbounded)
+    public func makeAsyncIterator() -> AsyncThrowingStream<ChangeSet, any Error>.Iterator {
+        let (stream, continuation) = AsyncThrowingStream<ChangeSet, any Error>.makeStream(bufferingPolicy: .unbounded)
         let pump = FeedPump(configuration: configuration, after: after, continuation: continuation)
         pump.start()
         continuation.onTermination = { _ in pump.stop() }
@@ -97,12 +98,12 @@ final class FeedPump: @unchecked Sendable {
     private let configuration: Realm.Configuration
     private let queue = DispatchQueue(label: "Strata.ChangeFeed")
     private var cursor: UInt64
-    private let continuation: AsyncStream<ChangeSet>.Continuation
+    private let continuation: AsyncThrowingStream<ChangeSet, any Error>.Continuation
     // Used on `queue` only.
     private var realm: Realm?
     private var token: NotificationToken?
 
-    init(configuration: Realm.Configuration, after: UInt64, continuation: AsyncStream<ChangeSet>.Continuation) {
+    init(configuration: Realm.Configuration, after: UInt64, continuation: AsyncThrowingStream<ChangeSet, any Error>.Continuation) {
         self.configuration = configuration
         self.cursor = after
         self.continuation = continuation
@@ -116,7 +117,7 @@ final class FeedPump: @unchecked Sendable {
                 self.token = realm.observe { [weak self] _, _ in self?.pump() }
                 self.pump()
             } catch {
-                self.continuation.finish()
+                self.continuation.finish(throwing: error)
             }
         }
     }
@@ -137,7 +138,7 @@ final class FeedPump: @unchecked Sendable {
                 continuation.yield(c)
             }
         } catch {
-            continuation.finish()
+            continuation.finish(throwing: error)
         }
     }
 }

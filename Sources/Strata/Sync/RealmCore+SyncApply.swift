@@ -249,8 +249,13 @@ extension RealmCore {
             let managed = makeObject(binding: binding, key: key, record: nil)
             for (i, p) in binding.info.schema.properties.enumerated() where p.type != .linkingObjects && !p.isPrimaryKey {
                 let field = object.fields[p.columnName]
+                // A property the state lacks (an object created by a client whose schema has no such property)
+                // keeps its default: a new object has it already.
+                if before == nil && field == nil { continue }
                 guard before == nil || normalized(field) != normalized(before?.fields[p.columnName]) else { continue }
-                if p.type == .any && !p.isCollection, case .value(let v)? = field, let accessor = managed._accessor {
+                if field == nil, !p.isCollection, p.type != .object, p.type != .any, let accessor = managed._accessor {
+                    accessor.set(i, binding.info.defaults[i])
+                } else if p.type == .any && !p.isCollection, case .value(let v)? = field, let accessor = managed._accessor {
                     accessor.setAny(i, anyRealmValue(v))
                 } else {
                     managed.setValue(swiftField(field, p), forKey: p.name)

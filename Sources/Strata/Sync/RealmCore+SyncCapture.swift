@@ -8,6 +8,9 @@ import Foundation
 //     state with the next sequence. A write that changed nothing sync sees writes none of these.
 // (2) Capture compares states (before and after), so every path that changes an object is recorded: setters,
 //     adds, deletes, deleteAll, links nulled by deletes, cascades of embedded objects.
+// (3) A change set holds its creates first, each without the values that hold links (those follow as sets):
+//     rules null a link to an object that does not exist, and an object may link to one created after it in
+//     the same write.
 
 /// Change capture: what a write transaction did, recorded as field operations at its commit.
 extension RealmCore {
@@ -32,6 +35,18 @@ extension RealmCore {
     /// primary key, as Realm's sync required.
     func checkSchemaForCapture() throws {
         guard try capturesChanges(at: snapshot) else { return }
+        // Every type of the file is bound: capture and applying read and write objects through bindings, and a
+        // type left out would have its changes (a deleteAll, a server's edits) lost.
+        let bound = Set(bindings.values.map { $0.info.schema.className })
+        let unbound = (shared.storedSchema.withLock { $0?.types.map(\.name) } ?? []).filter { !bound.contains($0) }
+        guard unbound.isEmpty else {
+            throw Realm.Error(
+                .schemaMismatch,
+                "\(shared.displayName) captures changes for sync, and this Realm's objectTypes leave out types the file holds: "
+                    + "\(unbound.sorted().joined(separator: ", ")). Open it with every type of the file (an extension too), so that no "
+                    + "change to them is missed",
+                fileURL: configuration.fileURL)
+        }
         let missing = bindings.values.filter { !$0.info.schema.isEmbedded && $0.info.primaryKeyIndex == nil }.map { $0.info.schema.className }
         guard missing.isEmpty else {
             throw Realm.Error(
@@ -81,7 +96,17 @@ extension RealmCore {
         let after = SyncReader(core: self, snapshot: nil)
         var state = try syncClientState(at: base) ?? .new()
         let client = state.clientID
+        // The change set's creates, then its other operations: a link to an object the same write created
+        // finds it (invariant 3).
+        var creates = SyncStorage.ChunkBuilder()
         var operations = SyncStorage.ChunkBuilder()
+        func add(_ op: ChangeOperation) {
+            if case .create = op {
+                creates.add { SyncCoding.write(op, into: &$0) }
+            } else {
+                operations.add { SyncCoding.write(op, into: &$0) }
+            }
+        }
         var undo = SyncStorage.ChunkBuilder()
         func newID() -> ElementID {
             defer { state.nextElement += 1 }
@@ -117,7 +142,7 @@ extension RealmCore {
             let (ops, afterObject) = SyncDiff.operations(
                 ref, before: beforeState.object, after: new, increments: increments(ref), names: binding.syncFieldNames, newID: newID)
             guard !ops.isEmpty else { return }
-            for op in ops { operations.add { SyncCoding.write(op, into: &$0) } }
+            for op in ops { add(op) }
             undo.add { out in
                 SyncCoding.write(ref, into: &out)
                 SyncCoding.write(UndoImage.state(beforeState), into: &out)
@@ -132,7 +157,7 @@ extension RealmCore {
             let properties = binding.info.schema.properties
             var changed: [Int] = []
             for i in properties.indices where properties[i].type != .linkingObjects {
-                if old[i] != new[i] || binding.holdsEmbedded(i) { changed.append(i) }
+                if !old[i].isIdentical(to: new[i]) || binding.holdsEmbedded(i) { changed.append(i) }
             }
             guard !changed.isEmpty else { return }
             if binding.syncPlainValues, w.increments.isEmpty {
@@ -170,7 +195,7 @@ extension RealmCore {
             let (ops, afterObject) = SyncDiff.operations(
                 ref, before: beforeObject, after: SyncObject(fields: afterFields), increments: increments(ref), names: names, newID: newID)
             guard !ops.isEmpty else { return }
-            for op in ops { operations.add { SyncCoding.write(op, into: &$0) } }
+            for op in ops { add(op) }
             undo.add { out in
                 SyncCoding.write(ref, into: &out)
                 SyncCoding.write(UndoImage.fields(beforeObject.fields), into: &out)
@@ -204,7 +229,7 @@ extension RealmCore {
             // A new object of plain values, with an Int primary key (no other key of it) and no tombstone: its
             // create, written straight out.
             if b.syncPlainValues, b.intPrimaryKey, oldValues == nil, let newValues, let newRef, try !typeHasMeta(newRef.type) {
-                operations.add { out in
+                creates.add { out in
                     out.append(SyncCoding.OperationTag.create)
                     SyncCoding.write(newRef, into: &out)
                     out.appendVarint(UInt64(b.syncSortedFields.count))
@@ -239,10 +264,11 @@ extension RealmCore {
             guard let h = halves[ref] else { continue }
             try record(ref, h.binding, before: h.before, after: h.after)
         }
-        guard operations.total > 0 else { return }
+        guard creates.total + operations.total > 0 else { return }
         let schemaVersion = shared.storedSchema.withLock { $0?.schemaVersion } ?? configuration.schemaVersion
         let header = ChangeSet(clientID: client, sequence: state.nextSequence, baseVersion: state.serverVersion, schemaVersion: schemaVersion, operations: [])
-        try writeOutboxEntry(header, operationCount: operations.total, operations: operations.finish(), undo: undo.finish(), in: w.tx)
+        let chunks = (creates.total > 0 ? creates.finish() : []) + (operations.total > 0 ? operations.finish() : [])
+        try writeOutboxEntry(header, operationCount: creates.total + operations.total, operations: chunks, undo: undo.finish(), in: w.tx)
         state.nextSequence += 1
         try w.tx.put(SyncStorage.stateKey, state.encoded(), in: SyncStorage.partition)
     }

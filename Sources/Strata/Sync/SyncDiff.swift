@@ -16,11 +16,21 @@ enum SyncDiff {
         guard var after else { return (before == nil ? [] : [.delete(ref)], nil) }
         var ops: [ChangeOperation] = []
         guard let before else {
+            // A value holding a link is set after the create: the commit's creates come first in its change set
+            // (`RealmCore+SyncCapture`), so that the object it links to, created in the same write, exists.
             var values: [String: SyncValue] = [:]
-            for (name, field) in after.fields {
-                if case .value(let v) = field { values[name] = v }
+            var linkSets: [ChangeOperation] = []
+            for name in names {
+                guard case .value(let v)? = after.fields[name] else { continue }
+                if v.holdsLink {
+                    values[name] = .null
+                    linkSets.append(.set(ref, property: name, value: v))
+                } else {
+                    values[name] = v
+                }
             }
             ops.append(.create(ref, values: values))
+            ops += linkSets
             for name in names {
                 guard let field = after.fields[name] else { continue }
                 let (fieldOps, assigned) = collectionOperations(ref, name, before: nil, after: field, newID: newID)

@@ -45,6 +45,58 @@ public indirect enum SyncValue: Sendable, Hashable, Codable, CustomStringConvert
         }
     }
 
+    /// Values are equal when they are the same value: floating-point numbers by their bits, so that a NaN
+    /// equals itself (a property holding one is unchanged when it is left alone) and -0.0 differs from 0.0.
+    public static func == (a: SyncValue, b: SyncValue) -> Bool {
+        switch (a, b) {
+        case (.null, .null): true
+        case (.bool(let x), .bool(let y)): x == y
+        case (.int(let x), .int(let y)): x == y
+        case (.float(let x), .float(let y)): x.bitPattern == y.bitPattern
+        case (.double(let x), .double(let y)): x.bitPattern == y.bitPattern
+        case (.string(let x), .string(let y)): x == y
+        case (.data(let x), .data(let y)): x == y
+        case (.date(let x), .date(let y)): x.timeIntervalSinceReferenceDate.bitPattern == y.timeIntervalSinceReferenceDate.bitPattern
+        case (.uuid(let x), .uuid(let y)): x == y
+        case (.objectId(let x), .objectId(let y)): x == y
+        case (.decimal(let x), .decimal(let y)): x.description == y.description
+        case (.link(let x), .link(let y)): x == y
+        case (.embedded(let x), .embedded(let y)): x == y
+        case (.list(let x), .list(let y)): x == y
+        case (.dictionary(let x), .dictionary(let y)): x == y
+        default: false
+        }
+    }
+
+    public func hash(into h: inout Hasher) {
+        switch self {
+        case .null: h.combine(0)
+        case .bool(let v): h.combine(v)
+        case .int(let v): h.combine(v)
+        case .float(let v): h.combine(v.bitPattern)
+        case .double(let v): h.combine(v.bitPattern)
+        case .string(let v): h.combine(v)
+        case .data(let v): h.combine(v)
+        case .date(let v): h.combine(v.timeIntervalSinceReferenceDate.bitPattern)
+        case .uuid(let v): h.combine(v)
+        case .objectId(let v): h.combine(v)
+        case .decimal(let v): h.combine(v.description)
+        case .link(let r): h.combine(r)
+        case .embedded(let f), .dictionary(let f): h.combine(f)
+        case .list(let l): h.combine(l)
+        }
+    }
+
+    /// Whether this is, or holds anywhere inside it, a link.
+    var holdsLink: Bool {
+        switch self {
+        case .link: true
+        case .embedded(let f), .dictionary(let f): f.values.contains { $0.holdsLink }
+        case .list(let l): l.contains { $0.holdsLink }
+        default: false
+        }
+    }
+
     /// Whether this is, or holds anywhere inside it, a link to `target`.
     func links(to target: ObjectReference) -> Bool {
         switch self {

@@ -184,6 +184,46 @@ import TestSupport
         #expect(server.history.first?.changeSet.schemaVersion == 2)
     }
 
+    /// An object added with links to objects it brings along (created after it in the same write) keeps them on
+    /// every device: a change set's creates come first.
+    @Test func linksToObjectsCreatedInTheSameWriteArrive() throws {
+        let dir = try TemporaryDirectory()
+        let p = try Pair(dir)
+        try p.a.write {
+            let x = SyncItem("x")
+            x.owner = SyncItem("y")
+            x.related.append(SyncItem("z"))
+            x.extra = .object(SyncItem("w"))
+            p.a.add(x)
+        }
+        try p.sync()
+        for realm in [p.a, p.b] {
+            let x = try #require(realm.object(ofType: SyncItem.self, forPrimaryKey: "x"))
+            #expect(x.owner?.id == "y")
+            #expect(x.related.map(\.id) == ["z"])
+            #expect(x.extra.objectValue?.value(forKey: "id") as? String == "w")
+        }
+    }
+
+    /// A create from a client whose schema lacks a property leaves that property at its default on a client
+    /// that has it (a required property included).
+    @Test func aCreateFromAnOlderSchemaLeavesTheNewPropertyAtItsDefault() throws {
+        let dir = try TemporaryDirectory()
+        let server = OrderingServer()
+        var newer = SyncTesting.config(dir, "new.realm")
+        newer.objectTypes = [SyncItemV2.self, SyncAddress.self]
+        newer.schemaVersion = 2
+        let a = try Realm(configuration: newer)
+        let b = try Realm(configuration: SyncTesting.config(dir, "old.realm"))
+        try b.write { b.add(SyncItem("y", title: "old")) }
+        let sets = try b.pendingChanges()
+        server.push(client: try #require(sets.first?.clientID), sets)
+        try a.applyServerChanges(server.pull(after: 0))
+        let y = try #require(a.object(ofType: SyncItemV2.self, forPrimaryKey: "y"))
+        #expect(y.title == "old")
+        #expect(y.note == "")
+    }
+
     /// A programmer error: applying a server's changes inside a write transaction (it needs one of its own).
     @Test func applyingInsideAWriteTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {

@@ -216,6 +216,31 @@ import TestSupport
         #expect(one.when == when)
     }
 
+    /// A NaN left alone is unchanged: touching another property records only that one.
+    @Test func aNaNLeftAloneRecordsNothing() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: SyncTesting.config(dir))
+        let item = SyncItem("n")
+        item.score = .nan
+        item.tags.append("t")
+        try realm.write { realm.add(item) }
+        try realm.write { item.title = "touched" }
+        #expect(try ops(realm, after: 1) == [.set(SyncTesting.ref("n"), property: "title", value: .string("touched"))])
+    }
+
+    /// Capture and applying work through every type of the file: a Realm that leaves one out is refused.
+    @Test func aRealmThatLeavesOutATypeOfTheFileIsRefused() throws {
+        let dir = try TemporaryDirectory()
+        var config = SyncTesting.config(dir)
+        config.objectTypes = [SyncItem.self, SyncAddress.self, SyncPlain.self]
+        _ = try Realm(configuration: config)
+        #expect {
+            _ = try Realm(configuration: SyncTesting.config(dir))
+        } throws: { error in
+            "\(error)".contains("leave out types the file holds: SyncPlain")
+        }
+    }
+
     @Test func aTypeWithoutAPrimaryKeyIsRefusedAtOpen() throws {
         let dir = try TemporaryDirectory()
         var config = SyncTesting.config(dir)

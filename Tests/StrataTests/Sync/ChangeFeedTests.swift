@@ -19,12 +19,12 @@ import TestSupport
         try Self.commit(config, "a")
         try Self.commit(config, "b")
         var iterator = try Realm(configuration: config).changes(since: 0).makeAsyncIterator()
-        #expect(await iterator.next()?.sequence == 1)
-        #expect(await iterator.next()?.sequence == 2)
+        #expect(try await iterator.next()?.sequence == 1)
+        #expect(try await iterator.next()?.sequence == 2)
         // A commit from another thread arrives as it commits.
         let queue = DispatchQueue(label: "feed.writer")
         queue.asyncAfter(deadline: .now() + 0.05) { try? Self.commit(config, "c") }
-        let third = await iterator.next()
+        let third = try await iterator.next()
         #expect(third?.sequence == 3)
         guard case .create(let created, _)? = third?.operations.first else {
             Issue.record("expected the create of c, got \(String(describing: third))")
@@ -33,7 +33,7 @@ import TestSupport
         #expect(created == SyncTesting.ref("c"))
         // An integration that stored cursor 2 resumes after it.
         var resumed = try Realm(configuration: config).changes(since: 2).makeAsyncIterator()
-        #expect(await resumed.next()?.sequence == 3)
+        #expect(try await resumed.next()?.sequence == 3)
     }
 
     @Test func theOutboxSurvivesAnOnlineMigrationAndLaterChangeSetsCarryTheNewVersion() throws {
