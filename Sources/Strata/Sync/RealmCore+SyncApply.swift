@@ -232,17 +232,28 @@ extension RealmCore {
             else { continue }
             deleteCascading(binding, key, w, nullifyLinks: true)
         }
+        // A new object whose values hold no link is added whole; one with links gets its primary key now and
+        // its values below, once every new object exists.
+        var addedWhole = Set<ObjectReference>()
         for ref in changed where store.states[ref]?.object != nil && store.original[ref]?.state.object == nil {
-            guard let binding = store.reader.binding(ref.type), let pkIndex = binding.info.primaryKeyIndex else { continue }
-            let values: [String: Any?] = [binding.info.schema.properties[pkIndex].name: swiftValue(ref.primaryKey, binding.info.schema.properties[pkIndex])]
+            guard let object = store.states[ref]?.object, let binding = store.reader.binding(ref.type), let pkIndex = binding.info.primaryKeyIndex
+            else { continue }
+            var values: [String: Any?] = [binding.info.schema.properties[pkIndex].name: swiftValue(ref.primaryKey, binding.info.schema.properties[pkIndex])]
+            if binding.syncPlainValues {
+                for p in binding.info.schema.properties where p.type != .linkingObjects && !p.isPrimaryKey {
+                    if case .value(let v)? = object.fields[p.columnName] { values[p.name] = swiftValue(v, p) }
+                }
+                addedWhole.insert(ref)
+            }
             upsert(ref.type, values)
         }
         for ref in changed {
             let meta = store.original[ref]?.meta
             try writeSyncMeta(store.states[ref].flatMap { SyncStorage.ObjectMeta.of($0) }, for: ref, old: meta, in: w.tx)
-            guard let object = store.states[ref]?.object, let binding = store.reader.binding(ref.type), let pk = WriteSyncStore.stored(ref.primaryKey),
-                let key = objectKey(forPrimaryKey: pk, binding: binding)
-            else { continue }
+            guard !addedWhole.contains(ref), let object = store.states[ref]?.object, let binding = store.reader.binding(ref.type) else { continue }
+            // An object live before keeps its key; a new one's is looked up.
+            let known = store.original[ref]?.state.object != nil ? store.original[ref]?.key : nil
+            guard let key = known ?? WriteSyncStore.stored(ref.primaryKey).flatMap({ objectKey(forPrimaryKey: $0, binding: binding) }) else { continue }
             // A partial update: only the properties that differ are set (a dictionary given to `add` would set
             // every other property to its default).
             let before = store.original[ref]?.state.object
