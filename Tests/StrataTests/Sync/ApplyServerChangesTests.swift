@@ -148,9 +148,9 @@ import TestSupport
         #expect(try SyncContents.of(p.a) == SyncContents.normalized(p.server.oracle.live))
     }
 
-    /// S002: a property a client's schema does not have is kept (by the server and the clients that have it),
+    /// A property a client's schema does not have is kept (by the server and the clients that have it),
     /// never nulled by that client's edits.
-    @Test func S002_aPropertyAnOlderClientDoesNotKnowIsKept() throws {
+    @Test func aPropertyAnOlderClientDoesNotKnowIsKept() throws {
         let dir = try TemporaryDirectory()
         let server = OrderingServer()
         var newer = SyncTesting.config(dir, "new.realm")

@@ -217,9 +217,9 @@ import TestSupport
         }
     }
 
-    /// S001: at quiescence every client equals every other and the oracle; every acknowledged operation is
+    /// At quiescence every client equals every other and the oracle; every acknowledged operation is
     /// applied exactly once.
-    @Test func S001_clientsConvergeWithTheOracleUnderReorderedDuplicatedAndLostMessages() throws {
+    @Test func clientsConvergeWithTheOracleUnderReorderedDuplicatedAndLostMessages() throws {
         // STRATA_TEST_SCALE multiplies the seeds, each of 250 steps (scale 500: 2,000 seeds).
         let seeds = Seeds.environmentOr((1...UInt64(4 * Seeds.scale)).map { $0 &* 0x9E37_79B9 })
         for seed in seeds {
