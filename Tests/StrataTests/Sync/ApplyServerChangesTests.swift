@@ -13,8 +13,14 @@ import TestSupport
         let a: Realm
         let b: Realm
 
-        init(_ dir: TemporaryDirectory) throws {
-            a = try Realm(configuration: SyncTesting.config(dir, "a.realm"))
+        /// `newerA`: a's schema is the newer one (`SyncItemV2`, with `note`), b's the older.
+        init(_ dir: TemporaryDirectory, newerA: Bool = false) throws {
+            var configA = SyncTesting.config(dir, "a.realm")
+            if newerA {
+                configA.objectTypes = [SyncItemV2.self, SyncAddress.self]
+                configA.schemaVersion = 2
+            }
+            a = try Realm(configuration: configA)
             b = try Realm(configuration: SyncTesting.config(dir, "b.realm"))
         }
 
@@ -152,29 +158,18 @@ import TestSupport
     /// never nulled by that client's edits.
     @Test func aPropertyAnOlderClientDoesNotKnowIsKept() throws {
         let dir = try TemporaryDirectory()
-        let server = OrderingServer()
-        var newer = SyncTesting.config(dir, "new.realm")
-        newer.objectTypes = [SyncItemV2.self, SyncAddress.self]
-        newer.schemaVersion = 2
-        let a = try Realm(configuration: newer)
-        let b = try Realm(configuration: SyncTesting.config(dir, "old.realm"))
-        func sync() throws {
-            for r in [a, b] {
-                let sets = try r.pendingChanges()
-                if let id = sets.first?.clientID { server.push(client: id, sets) }
-            }
-            for r in [a, b] { try r.applyServerChanges(server.pull(after: r.syncStatus?.serverVersion ?? 0)) }
-        }
+        let p = try Pair(dir, newerA: true)
+        let (a, b, server) = (p.a, p.b, p.server)
         try a.write {
             let x = SyncItemV2()
             x.id = "x"
             x.note = "kept"
             a.add(x)
         }
-        try sync()
+        try p.sync()
         #expect(try a.pendingChanges().isEmpty)
         try b.write { b.object(ofType: SyncItem.self, forPrimaryKey: "x")!.title = "from the old client" }
-        try sync()
+        try p.sync()
         let ax = try #require(a.object(ofType: SyncItemV2.self, forPrimaryKey: "x"))
         #expect(ax.title == "from the old client")
         #expect(ax.note == "kept")
@@ -209,16 +204,11 @@ import TestSupport
     /// that has it (a required property included).
     @Test func aCreateFromAnOlderSchemaLeavesTheNewPropertyAtItsDefault() throws {
         let dir = try TemporaryDirectory()
-        let server = OrderingServer()
-        var newer = SyncTesting.config(dir, "new.realm")
-        newer.objectTypes = [SyncItemV2.self, SyncAddress.self]
-        newer.schemaVersion = 2
-        let a = try Realm(configuration: newer)
-        let b = try Realm(configuration: SyncTesting.config(dir, "old.realm"))
+        let p = try Pair(dir, newerA: true)
+        let (a, b) = (p.a, p.b)
         try b.write { b.add(SyncItem("y", title: "old")) }
-        let sets = try b.pendingChanges()
-        server.push(client: try #require(sets.first?.clientID), sets)
-        try a.applyServerChanges(server.pull(after: 0))
+        try p.upload(b)
+        try p.download(a)
         let y = try #require(a.object(ofType: SyncItemV2.self, forPrimaryKey: "y"))
         #expect(y.title == "old")
         #expect(y.note == "")
