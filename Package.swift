@@ -48,6 +48,10 @@ let package = Package(
         .executable(name: "Bench", targets: ["Bench"]),
         .executable(name: "strata", targets: ["strata"]),
         .library(name: "StrataTool", targets: ["StrataTool"]),
+        // The client's sync session (Foundation's URLSession): no server code reaches an app through it.
+        .library(name: "StrataSync", targets: ["StrataSync"]),
+        // The sync server: state all in PostgreSQL (`Sources/StrataSyncServer`).
+        .executable(name: "strata-sync-server", targets: ["strata-sync-server"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -55,7 +59,7 @@ let package = Package(
         // Atomic words and references where iOS 17 has no `Synchronization`.
         .package(url: "https://github.com/apple/swift-atomics", from: "1.2.0"),
         // AES-GCM and HKDF for encryption at rest (`Database.Options.encryptionKey`).
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.0.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
         // `swift package generate-documentation` (the DocC catalogs of Strata and Engine).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
         // Counts allocations in tests and the Bench (linked into those executables only, never the library).
@@ -64,6 +68,10 @@ let package = Package(
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
         // A peer of the Bench (GRDB 7 on SQLite): never linked into the library.
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+        // The sync server only (never linked into `Strata` or `StrataSync`): HTTP, PostgreSQL, signed tokens.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.21.0"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.0.0"),
     ],
     targets: codecTargets + [
         // One C function: a call Swift source cannot make (an allocating initializer through a class's
@@ -118,6 +126,35 @@ let package = Package(
                 .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux])),
                 .product(name: "OpenCombineDispatch", package: "OpenCombine", condition: .when(platforms: [.linux])),
             ],
+            swiftSettings: strictSettings
+        ),
+        // Sync's wire protocol: the messages a client and the server exchange (versioned JSON).
+        .target(
+            name: "StrataSyncWire",
+            dependencies: ["Strata"],
+            swiftSettings: strictSettings
+        ),
+        // The client's sync session over URLSession.
+        .target(
+            name: "StrataSync",
+            dependencies: ["Engine", "Strata", "StrataSyncWire"],
+            swiftSettings: strictSettings
+        ),
+        // The sync server as a library (run by `strata-sync-server` and by the tests' server processes).
+        .target(
+            name: "StrataSyncServer",
+            dependencies: [
+                "Engine", "Strata", "StrataSyncWire",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "strata-sync-server",
+            dependencies: ["StrataSyncServer", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strictSettings
         ),
         .target(
@@ -185,7 +222,9 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataTests",
-            dependencies: ["Strata", "RealmFile", "RealmFileTesting", "TestSupport", "StrataCrashChild", "StrataToolHost", "strata", "TodoList", "MigrationWalkthrough", "MainQueueChild", "DiscoveryCostChild", .product(name: "Atomics", package: "swift-atomics"),
+            dependencies: ["Strata", "RealmFile", "RealmFileTesting", "TestSupport", "StrataCrashChild", "StrataToolHost", "strata", "TodoList", "MigrationWalkthrough", "MainQueueChild", "DiscoveryCostChild",
+                // Sync end to end: the client's session, and the server run as processes on a throwaway PostgreSQL.
+                "StrataSync", "StrataSyncWire", "strata-sync-server", .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux])),
                 .product(name: "OpenCombineDispatch", package: "OpenCombine", condition: .when(platforms: [.linux]))],
             swiftSettings: strictSettings

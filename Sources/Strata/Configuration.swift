@@ -88,6 +88,12 @@ extension Realm {
         /// out. Every type that is not embedded needs a primary key: open says which do not.
         public var capturesChanges = false
 
+        /// Sync with a server (Strata's addition): the `StrataSync` library's `syncSession` uploads this file's
+        /// changes and applies the server's. Setting it turns `capturesChanges` on.
+        public var syncConfiguration: SyncConfiguration? {
+            didSet { if syncConfiguration != nil { capturesChanges = true } }
+        }
+
         /// The `processSharing` new configurations start with: `.shared`, unless the Bench's `--process-sharing`
         /// measures the object API in the other mode.
         package static let initialProcessSharing = Locked<ProcessSharing>(.shared)

@@ -9,7 +9,7 @@ import Foundation
 
 /// The binary form of sync's values, operations, change sets and object states: the outbox's entries on disk,
 /// and what a server receives.
-enum SyncCoding {
+package enum SyncCoding {
     static let formatVersion: UInt8 = 1
     static let maxDepth = 64
 
@@ -95,7 +95,7 @@ enum SyncCoding {
         }
     }
 
-    static func write(_ r: ObjectReference, into out: inout [UInt8]) {
+    package static func write(_ r: ObjectReference, into out: inout [UInt8]) {
         writeString(r.type, into: &out)
         write(r.primaryKey, into: &out)
     }
@@ -161,7 +161,7 @@ enum SyncCoding {
         return out
     }
 
-    static func readReference(_ r: inout ByteReader, depth: Int = 0) throws -> ObjectReference {
+    package static func readReference(_ r: inout ByteReader, depth: Int = 0) throws -> ObjectReference {
         let type = try readString(&r, "type name")
         return ObjectReference(type: type, primaryKey: try readValue(&r, depth: depth))
     }
@@ -284,14 +284,14 @@ enum SyncCoding {
         out.appendVarint(UInt64(operationCount))
     }
 
-    static func encode(_ c: ChangeSet) -> [UInt8] {
+    package static func encode(_ c: ChangeSet) -> [UInt8] {
         var out: [UInt8] = []
         writeHeader(c, operationCount: c.operations.count, into: &out)
         for op in c.operations { write(op, into: &out) }
         return out
     }
 
-    static func decodeChangeSet(_ bytes: UnsafeRawBufferPointer) throws -> ChangeSet {
+    package static func decodeChangeSet(_ bytes: UnsafeRawBufferPointer) throws -> ChangeSet {
         var r = ByteReader(bytes)
         let version = try r.readUInt8("format version")
         guard version == formatVersion else {
@@ -311,7 +311,7 @@ enum SyncCoding {
 
     // MARK: - Object states
 
-    static func write(_ s: SyncObjectState, into out: inout [UInt8]) {
+    package static func write(_ s: SyncObjectState, into out: inout [UInt8]) {
         switch s {
         case .absent: out.append(0)
         case .deleted(let t):
@@ -383,7 +383,7 @@ enum SyncCoding {
         }
     }
 
-    static func readState(_ r: inout ByteReader) throws -> SyncObjectState {
+    package static func readState(_ r: inout ByteReader) throws -> SyncObjectState {
         let start = r.position
         switch try r.readUInt8("object state tag") {
         case 0: return .absent

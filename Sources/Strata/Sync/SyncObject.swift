@@ -1,10 +1,10 @@
 import Foundation
 
 /// One element of a `List` as sync keeps it: its identity, its position and its value.
-struct ListElement: Sendable, Hashable {
-    var id: ElementID
-    var position: ListPosition
-    var value: SyncValue
+package struct ListElement: Sendable, Hashable {
+    package var id: ElementID
+    package var position: ListPosition
+    package var value: SyncValue
 
     /// The order of a list: by position, then by id.
     static func precedes(_ a: ListElement, _ b: ListElement) -> Bool {
@@ -13,7 +13,7 @@ struct ListElement: Sendable, Hashable {
 }
 
 /// A property's value in sync's model of an object.
-enum FieldState: Sendable, Hashable {
+package enum FieldState: Sendable, Hashable {
     case value(SyncValue)
     /// A `List`: its elements in order.
     case list([ListElement])
@@ -29,27 +29,44 @@ enum FieldState: Sendable, Hashable {
 }
 
 /// A live object in sync's model: its properties by stored name (the primary key among them).
-struct SyncObject: Sendable, Hashable {
-    var fields: [String: FieldState]
+package struct SyncObject: Sendable, Hashable {
+    package var fields: [String: FieldState]
+
+    package init(fields: [String: FieldState]) { self.fields = fields }
+
+    /// Every object this one links to: in values, lists, sets and maps, inside embedded objects and nested
+    /// collections (a server's index of who links to whom).
+    package var linkTargets: Set<ObjectReference> {
+        var out = Set<ObjectReference>()
+        for field in fields.values {
+            switch field {
+            case .value(let v): v.collectLinks(into: &out)
+            case .list(let l): for e in l { e.value.collectLinks(into: &out) }
+            case .set(let s): for v in s { v.collectLinks(into: &out) }
+            case .map(let m): for v in m.values { v.collectLinks(into: &out) }
+            }
+        }
+        return out
+    }
 }
 
 /// A deleted object: the server version the delete was applied at (`UInt64.max` for a local delete the
 /// server has not ordered yet) and the client that deleted it.
-struct Tombstone: Sendable, Hashable {
-    var version: UInt64
-    var client: UInt64
+package struct Tombstone: Sendable, Hashable {
+    package var version: UInt64
+    package var client: UInt64
 
     static let unordered = UInt64.max
 }
 
 /// What sync knows of an object.
-enum SyncObjectState: Sendable, Hashable {
+package enum SyncObjectState: Sendable, Hashable {
     /// Never seen (or its tombstone was let go).
     case absent
     case deleted(Tombstone)
     case live(SyncObject)
 
-    var object: SyncObject? {
+    package var object: SyncObject? {
         if case .live(let o) = self { return o }
         return nil
     }
@@ -64,7 +81,7 @@ enum UndoImage: Sendable, Hashable {
 
 /// Where a rule reads and changes objects: the oracle's dictionary in tests, a write transaction's objects in
 /// a Realm (`RealmCore+SyncApply`).
-protocol SyncStore: AnyObject {
+package protocol SyncStore: AnyObject {
     func state(of object: ObjectReference) -> SyncObjectState
     func setState(_ state: SyncObjectState, of object: ObjectReference)
     /// The live objects that may hold a link to `object` (more is allowed: each is checked).
@@ -83,10 +100,10 @@ protocol SyncStore: AnyObject {
 ///   same element; a move is last-writer-wins on the position.
 /// - A link to a deleted object becomes null, leaves a list or set, and becomes null in a map; a link set to a
 ///   missing object is null.
-enum SyncRules {
+package enum SyncRules {
     /// Applies `op` of a change set by `author` that had seen server version `base`; a delete it applies leaves
     /// a tombstone of `version`.
-    static func apply(_ op: ChangeOperation, author: UInt64, base: UInt64, version: UInt64, to store: some SyncStore) {
+    package static func apply(_ op: ChangeOperation, author: UInt64, base: UInt64, version: UInt64, to store: some SyncStore) {
         let ref = op.object
         let current = store.state(of: ref)
         func isLive(_ r: ObjectReference) -> Bool { r == ref ? current.object != nil : store.state(of: r).object != nil }

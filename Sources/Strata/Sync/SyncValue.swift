@@ -97,6 +97,16 @@ public indirect enum SyncValue: Sendable, Hashable, Codable, CustomStringConvert
         }
     }
 
+    /// Adds every object this value links to, anywhere inside it, to `out`.
+    package func collectLinks(into out: inout Set<ObjectReference>) {
+        switch self {
+        case .link(let r): out.insert(r)
+        case .embedded(let f), .dictionary(let f): for v in f.values { v.collectLinks(into: &out) }
+        case .list(let l): for v in l { v.collectLinks(into: &out) }
+        default: break
+        }
+    }
+
     /// Whether this is, or holds anywhere inside it, a link to `target`.
     func links(to target: ObjectReference) -> Bool {
         switch self {

@@ -1,0 +1,210 @@
+import Engine
+import Foundation
+import Logging
+import PostgresNIO
+import Strata
+import StrataSyncWire
+
+// Invariants:
+// (1) A partition's versions are 1, 2, 3... with no gap, and a version is visible only with every version below
+//     it: a push assigns versions while holding its partition's row lock (`SELECT ... FOR UPDATE`) and commits
+//     before the next push can read the row, so versions commit in order (a bare sequence would not: sequences
+//     commit out of order, and a reader's `version > n` would skip a row committed late).
+// (2) A client's change sets are taken once each, in sequence order: `strata_clients.last_sequence` moves in the
+//     same transaction as the change sets it counts, and `UNIQUE (partition, client_id, sequence)` backs it.
+// (3) `strata_objects` is the result of applying the partition's history in version order with sync's rules:
+//     each push applies its change sets to the objects it reads in the same transaction.
+// (4) Nothing here is kept in a server process between requests: any number of servers serve one database.
+
+/// The server's state, all in PostgreSQL: partitions and their versions, each client's last sequence, the
+/// history of change sets, and the objects.
+public final class SyncDatabase: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+    /// Schema of the server's own tables (`strata_meta.schema`).
+    static let schemaVersion = 1
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// Creates the server's tables when missing (several servers starting at once take turns by an advisory lock).
+    public func prepare() async throws {
+        try await client.withTransaction(logger: logger) { c in
+            try await c.query("SELECT pg_advisory_xact_lock(7346110512)", logger: logger)
+            for statement in Self.schema { try await c.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
+            let rows = try await c.query("SELECT value FROM strata_meta WHERE key = 'schema'", logger: logger)
+            var found: String?
+            for try await v in rows.decode(String.self) { found = v }
+            if let found {
+                guard found == String(Self.schemaVersion) else {
+                    throw WireError(.unavailable, "the database's sync tables are schema \(found); this server knows \(Self.schemaVersion)")
+                }
+            } else {
+                try await c.query("INSERT INTO strata_meta (key, value) VALUES ('schema', \(String(Self.schemaVersion)))", logger: logger)
+            }
+        }
+    }
+
+    static let schema = [
+        "CREATE TABLE IF NOT EXISTS strata_meta (key text PRIMARY KEY, value text NOT NULL)",
+        """
+        CREATE TABLE IF NOT EXISTS strata_partitions (
+            name text PRIMARY KEY,
+            version bigint NOT NULL DEFAULT 0
+        )
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS strata_clients (
+            partition text NOT NULL REFERENCES strata_partitions (name),
+            client_id bigint NOT NULL,
+            last_sequence bigint NOT NULL,
+            PRIMARY KEY (partition, client_id)
+        )
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS strata_changes (
+            partition text NOT NULL REFERENCES strata_partitions (name),
+            version bigint NOT NULL,
+            client_id bigint NOT NULL,
+            sequence bigint NOT NULL,
+            salt bigint NOT NULL,
+            change_set bytea NOT NULL,
+            PRIMARY KEY (partition, version),
+            UNIQUE (partition, client_id, sequence)
+        )
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS strata_objects (
+            partition text NOT NULL REFERENCES strata_partitions (name),
+            ref text NOT NULL,
+            state bytea NOT NULL,
+            links text[] NOT NULL,
+            version bigint NOT NULL,
+            PRIMARY KEY (partition, ref)
+        )
+        """,
+        "CREATE INDEX IF NOT EXISTS strata_objects_links ON strata_objects USING gin (links)",
+    ]
+
+    /// The channel a push notifies, with its partition as the payload.
+    static let channel = "strata_sync"
+
+    // MARK: - Push
+
+    /// Takes `changeSets` of `clientID` into `partition`'s history: those already held are skipped, nothing after
+    /// a gap is taken, and each one taken gets the next version and is applied to the objects, all in one
+    /// transaction that notifies the partition's listeners when it commits.
+    public func push(partition: String, clientID: UInt64, changeSets: [ChangeSet]) async throws -> PushResponse {
+        let client64 = Int64(bitPattern: clientID)
+        return try await client.withTransaction(logger: logger) { c in
+            try await c.query("INSERT INTO strata_partitions (name) VALUES (\(partition)) ON CONFLICT DO NOTHING", logger: logger)
+            var version = try await Self.single(Int64.self, c.query(
+                "SELECT version FROM strata_partitions WHERE name = \(partition) FOR UPDATE", logger: logger)) ?? 0
+            var last = try await Self.single(Int64.self, c.query(
+                "SELECT last_sequence FROM strata_clients WHERE partition = \(partition) AND client_id = \(client64)",
+                logger: logger)).map { UInt64(bitPattern: $0) } ?? 0
+            var taken: [(version: UInt64, set: ChangeSet)] = []
+            for set in changeSets.sorted(by: { $0.sequence < $1.sequence }) {
+                if set.sequence <= last { continue }
+                guard set.sequence == last + 1 else { break }
+                last += 1
+                version += 1
+                taken.append((UInt64(version), set))
+            }
+            guard !taken.isEmpty else { return PushResponse(lastSequence: last, serverVersion: UInt64(version)) }
+
+            let store = PostgresSyncStore()
+            var refs = Set<ObjectReference>()
+            var linkers = Set<ObjectReference>()
+            for (_, set) in taken {
+                for op in set.operations { PostgresSyncStore.references(of: op, into: &refs, linkers: &linkers) }
+            }
+            try await store.load(refs, partition: partition, connection: c, logger: logger)
+            try await store.load(linkersOf: linkers, partition: partition, connection: c, logger: logger)
+            while true {
+                for (v, set) in taken {
+                    for op in set.operations {
+                        SyncRules.apply(op, author: set.clientID, base: set.baseVersion, version: v, to: store)
+                    }
+                }
+                if store.missing.isEmpty && store.missingLinkers.isEmpty { break }
+                let (more, moreLinkers) = (store.missing, store.missingLinkers)
+                store.restart()
+                try await store.load(more, partition: partition, connection: c, logger: logger)
+                try await store.load(linkersOf: moreLinkers, partition: partition, connection: c, logger: logger)
+            }
+
+            for (v, set) in taken {
+                let bytes = ByteBuffer(bytes: SyncCoding.encode(set))
+                let salt = Int64.random(in: .min ... .max)
+                try await c.query("""
+                    INSERT INTO strata_changes (partition, version, client_id, sequence, salt, change_set)
+                    VALUES (\(partition), \(Int64(v)), \(client64), \(Int64(set.sequence)), \(salt), \(bytes))
+                    """, logger: logger)
+            }
+            for (ref, state) in store.changed where state != store.loaded[ref] {
+                let key = ObjectKey.text(ref)
+                try await c.query("""
+                    INSERT INTO strata_objects (partition, ref, state, links, version)
+                    VALUES (\(partition), \(key), \(ObjectKey.encode(state)), \(ObjectKey.links(state)), \(version))
+                    ON CONFLICT (partition, ref) DO UPDATE SET state = EXCLUDED.state, links = EXCLUDED.links,
+                        version = EXCLUDED.version
+                    """, logger: logger)
+            }
+            try await c.query("""
+                INSERT INTO strata_clients (partition, client_id, last_sequence) VALUES (\(partition), \(client64), \(Int64(last)))
+                ON CONFLICT (partition, client_id) DO UPDATE SET last_sequence = EXCLUDED.last_sequence
+                """, logger: logger)
+            try await c.query("UPDATE strata_partitions SET version = \(version) WHERE name = \(partition)", logger: logger)
+            try await c.query("SELECT pg_notify(\(Self.channel), \(partition))", logger: logger)
+            return PushResponse(lastSequence: last, serverVersion: UInt64(version))
+        }
+    }
+
+    // MARK: - Pull
+
+    /// The change sets of `partition` after version `after` (at most `limit`), its newest version, and the last
+    /// sequence it holds from `clientID`.
+    public func pull(partition: String, clientID: UInt64, after: UInt64, limit: Int) async throws -> PullResponse {
+        let client64 = Int64(bitPattern: clientID)
+        return try await client.withConnection { c in
+            // One snapshot for the three reads, so that `serverVersion` is never below the last change given.
+            try await c.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+            do {
+                let rows = try await c.query("""
+                    SELECT version, change_set FROM strata_changes WHERE partition = \(partition) AND version > \(Int64(clamping: after))
+                    ORDER BY version LIMIT \(Int64(limit))
+                    """, logger: logger)
+                var changes: [WireServerChangeSet] = []
+                for try await (v, bytes) in rows.decode((Int64, ByteBuffer).self) {
+                    changes.append(WireServerChangeSet(version: UInt64(v), changeSet: EncodedChangeSet(bytes: Data(bytes.readableBytesView))))
+                }
+                let version = try await Self.single(Int64.self, c.query(
+                    "SELECT version FROM strata_partitions WHERE name = \(partition)", logger: logger)) ?? 0
+                let last = try await Self.single(Int64.self, c.query(
+                    "SELECT last_sequence FROM strata_clients WHERE partition = \(partition) AND client_id = \(client64)",
+                    logger: logger)) ?? 0
+                try await c.query("COMMIT", logger: logger)
+                return PullResponse(changes: changes, serverVersion: UInt64(version), lastSequence: UInt64(bitPattern: last))
+            } catch {
+                try? await c.query("ROLLBACK", logger: logger)
+                throw error
+            }
+        }
+    }
+
+    /// The partition's newest version (0 for a partition nothing was pushed to).
+    public func version(of partition: String) async throws -> UInt64 {
+        let v = try await Self.single(Int64.self, client.query(
+            "SELECT version FROM strata_partitions WHERE name = \(partition)", logger: logger))
+        return UInt64(v ?? 0)
+    }
+
+    static func single<T: PostgresDecodable>(_ type: T.Type, _ rows: PostgresRowSequence) async throws -> T? {
+        var out: T?
+        for try await v in rows.decode(T.self) { out = v }
+        return out
+    }
+}

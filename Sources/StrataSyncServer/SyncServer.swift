@@ -1,0 +1,163 @@
+import Foundation
+import Hummingbird
+import Logging
+import PostgresNIO
+import Strata
+import StrataSyncWire
+
+/// How a sync server runs: where it listens, its database, its limits.
+public struct SyncServerConfiguration: Sendable {
+    public var host: String
+    /// 0 picks a free port (`onListening` tells which).
+    public var port: Int
+    public var postgres: PostgresConnection.Configuration
+    /// The largest request body taken (bytes); a larger one gets `tooLarge` (413).
+    public var maxRequestBytes: Int
+    /// The most change sets a pull returns.
+    public var pullLimit: Int
+    /// The longest a long poll waits.
+    public var maxWait: Duration
+
+    public init(host: String = "127.0.0.1", port: Int = 8080, postgres: PostgresConnection.Configuration,
+                maxRequestBytes: Int = SyncWire.defaultMaxRequestBytes, pullLimit: Int = SyncWire.defaultPullLimit,
+                maxWait: Duration = .seconds(30)) {
+        self.host = host
+        self.port = port
+        self.postgres = postgres
+        self.maxRequestBytes = maxRequestBytes
+        self.pullLimit = pullLimit
+        self.maxWait = maxWait
+    }
+}
+
+/// The sync server: stateless HTTP in front of `SyncDatabase`. Several server processes may serve one database.
+public enum SyncServer {
+    /// Runs until the process gets SIGTERM or SIGINT (or the task is cancelled). `onListening` gets the port.
+    public static func run(_ configuration: SyncServerConfiguration, tokens: SyncTokenVerifier, logger: Logger,
+                           onListening: @escaping @Sendable (Int) -> Void = { _ in }) async throws {
+        let pg = configuration.postgres
+        let client = PostgresClient(configuration: PostgresClient.Configuration(
+            host: pg.host ?? "127.0.0.1", port: pg.port ?? 5432, username: pg.username, password: pg.password,
+            database: pg.database, tls: .disable), backgroundLogger: logger)
+        let database = SyncDatabase(client: client, logger: logger)
+        let waiters = PartitionWaiters()
+        let router = Router()
+        Routes(database: database, waiters: waiters, tokens: tokens, configuration: configuration, logger: logger).add(to: router)
+        var app = Application(
+            router: router,
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "strata-sync"),
+            services: [client],
+            onServerRunning: { channel in onListening(channel.localAddress?.port ?? configuration.port) },
+            logger: logger)
+        app.beforeServerStarts { try await database.prepare() }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await waiters.listen(configuration: pg, channel: SyncDatabase.channel, logger: logger) }
+            try await app.runService()
+            group.cancelAll()
+        }
+    }
+}
+
+/// The HTTP routes of protocol version 1 (see `StrataSyncWire`).
+struct Routes: Sendable {
+    let database: SyncDatabase
+    let waiters: PartitionWaiters
+    let tokens: SyncTokenVerifier
+    let configuration: SyncServerConfiguration
+    let logger: Logger
+
+    func add(to router: Router<BasicRequestContext>) {
+        router.get("/v1/health") { _, _ in "ok" }
+        router.post("/v1/partitions/:partition/push") { request, context in
+            await respond { try await push(request, context) }
+        }
+        router.post("/v1/partitions/:partition/pull") { request, context in
+            await respond { try await pull(request, context) }
+        }
+    }
+
+    private func push(_ request: Request, _ context: BasicRequestContext) async throws -> Data {
+        let partition = try partitionName(context)
+        let claims = try await tokens.claims(authorization: request.headers[.authorization])
+        guard claims.write.contains(partition) else {
+            throw WireError(.forbidden, "the token of \(claims.sub.value) does not grant writing partition \(partition)")
+        }
+        let push = try SyncWire.decode(PushRequest.self, from: try await body(request))
+        try checkProtocol(push.protocolVersion)
+        let sets = try push.changeSets.map { try $0.decoded() }
+        if let other = sets.first(where: { $0.clientID != push.clientID }) {
+            throw WireError(.wrongClient, "change set \(other.sequence) is client \(other.clientID)'s, not the request's \(push.clientID)")
+        }
+        let response = try await database.push(partition: partition, clientID: push.clientID, changeSets: sets)
+        await waiters.notify(partition)
+        return try SyncWire.encoder.encode(response)
+    }
+
+    private func pull(_ request: Request, _ context: BasicRequestContext) async throws -> Data {
+        let partition = try partitionName(context)
+        let claims = try await tokens.claims(authorization: request.headers[.authorization])
+        guard claims.read.contains(partition) else {
+            throw WireError(.forbidden, "the token of \(claims.sub.value) does not grant reading partition \(partition)")
+        }
+        let pull = try SyncWire.decode(PullRequest.self, from: try await body(request))
+        try checkProtocol(pull.protocolVersion)
+        guard pull.limit > 0 else { throw WireError(.malformed, "a pull's limit must be at least 1 (it was \(pull.limit))") }
+        let limit = min(pull.limit, configuration.pullLimit)
+        let ticket = pull.waitMilliseconds > 0 ? await waiters.register(partition) : nil
+        var response = try await database.pull(partition: partition, clientID: pull.clientID, after: pull.after, limit: limit)
+        if let ticket {
+            if response.changes.isEmpty {
+                await waiters.wait(ticket, timeout: min(.milliseconds(pull.waitMilliseconds), configuration.maxWait))
+                response = try await database.pull(partition: partition, clientID: pull.clientID, after: pull.after, limit: limit)
+            } else {
+                await waiters.cancel(ticket)
+            }
+        }
+        return try SyncWire.encoder.encode(response)
+    }
+
+    private func partitionName(_ context: BasicRequestContext) throws -> String {
+        let name = context.parameters.get("partition") ?? ""
+        guard SyncWire.isValidPartition(name) else {
+            throw WireError(.malformed, "\"\(name.prefix(140))\" is not a partition name (1-128 of A-Z a-z 0-9 - _ .)")
+        }
+        return name
+    }
+
+    private func checkProtocol(_ version: Int) throws {
+        guard version == SyncWire.protocolVersion else {
+            throw WireError(.unsupportedProtocol, "protocol version \(version) is not this server's (\(SyncWire.protocolVersion))")
+        }
+    }
+
+    private func body(_ request: Request) async throws -> Data {
+        var out = Data()
+        for try await chunk in request.body {
+            guard out.count + chunk.readableBytes <= configuration.maxRequestBytes else {
+                throw WireError(.tooLarge, "the request is larger than this server takes (\(configuration.maxRequestBytes) bytes)")
+            }
+            out.append(contentsOf: chunk.readableBytesView)
+        }
+        return out
+    }
+
+    /// The handler's JSON, or its refusal as a `WireError` with its status; a database failure is `unavailable`.
+    private func respond(_ handler: () async throws -> Data) async -> Response {
+        let status: Int
+        let body: Data
+        do {
+            body = try await handler()
+            status = 200
+        } catch let error as WireError {
+            status = error.httpStatus
+            body = (try? SyncWire.encoder.encode(error)) ?? Data()
+        } catch {
+            logger.error("sync: a request failed: \(String(reflecting: error))")
+            let refusal = WireError(.unavailable, "the server could not complete the request; retry later")
+            status = refusal.httpStatus
+            body = (try? SyncWire.encoder.encode(refusal)) ?? Data()
+        }
+        return Response(status: .init(code: status), headers: [.contentType: "application/json"],
+                        body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}

@@ -1,0 +1,192 @@
+import Foundation
+import Strata
+
+// Sync's protocol, version 1: JSON messages over HTTP, each change set inside them in the outbox's binary form
+// (`SyncCoding`: deterministic, checked when read, and exact for every value, NaN and -0.0 among them, which
+// JSON numbers are not).
+//
+//   POST /v1/partitions/{partition}/push   PushRequest  -> PushResponse
+//   POST /v1/partitions/{partition}/pull   PullRequest  -> PullResponse
+//   GET  /v1/health                                      -> "ok"
+//
+// Every request but health carries `Authorization: Bearer <token>`. A refusal is a WireError with an HTTP
+// status: 400 malformed, 401 no valid token, 403 partition not granted, 413 too large,
+// 503 the database failed. A push after a gap takes nothing past it and answers with the last sequence held.
+
+/// Sync's wire protocol: its version and limits.
+public enum SyncWire {
+    /// The protocol version this build speaks; a request with another is refused with `unsupportedProtocol`.
+    public static let protocolVersion = 1
+    /// The largest request body a server takes by default (bytes).
+    public static let defaultMaxRequestBytes = 16 << 20
+    /// The most change sets one pull returns by default.
+    public static let defaultPullLimit = 1000
+    /// Partition names: 1-128 letters, digits, `-`, `_` and `.` (they appear in paths and tokens).
+    public static func isValidPartition(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 128 && name.utf8.allSatisfy { b in
+            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D || b == 0x5F || b == 0x2E
+        }
+    }
+
+    public static let encoder: JSONEncoder = {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys]
+        return e
+    }()
+
+    public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+        do {
+            return try JSONDecoder().decode(type, from: data)
+        } catch let error as WireError {
+            throw error
+        } catch {
+            throw WireError(.malformed, "the \(T.self) is not valid: \(error)")
+        }
+    }
+}
+
+/// A change set in its binary form (`SyncCoding`), as messages carry it.
+public struct EncodedChangeSet: Sendable, Hashable, Codable {
+    public var bytes: Data
+
+    public init(_ changeSet: ChangeSet) {
+        bytes = Data(SyncCoding.encode(changeSet))
+    }
+
+    public init(bytes: Data) {
+        self.bytes = bytes
+    }
+
+    /// The change set, its bytes checked; a damaged one throws `WireError.malformed` saying where.
+    public func decoded() throws -> ChangeSet {
+        do {
+            return try bytes.withUnsafeBytes { try SyncCoding.decodeChangeSet($0) }
+        } catch {
+            throw WireError(.malformed, "a change set (\(bytes.count) bytes) is not valid: \(error)")
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        bytes = try decoder.singleValueContainer().decode(Data.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(bytes)
+    }
+}
+
+/// A client's change sets, oldest first, for the server to order. The server takes each once, in sequence order:
+/// sequences it already has are skipped, and nothing after a gap is taken.
+public struct PushRequest: Sendable, Codable {
+    public var protocolVersion: Int
+    public var clientID: UInt64
+    public var changeSets: [EncodedChangeSet]
+
+    public init(clientID: UInt64, changeSets: [ChangeSet]) {
+        protocolVersion = SyncWire.protocolVersion
+        self.clientID = clientID
+        self.changeSets = changeSets.map(EncodedChangeSet.init)
+    }
+}
+
+/// What the server holds after a push: the client's last sequence it has (its acknowledgement of receipt) and
+/// the partition's newest version.
+public struct PushResponse: Sendable, Codable {
+    public var lastSequence: UInt64
+    public var serverVersion: UInt64
+
+    public init(lastSequence: UInt64, serverVersion: UInt64) {
+        self.lastSequence = lastSequence
+        self.serverVersion = serverVersion
+    }
+}
+
+/// Asks for the change sets after version `after`. With `waitMilliseconds`, a server with nothing newer waits
+/// up to that long for a push before answering (a long poll).
+public struct PullRequest: Sendable, Codable {
+    public var protocolVersion: Int
+    public var clientID: UInt64
+    public var after: UInt64
+    public var limit: Int
+    public var waitMilliseconds: Int
+
+    public init(clientID: UInt64, after: UInt64, limit: Int = SyncWire.defaultPullLimit, waitMilliseconds: Int = 0) {
+        protocolVersion = SyncWire.protocolVersion
+        self.clientID = clientID
+        self.after = after
+        self.limit = limit
+        self.waitMilliseconds = waitMilliseconds
+    }
+}
+
+/// A change set as the server ordered it.
+public struct WireServerChangeSet: Sendable, Codable {
+    public var version: UInt64
+    public var changeSet: EncodedChangeSet
+
+    public init(version: UInt64, changeSet: EncodedChangeSet) {
+        self.version = version
+        self.changeSet = changeSet
+    }
+
+    public func decoded() throws -> ServerChangeSet {
+        ServerChangeSet(version: version, changeSet: try changeSet.decoded())
+    }
+}
+
+/// The change sets after the request's version, in order with no gap (at most its limit); `serverVersion` is the
+/// partition's newest version (more remain when it is above the last one given), and `lastSequence` the
+/// requesting client's last sequence the server has.
+public struct PullResponse: Sendable, Codable {
+    public var changes: [WireServerChangeSet]
+    public var serverVersion: UInt64
+    public var lastSequence: UInt64
+
+    public init(changes: [WireServerChangeSet], serverVersion: UInt64, lastSequence: UInt64) {
+        self.changes = changes
+        self.serverVersion = serverVersion
+        self.lastSequence = lastSequence
+    }
+}
+
+/// A refusal, as the server sends it and a client reads it.
+public struct WireError: Error, Sendable, Codable, CustomStringConvertible {
+    public enum Code: String, Sendable, Codable {
+        /// The request could not be read (not JSON, a field missing, a damaged change set, a bad partition name).
+        case malformed
+        /// The request's protocol version is not this server's.
+        case unsupportedProtocol
+        /// No token, or a token that is forged, expired or unreadable.
+        case unauthorized
+        /// The token does not grant this partition (reading, or writing).
+        case forbidden
+        /// The body is larger than the server takes.
+        case tooLarge
+        /// A change set's client is not the request's.
+        case wrongClient
+        /// The server failed (its database); retry later.
+        case unavailable
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// The HTTP status a server answers this refusal with.
+    public var httpStatus: Int {
+        switch code {
+        case .malformed, .unsupportedProtocol, .wrongClient: 400
+        case .unauthorized: 401
+        case .forbidden: 403
+        case .tooLarge: 413
+        case .unavailable: 503
+        }
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+}

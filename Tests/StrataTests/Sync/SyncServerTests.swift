@@ -1,0 +1,171 @@
+import Foundation
+import StrataSync
+import StrataSyncWire
+import Testing
+import TestSupport
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+@testable import Strata
+
+/// The sync server end to end: real `strata-sync-server` processes on a throwaway PostgreSQL cluster, clients
+/// with sync sessions. A Realm never lives across an `await` here: each step opens its own.
+@Suite(.serialized) struct SyncServerTests {
+    /// A cluster with one database and one server on it.
+    final class Setup {
+        let dir: TemporaryDirectory
+        let cluster: PostgresCluster
+        var servers: [SyncServerProcess] = []
+        let database = "sync"
+
+        init(servers count: Int = 1) throws {
+            dir = try TemporaryDirectory()
+            cluster = try PostgresCluster()
+            try cluster.createDatabase(database)
+            for i in 0..<count { servers.append(try SyncServerProcess(cluster: cluster, database: database, dir: dir, name: "server\(i)")) }
+        }
+
+        private var sessions: [SyncSession] = []
+
+        /// Runs `body` on a new setup, then stops every session it started (error or not) before the cluster stops
+        /// and the files go with the directory.
+        static func with(servers: Int = 1, _ body: (Setup) async throws -> Void) async throws {
+            let setup = try Setup(servers: servers)
+            do {
+                try await body(setup)
+            } catch {
+                for s in setup.sessions { await s.stop() }
+                throw error
+            }
+            for s in setup.sessions { await s.stop() }
+        }
+
+        func config(_ name: String, partition: String = "team", server: Int = 0, token: String) -> Realm.Configuration {
+            var c = SyncTesting.config(dir, name)
+            c.syncConfiguration = SyncConfiguration(serverURL: servers[server].url, partition: partition, token: { token })
+            return c
+        }
+
+        /// The file's session (started if it was not), stopped at the end of the test.
+        func session(_ config: Realm.Configuration) throws -> SyncSession {
+            let s = try #require(try Realm(configuration: config).syncSession)
+            if !sessions.contains(where: { $0 === s }) { sessions.append(s) }
+            return s
+        }
+
+        /// Posts a raw request body to a server, returning the status and the decoded refusal, if any.
+        func post(_ path: String, body: Data, token: String?, server: Int = 0) async throws -> (Int, WireError?) {
+            var request = URLRequest(url: servers[server].url.appendingPathComponent(path))
+            request.httpMethod = "POST"
+            request.httpBody = body
+            if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+            let (data, response) = try await URLSession.shared.data(for: request)
+            let status = (response as! HTTPURLResponse).statusCode
+            return (status, status == 200 ? nil : try JSONDecoder().decode(WireError.self, from: data))
+        }
+
+        /// The partition's version, read from PostgreSQL.
+        func version(_ partition: String) throws -> Int {
+            Int(try cluster.sql("SELECT coalesce(max(version), 0) FROM strata_partitions WHERE name = '\(partition)'", database: database)
+                .trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        }
+    }
+
+    static func write(_ config: Realm.Configuration, _ body: (Realm) -> Void) throws {
+        let realm = try Realm(configuration: config)
+        try realm.write { body(realm) }
+    }
+
+    static func item(_ config: Realm.Configuration, _ id: String) throws -> SyncItem? {
+        try Realm(configuration: config).object(ofType: SyncItem.self, forPrimaryKey: id)
+    }
+
+    @Test func twoClientsSyncThroughTheServerBothWays() async throws {
+        try await Setup.with { setup in
+        let token = try SyncServerProcess.token(write: ["team"])
+        let a = setup.config("a.realm", token: token)
+        let b = setup.config("b.realm", token: token)
+        try Self.write(a) { r in
+            let item = SyncItem("x", title: "from a")
+            item.tags.append(objectsIn: ["one", "two"])
+            r.add(item)
+        }
+        try await setup.session(a).wait(for: .upload)
+        try await setup.session(b).wait(for: .download)
+        #expect(try Self.item(b, "x")?.title == "from a")
+        #expect(try Self.item(b, "x").map { Array($0.tags) } == ["one", "two"])
+
+        try Self.write(b) { r in r.object(ofType: SyncItem.self, forPrimaryKey: "x")!.title = "from b" }
+        try await setup.session(b).wait(for: .upload)
+        try await setup.session(a).wait(for: .download)
+        #expect(try Self.item(a, "x")?.title == "from b")
+        // Each side's outbox is empty once the server returned its change sets.
+        #expect(try Realm(configuration: a).pendingChanges().isEmpty)
+        #expect(try Realm(configuration: b).pendingChanges().isEmpty)
+        #expect(try setup.version("team") == 2)
+        }
+    }
+
+    @Test func aClientWaitingOnTheLongPollGetsAnotherClientsCommitWithoutAsking() async throws {
+        try await Setup.with { setup in
+        let token = try SyncServerProcess.token(write: ["team"])
+        let a = setup.config("a.realm", token: token)
+        let b = setup.config("b.realm", token: token)
+        _ = try setup.session(b)  // b's session starts and waits on the server
+        try Self.write(a) { r in r.add(SyncItem("pushed", title: "now")) }
+        _ = try setup.session(a)
+        let deadline = Date().addingTimeInterval(60)
+        while try Self.item(b, "pushed") == nil {
+            guard Date() < deadline else {
+                Issue.record("b never received a's commit")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        }
+    }
+
+    @Test func tokensGrantOnlyTheirPartitionsAndRefusedRequestsChangeNothing() async throws {
+        let setup = try Setup()
+        let writer = try SyncServerProcess.token(write: ["a"])
+        let reader = try SyncServerProcess.token(write: [], readOnly: ["b"])
+        let expired = try SyncServerProcess.token(write: ["a"], expiresIn: -60)
+        let forged = try SyncServerProcess.token(write: ["a"], secret: "not-the-servers-secret-0123456789abcdef")
+        let change = ChangeSet(clientID: 7, sequence: 1, baseVersion: 0, schemaVersion: 0,
+                               operations: [.create(SyncTesting.ref("p"), values: ["id": .string("p")])])
+        let push = try SyncWire.encoder.encode(PushRequest(clientID: 7, changeSets: [change]))
+        let pull = try SyncWire.encoder.encode(PullRequest(clientID: 7, after: 0))
+
+        func expectRefused(_ path: String, _ body: Data, _ token: String?, _ status: Int, _ code: WireError.Code) async throws {
+            let (s, e) = try await setup.post(path, body: body, token: token)
+            #expect(s == status, "\(path): \(String(describing: e))")
+            #expect(e?.code == code, "\(path): \(String(describing: e))")
+        }
+        try await expectRefused("v1/partitions/b/push", push, writer, 403, .forbidden)
+        try await expectRefused("v1/partitions/b/pull", pull, writer, 403, .forbidden)
+        try await expectRefused("v1/partitions/b/push", push, reader, 403, .forbidden)
+        try await expectRefused("v1/partitions/a/push", push, expired, 401, .unauthorized)
+        try await expectRefused("v1/partitions/a/push", push, forged, 401, .unauthorized)
+        try await expectRefused("v1/partitions/a/push", push, nil, 401, .unauthorized)
+        try await expectRefused("v1/partitions/a/push", push, "not.a.token", 401, .unauthorized)
+        try await expectRefused("v1/partitions/a/push", Data("{\"clientID\":".utf8), writer, 400, .malformed)
+        var truncated = PushRequest(clientID: 7, changeSets: [])
+        truncated.changeSets = [EncodedChangeSet(bytes: EncodedChangeSet(change).bytes.dropLast(3))]
+        try await expectRefused("v1/partitions/a/push", try SyncWire.encoder.encode(truncated), writer, 400, .malformed)
+        try await expectRefused("v1/partitions/a%20b/push", push, writer, 400, .malformed)
+        let other = try SyncWire.encoder.encode(PushRequest(clientID: 8, changeSets: [change]))
+        try await expectRefused("v1/partitions/a/push", other, writer, 400, .wrongClient)
+        try await expectRefused("v1/partitions/a/push", Data(count: 17 << 20), writer, 413, .tooLarge)
+        #expect(try setup.version("a") == 0)
+        #expect(try setup.version("b") == 0)
+        #expect(try setup.cluster.sql("SELECT count(*) FROM strata_objects", database: setup.database).hasPrefix("0"))
+
+        // The reader reads b; the writer writes a, and the same push again changes nothing.
+        #expect(try await setup.post("v1/partitions/b/pull", body: pull, token: reader).0 == 200)
+        #expect(try await setup.post("v1/partitions/a/push", body: push, token: writer).0 == 200)
+        #expect(try await setup.post("v1/partitions/a/push", body: push, token: writer).0 == 200)
+        #expect(try setup.version("a") == 1)
+    }
+}
