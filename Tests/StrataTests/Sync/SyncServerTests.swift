@@ -1,3 +1,4 @@
+import Engine
 import Foundation
 import StrataSync
 import StrataSyncWire
@@ -43,9 +44,51 @@ import FoundationNetworking
         }
 
         func config(_ name: String, partition: String = "team", server: Int = 0, token: String) -> Realm.Configuration {
+            config(name, partition: partition, url: servers[server].url, token: token)
+        }
+
+        func config(_ name: String, partition: String, url: URL, token: String) -> Realm.Configuration {
             var c = SyncTesting.config(dir, name)
-            c.syncConfiguration = SyncConfiguration(serverURL: servers[server].url, partition: partition, token: { token })
+            c.syncConfiguration = SyncConfiguration(serverURL: url, partition: partition, token: { token })
             return c
+        }
+
+        /// Stops the sessions started so far.
+        func stopSessions() async {
+            for s in sessions { await s.stop() }
+            sessions = []
+        }
+
+        /// The partition's history as the server keeps it, read from PostgreSQL.
+        func history(_ partition: String) throws -> [ServerChangeSet] {
+            try cluster.sql("SELECT version, encode(change_set, 'hex') FROM strata_changes WHERE partition = '\(partition)' ORDER BY version",
+                            database: database)
+                .split(separator: "\n").map { line in
+                    let parts = line.split(separator: "|")
+                    let bytes = try #require(SyncServerTests.hexBytes(String(parts[1])))
+                    return ServerChangeSet(version: UInt64(parts[0])!, changeSet: try bytes.withUnsafeBytes { try SyncCoding.decodeChangeSet($0) })
+                }
+        }
+
+        /// The partition's live objects as the server keeps them, read from PostgreSQL.
+        func objects(_ partition: String) throws -> [ObjectReference: SyncObject] {
+            var out: [ObjectReference: SyncObject] = [:]
+            for line in try cluster.sql("SELECT ref, encode(state, 'hex') FROM strata_objects WHERE partition = '\(partition)'", database: database)
+                .split(separator: "\n") {
+                let parts = line.split(separator: "|")
+                let refBytes = try #require(SyncServerTests.hexBytes(String(parts[0])))
+                let stateBytes = try #require(SyncServerTests.hexBytes(String(parts[1])))
+                let ref = try refBytes.withUnsafeBytes { raw in
+                    var r = ByteReader(raw)
+                    return try SyncCoding.readReference(&r)
+                }
+                let state = try stateBytes.withUnsafeBytes { raw in
+                    var r = ByteReader(raw)
+                    return try SyncCoding.readState(&r)
+                }
+                if let o = state.object { out[ref] = o }
+            }
+            return out
         }
 
         /// The file's session (started if it was not), stopped at the end of the test.
@@ -71,6 +114,12 @@ import FoundationNetworking
             Int(try cluster.sql("SELECT coalesce(max(version), 0) FROM strata_partitions WHERE name = '\(partition)'", database: database)
                 .trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
         }
+    }
+
+    static func hexBytes(_ text: String) -> [UInt8]? {
+        let u = Array(text.utf8)
+        guard u.count % 2 == 0 else { return nil }
+        return stride(from: 0, to: u.count, by: 2).compactMap { UInt8(String(decoding: u[$0..<$0 + 2], as: UTF8.self), radix: 16) }
     }
 
     static func write(_ config: Realm.Configuration, _ body: (Realm) -> Void) throws {

@@ -1,0 +1,91 @@
+import Foundation
+import StrataSync
+import Testing
+import TestSupport
+
+@testable import Strata
+
+/// Part 1's convergence test run end to end: four clients with sync sessions edit the object graph at random,
+/// go offline and come back (suspend, resume), through a proxy that loses, duplicates, delays and reorders
+/// requests and answers, to two server processes on one PostgreSQL. At quiescence every client equals the
+/// server's objects and an oracle that replays the server's history with sync's rules, and the counter's
+/// additions sum exactly (every operation applied once). `TEST_SEED` runs one seed (the edits are seeded; the
+/// timing of sessions is not); `STRATA_TEST_SCALE` multiplies the seeds.
+@Suite(.serialized) struct SyncServerConvergenceTests {
+    typealias Setup = SyncServerTests.Setup
+
+    @Test func clientsOfTwoServersConvergeThroughAFaultyNetwork() async throws {
+        let seeds = Seeds.environmentOr((1...UInt64(2 * Seeds.scale)).map { $0 &* 0x9E37_79B9 })
+        try await Setup.with(servers: 2) { setup in
+            for seed in seeds { try await Self.run(seed: seed, setup: setup) }
+        }
+    }
+
+    static func run(seed: UInt64, setup: Setup) async throws {
+        let partition = "p\(seed)"
+        let token = try SyncServerProcess.token(write: [partition])
+        let proxies = try setup.servers.indices.map { i in try FaultyProxy(target: setup.servers[i].port, seed: seed &+ UInt64(i)) }
+        defer { for p in proxies { p.stop() } }
+        let clients = (0..<4).map { i in setup.config("\(seed)-c\(i).realm", partition: partition, url: proxies[i % proxies.count].url, token: token) }
+        var rng = SplitMix64(seed: seed)
+        var committed: Int64 = 0
+
+        // The counter exists everywhere before the edits (a concurrent create would reset its sum).
+        try SyncServerTests.write(clients[0]) { r in r.add(SyncItem("counter")) }
+        try await setup.session(clients[0]).wait(for: .upload)
+        for c in clients { try await setup.session(c).wait(for: .download) }
+
+        for _ in 0..<150 {
+            let c = Int.random(in: 0..<clients.count, using: &rng)
+            switch Int.random(in: 0..<100, using: &rng) {
+            case 0..<60: committed += try SyncEdits.random(try Realm(configuration: clients[c]), rng: &rng)
+            case 60..<70: try setup.session(clients[c]).suspend()
+            case 70..<80: try setup.session(clients[c]).resume()
+            default: try await Task.sleep(for: .milliseconds(Int.random(in: 1...20, using: &rng)))
+            }
+        }
+
+        // Quiescence: every session back, every outbox on the server, every client at the server's version.
+        for c in clients { try setup.session(c).resume() }
+        var settled = false
+        for _ in 0..<6 where !settled {
+            for c in clients { try await setup.session(c).wait(for: .upload) }
+            for c in clients { try await setup.session(c).wait(for: .download) }
+            let version = try setup.version(partition)
+            settled = try clients.allSatisfy { c in
+                let realm = try Realm(configuration: c)
+                return try realm.pendingChanges().isEmpty && realm.syncStatus?.serverVersion == UInt64(version)
+            }
+        }
+        #expect(settled, "seed \(seed): the clients did not settle")
+
+        let history = try setup.history(partition)
+        let oracle = MemorySyncStore()
+        var summed: Int64 = 0
+        for (i, set) in history.enumerated() {
+            #expect(set.version == UInt64(i + 1), "seed \(seed): the server's history has a gap at \(i + 1)")
+            for op in set.changeSet.operations {
+                SyncRules.apply(op, author: set.changeSet.clientID, base: set.changeSet.baseVersion, version: set.version, to: oracle)
+                if case .addInteger(let ref, "count", let n) = op, ref == SyncTesting.ref("counter") { summed += n }
+            }
+        }
+        let expected = SyncContents.normalized(oracle.live)
+        let server = SyncContents.normalized(try setup.objects(partition))
+        #expect(SyncContents.difference(server, expected) == nil,
+                "seed \(seed): the server's objects differ from its history's: \(SyncContents.difference(server, expected) ?? "")")
+        for (i, c) in clients.enumerated() {
+            let realm = try Realm(configuration: c)
+            let diff = SyncContents.difference(try SyncContents.of(realm), expected)
+            #expect(diff == nil, "seed \(seed): client \(i) differs from the server: \(diff ?? "")")
+            let counter = realm.object(ofType: SyncItem.self, forPrimaryKey: "counter")?.count
+            #expect(counter.map(Int64.init) == committed, "seed \(seed): client \(i)'s counter is \(String(describing: counter)), committed additions sum to \(committed)")
+        }
+        #expect(summed == committed, "seed \(seed): the server's history adds \(summed) to the counter, the clients committed \(committed)")
+        let counts = proxies.map { $0.counts.withLock { $0 } }
+        #expect(counts.reduce(0) { $0 + $1.droppedRequests + $1.droppedResponses + $1.duplicated } > 0, "seed \(seed): the network did no harm")
+        if ProcessInfo.processInfo.environment["SYNC_TEST_VERBOSE"] != nil {
+            print("seed \(seed): \(history.count) versions, \(expected.count) objects, counter \(committed), network \(counts)")
+        }
+        await setup.stopSessions()
+    }
+}
