@@ -189,7 +189,7 @@ public final class SyncDatabase: Sendable {
                 try await c.query("COMMIT", logger: logger)
                 return PullResponse(changes: changes, serverVersion: UInt64(version), lastSequence: UInt64(bitPattern: last))
             } catch {
-                try? await c.query("ROLLBACK", logger: logger)
+                _ = try? await c.query("ROLLBACK", logger: logger)
                 throw error
             }
         }
@@ -202,7 +202,7 @@ public final class SyncDatabase: Sendable {
         return UInt64(v ?? 0)
     }
 
-    static func single<T: PostgresDecodable>(_ type: T.Type, _ rows: PostgresRowSequence) async throws -> T? {
+    static func single<T: PostgresDecodable & Sendable>(_ type: T.Type, _ rows: PostgresRowSequence) async throws -> T? {
         var out: T?
         for try await v in rows.decode(T.self) { out = v }
         return out
