@@ -210,7 +210,11 @@ public final class SyncSession: @unchecked Sendable {
     private func uploadOnce() async throws -> Int {
         let (clientID, pending) = try onQueue { realm -> (UInt64, [ChangeSet]) in
             guard let s = realm.syncStatus else { return (0, []) }
-            let after = max(status.withLock { $0.uploaded }, s.acknowledgedSequence)
+            // Acknowledged change sets came back from the server: it holds them whatever its push answer said.
+            let after = status.withLock { st in
+                st.uploaded = max(st.uploaded, s.acknowledgedSequence)
+                return st.uploaded
+            }
             return (s.clientID, Array(try realm.pendingChanges(after: after).prefix(100)))
         }
         guard !pending.isEmpty else { return 0 }

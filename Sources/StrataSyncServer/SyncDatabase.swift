@@ -88,6 +88,11 @@ public final class SyncDatabase: Sendable {
         "CREATE INDEX IF NOT EXISTS strata_objects_links ON strata_objects USING gin (links)",
     ]
 
+    /// For the kill tests: `STRATA_SYNC_TEST_HOLD_PUSH_MS` makes each push wait that long, all its writes done,
+    /// before it commits, and say so on standard error, so that a test can kill the server inside the transaction.
+    static let testHoldBeforeCommit: Duration? = ProcessInfo.processInfo.environment["STRATA_SYNC_TEST_HOLD_PUSH_MS"]
+        .flatMap(Int.init).map { .milliseconds($0) }
+
     /// The channel a push notifies, with its partition as the payload.
     static let channel = "strata_sync"
 
@@ -159,6 +164,10 @@ public final class SyncDatabase: Sendable {
                 """, logger: logger)
             try await c.query("UPDATE strata_partitions SET version = \(version) WHERE name = \(partition)", logger: logger)
             try await c.query("SELECT pg_notify(\(Self.channel), \(partition))", logger: logger)
+            if let hold = Self.testHoldBeforeCommit {
+                FileHandle.standardError.write(Data("strata-sync-server: holding push \(last) of \(clientID) before commit (test hook)\n".utf8))
+                try await Task.sleep(for: hold)
+            }
             return PushResponse(lastSequence: last, serverVersion: UInt64(version))
         }
     }

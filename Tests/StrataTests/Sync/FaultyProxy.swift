@@ -109,7 +109,12 @@ final class FaultyProxy: @unchecked Sendable {
                 counts.withLock { $0.duplicated += 1 }
                 fallthrough
             case .forward:
-                guard let response = Self.forward(request, to: target) else { return }
+                let began = Date()
+                let response = Self.forward(request, to: target)
+                if ProcessInfo.processInfo.environment["SYNC_TEST_VERBOSE"] != nil, Date().timeIntervalSince(began) > 2 {
+                    print("proxy: \(String(decoding: request.prefix(60), as: UTF8.self).split(separator: "\r\n").first ?? "") took \(Date().timeIntervalSince(began)) s, answered \(response != nil)")
+                }
+                guard let response else { return }
                 counts.withLock { $0.forwarded += 1 }
                 usleep(UInt32(delay * 1000))
                 guard Self.writeAll(client, response) else { return }

@@ -21,7 +21,16 @@ import TestSupport
         }
     }
 
-    static func run(seed: UInt64, setup: Setup) async throws {
+    /// The same run while servers are killed (SIGKILL) and restarted and PostgreSQL crashes (`pg_ctl stop -m
+    /// immediate`) and comes back: no committed edit is lost, every operation is applied once.
+    @Test func clientsConvergeThroughServerKillsAndAPostgresCrash() async throws {
+        let seeds = Seeds.environmentOr((1...UInt64(Seeds.scale)).map { $0 &* 0x2545_F491 })
+        try await Setup.with(servers: 2) { setup in
+            for seed in seeds { try await Self.run(seed: seed, setup: setup, chaos: true) }
+        }
+    }
+
+    static func run(seed: UInt64, setup: Setup, chaos: Bool = false) async throws {
         let partition = "p\(seed)"
         let token = try SyncServerProcess.token(write: [partition])
         let proxies = try setup.servers.indices.map { i in try FaultyProxy(target: setup.servers[i].port, seed: seed &+ UInt64(i)) }
@@ -29,13 +38,36 @@ import TestSupport
         let clients = (0..<4).map { i in setup.config("\(seed)-c\(i).realm", partition: partition, url: proxies[i % proxies.count].url, token: token) }
         var rng = SplitMix64(seed: seed)
         var committed: Int64 = 0
+        let verbose = ProcessInfo.processInfo.environment["SYNC_TEST_VERBOSE"] != nil
+        let started = Date()
+        func phase(_ name: String) { if verbose { print("seed \(seed): \(name) at \(Int(Date().timeIntervalSince(started) * 1000)) ms") } }
 
         // The counter exists everywhere before the edits (a concurrent create would reset its sum).
         try SyncServerTests.write(clients[0]) { r in r.add(SyncItem("counter")) }
         try await setup.session(clients[0]).wait(for: .upload)
         for c in clients { try await setup.session(c).wait(for: .download) }
+        phase("counter everywhere")
 
-        for _ in 0..<150 {
+        var restarts = 0
+        func restart(_ i: Int) throws {
+            restarts += 1
+            setup.servers[i] = try SyncServerProcess(cluster: setup.cluster, database: setup.database, dir: setup.dir,
+                                                     name: "server\(i)-\(seed)-\(restarts)")
+            proxies[i].retarget(setup.servers[i].port)
+        }
+        for step in 0..<150 {
+            if chaos {
+                switch step {
+                case 30: setup.servers[0].stop(signal: SIGKILL)
+                case 50: try restart(0)
+                case 70: try setup.cluster.stop(mode: "immediate")
+                case 80: try setup.cluster.start()
+                case 110:
+                    setup.servers[1].stop(signal: SIGKILL)
+                    try restart(1)
+                default: break
+                }
+            }
             let c = Int.random(in: 0..<clients.count, using: &rng)
             switch Int.random(in: 0..<100, using: &rng) {
             case 0..<60: committed += try SyncEdits.random(try Realm(configuration: clients[c]), rng: &rng)
@@ -45,12 +77,18 @@ import TestSupport
             }
         }
 
+        phase("edits done")
         // Quiescence: every session back, every outbox on the server, every client at the server's version.
         for c in clients { try setup.session(c).resume() }
         var settled = false
         for _ in 0..<6 where !settled {
-            for c in clients { try await setup.session(c).wait(for: .upload) }
-            for c in clients { try await setup.session(c).wait(for: .download) }
+            for (i, c) in clients.enumerated() {
+                for direction in [SyncSession.ProgressDirection.upload, .download] {
+                    let began = Date()
+                    try await setup.session(c).wait(for: direction)
+                    if Date().timeIntervalSince(began) > 2 { phase("client \(i) waited \(Date().timeIntervalSince(began)) s for \(direction)") }
+                }
+            }
             let version = try setup.version(partition)
             settled = try clients.allSatisfy { c in
                 let realm = try Realm(configuration: c)
@@ -58,6 +96,7 @@ import TestSupport
             }
         }
         #expect(settled, "seed \(seed): the clients did not settle")
+        phase("settled")
 
         let history = try setup.history(partition)
         let oracle = MemorySyncStore()
@@ -87,5 +126,6 @@ import TestSupport
             print("seed \(seed): \(history.count) versions, \(expected.count) objects, counter \(committed), network \(counts)")
         }
         await setup.stopSessions()
+        phase("sessions stopped")
     }
 }

@@ -142,13 +142,15 @@ final class SyncServerProcess {
     let log: String
 
     /// Starts a server on `database` of `cluster` and waits for the line that names its port.
-    init(cluster: PostgresCluster, database: String, dir: TemporaryDirectory, name: String = "server") throws {
+    init(cluster: PostgresCluster, database: String, dir: TemporaryDirectory, name: String = "server",
+         environment extra: [String: String] = [:]) throws {
         log = dir.child("\(name).log")
         process.executableURL = URL(fileURLWithPath: try Self.executable)
         process.arguments = ["serve", "--port", "0", "--postgres-port", "\(cluster.port)", "--postgres-user", cluster.user,
                              "--postgres-database", database]
         var env = ProcessInfo.processInfo.environment
         env["STRATA_SYNC_HS256_SECRET"] = Self.secret
+        env.merge(extra) { _, new in new }
         process.environment = env
         let out = Pipe()
         process.standardOutput = out
@@ -178,6 +180,9 @@ final class SyncServerProcess {
     deinit { stop(signal: SIGKILL) }
 
     var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    /// What the server wrote to standard error so far.
+    var logText: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
 
     func stop(signal: Int32 = SIGTERM) {
         guard process.isRunning else { return }

@@ -100,13 +100,7 @@ import FoundationNetworking
 
         /// Posts a raw request body to a server, returning the status and the decoded refusal, if any.
         func post(_ path: String, body: Data, token: String?, server: Int = 0) async throws -> (Int, WireError?) {
-            var request = URLRequest(url: servers[server].url.appendingPathComponent(path))
-            request.httpMethod = "POST"
-            request.httpBody = body
-            if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-            let (data, response) = try await URLSession.shared.data(for: request)
-            let status = (response as! HTTPURLResponse).statusCode
-            return (status, status == 200 ? nil : try JSONDecoder().decode(WireError.self, from: data))
+            try await SyncServerTests.post(servers[server].url, path, body: body, token: token)
         }
 
         /// The partition's version, read from PostgreSQL.
@@ -114,6 +108,17 @@ import FoundationNetworking
             Int(try cluster.sql("SELECT coalesce(max(version), 0) FROM strata_partitions WHERE name = '\(partition)'", database: database)
                 .trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
         }
+    }
+
+    /// Posts a raw request body to a server, returning the status and the decoded refusal, if any.
+    static func post(_ url: URL, _ path: String, body: Data, token: String?) async throws -> (Int, WireError?) {
+        var request = URLRequest(url: url.appendingPathComponent(path))
+        request.httpMethod = "POST"
+        request.httpBody = body
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let status = (response as! HTTPURLResponse).statusCode
+        return (status, status == 200 ? nil : try JSONDecoder().decode(WireError.self, from: data))
     }
 
     static func hexBytes(_ text: String) -> [UInt8]? {
