@@ -233,8 +233,18 @@ public final class SyncSession: @unchecked Sendable {
         connected()
         if clientID != 0 { status.withLock { $0.uploaded = max($0.uploaded, response.lastSequence) } }
         let changes = try response.changes.map { try $0.decoded() }
+        let snapshot = try response.snapshot?.decoded(clientSequence: response.lastSequence)
         let applied = try onQueue { realm -> UInt64 in
-            if !changes.isEmpty { try realm.applyServerChanges(changes) }
+            // A snapshot counts this client's change sets in it by the id the request named: one asked for before
+            // this file had an id (a first pull that another one overtook) would count none of them.
+            if snapshot != nil, let now = realm.syncStatus?.clientID, now != clientID {
+                return realm.syncStatus?.serverVersion ?? 0
+            }
+            if let snapshot {
+                try realm.applyServerSnapshot(snapshot, then: changes)
+            } else if !changes.isEmpty {
+                try realm.applyServerChanges(changes)
+            }
             return realm.syncStatus?.serverVersion ?? 0
         }
         return (applied, response.serverVersion)

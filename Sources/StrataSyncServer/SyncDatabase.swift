@@ -52,7 +52,8 @@ public final class SyncDatabase: Sendable {
         """
         CREATE TABLE IF NOT EXISTS strata_partitions (
             name text PRIMARY KEY,
-            version bigint NOT NULL DEFAULT 0
+            version bigint NOT NULL DEFAULT 0,
+            compacted_through bigint NOT NULL DEFAULT 0
         )
         """,
         """
@@ -60,6 +61,7 @@ public final class SyncDatabase: Sendable {
             partition text NOT NULL REFERENCES strata_partitions (name),
             client_id bigint NOT NULL,
             last_sequence bigint NOT NULL,
+            cursor bigint NOT NULL DEFAULT 0,
             PRIMARY KEY (partition, client_id)
         )
         """,
@@ -175,32 +177,76 @@ public final class SyncDatabase: Sendable {
     // MARK: - Pull
 
     /// The change sets of `partition` after version `after` (at most `limit`), its newest version, and the last
-    /// sequence it holds from `clientID`.
+    /// sequence it holds from `clientID`; for a new client (`after` 0) or one behind the compacted history, a
+    /// snapshot of the objects at the newest version instead. Notes the client's cursor (`compact`).
     public func pull(partition: String, clientID: UInt64, after: UInt64, limit: Int) async throws -> PullResponse {
         let client64 = Int64(bitPattern: clientID)
-        return try await client.withConnection { c in
-            // One snapshot for the three reads, so that `serverVersion` is never below the last change given.
+        let response = try await client.withConnection { c in
+            // One snapshot for every read, so that `serverVersion` is never below the last change given and a
+            // snapshot of objects is the state at that version.
             try await c.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
             do {
-                let rows = try await c.query("""
-                    SELECT version, change_set FROM strata_changes WHERE partition = \(partition) AND version > \(Int64(clamping: after))
-                    ORDER BY version LIMIT \(Int64(limit))
-                    """, logger: logger)
-                var changes: [WireServerChangeSet] = []
-                for try await (v, bytes) in rows.decode((Int64, ByteBuffer).self) {
-                    changes.append(WireServerChangeSet(version: UInt64(v), changeSet: EncodedChangeSet(bytes: Data(bytes.readableBytesView))))
+                var version: Int64 = 0
+                var compacted: Int64 = 0
+                for try await (v, through) in try await c.query(
+                    "SELECT version, compacted_through FROM strata_partitions WHERE name = \(partition)", logger: logger
+                ).decode((Int64, Int64).self) {
+                    (version, compacted) = (v, through)
                 }
-                let version = try await Self.single(Int64.self, c.query(
-                    "SELECT version FROM strata_partitions WHERE name = \(partition)", logger: logger)) ?? 0
                 let last = try await Self.single(Int64.self, c.query(
                     "SELECT last_sequence FROM strata_clients WHERE partition = \(partition) AND client_id = \(client64)",
                     logger: logger)) ?? 0
+                var response = PullResponse(changes: [], serverVersion: UInt64(version), lastSequence: UInt64(bitPattern: last))
+                if version > 0 && (after == 0 || after < UInt64(compacted)) {
+                    let rows = try await c.query(
+                        "SELECT ref, state FROM strata_objects WHERE partition = \(partition) ORDER BY ref", logger: logger)
+                    var objects: [WireSnapshot.Object] = []
+                    for try await (key, state) in rows.decode((String, ByteBuffer).self) {
+                        guard let ref = Hex.decode(key) else { throw WireServerError.corrupt("object key \(key.prefix(40)) is not hex") }
+                        objects.append(WireSnapshot.Object(reference: Data(ref), state: Data(state.readableBytesView)))
+                    }
+                    response.snapshot = WireSnapshot(version: UInt64(version), objects: objects)
+                } else {
+                    let rows = try await c.query("""
+                        SELECT version, change_set FROM strata_changes WHERE partition = \(partition) AND version > \(Int64(clamping: after))
+                        ORDER BY version LIMIT \(Int64(limit))
+                        """, logger: logger)
+                    for try await (v, bytes) in rows.decode((Int64, ByteBuffer).self) {
+                        response.changes.append(WireServerChangeSet(version: UInt64(v), changeSet: EncodedChangeSet(bytes: Data(bytes.readableBytesView))))
+                    }
+                }
                 try await c.query("COMMIT", logger: logger)
-                return PullResponse(changes: changes, serverVersion: UInt64(version), lastSequence: UInt64(bitPattern: last))
+                return response
             } catch {
                 _ = try? await c.query("ROLLBACK", logger: logger)
                 throw error
             }
+        }
+        if clientID != 0 && after > 0 {
+            try await client.query("""
+                UPDATE strata_clients SET cursor = \(Int64(clamping: after))
+                WHERE partition = \(partition) AND client_id = \(client64) AND cursor < \(Int64(clamping: after))
+                """, logger: logger)
+        }
+        return response
+    }
+
+    /// Removes `partition`'s change sets through version `through` (by default, through the oldest cursor of its
+    /// clients, so that none of them needs a snapshot): a client behind them gets a snapshot of the objects.
+    /// Returns the version the history now begins after.
+    @discardableResult
+    public func compact(partition: String, through: UInt64? = nil) async throws -> UInt64 {
+        try await client.withTransaction(logger: logger) { c in
+            let version = try await Self.single(Int64.self, c.query(
+                "SELECT version FROM strata_partitions WHERE name = \(partition) FOR UPDATE", logger: logger)) ?? 0
+            let oldest = try await Self.single(Int64.self, c.query(
+                "SELECT coalesce(min(cursor), 0) FROM strata_clients WHERE partition = \(partition)", logger: logger)) ?? 0
+            let target = min(Int64(clamping: through ?? UInt64(oldest)), version)
+            try await c.query("DELETE FROM strata_changes WHERE partition = \(partition) AND version <= \(target)", logger: logger)
+            try await c.query("""
+                UPDATE strata_partitions SET compacted_through = greatest(compacted_through, \(target)) WHERE name = \(partition)
+                """, logger: logger)
+            return UInt64(max(target, 0))
         }
     }
 

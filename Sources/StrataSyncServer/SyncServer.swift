@@ -106,7 +106,7 @@ struct Routes: Sendable {
         let ticket = pull.waitMilliseconds > 0 ? await waiters.register(partition) : nil
         var response = try await database.pull(partition: partition, clientID: pull.clientID, after: pull.after, limit: limit)
         if let ticket {
-            if response.changes.isEmpty {
+            if response.changes.isEmpty && response.snapshot == nil {
                 await waiters.wait(ticket, timeout: min(.milliseconds(pull.waitMilliseconds), configuration.maxWait))
                 response = try await database.pull(partition: partition, clientID: pull.clientID, after: pull.after, limit: limit)
             } else {

@@ -1,3 +1,4 @@
+import Engine
 import Foundation
 import Strata
 
@@ -137,16 +138,67 @@ public struct WireServerChangeSet: Sendable, Codable {
 
 /// The change sets after the request's version, in order with no gap (at most its limit); `serverVersion` is the
 /// partition's newest version (more remain when it is above the last one given), and `lastSequence` the
-/// requesting client's last sequence the server has.
+/// requesting client's last sequence the server has. A new client (`after` 0), and one behind the history the
+/// server still keeps, gets a `snapshot` of the objects at `serverVersion` instead of change sets.
 public struct PullResponse: Sendable, Codable {
     public var changes: [WireServerChangeSet]
     public var serverVersion: UInt64
     public var lastSequence: UInt64
+    public var snapshot: WireSnapshot?
 
-    public init(changes: [WireServerChangeSet], serverVersion: UInt64, lastSequence: UInt64) {
+    public init(changes: [WireServerChangeSet], serverVersion: UInt64, lastSequence: UInt64, snapshot: WireSnapshot? = nil) {
         self.changes = changes
         self.serverVersion = serverVersion
         self.lastSequence = lastSequence
+        self.snapshot = snapshot
+    }
+}
+
+/// A partition's objects at one version, live ones and tombstones, each in its binary form (`SyncCoding`: the
+/// reference, and the state).
+public struct WireSnapshot: Sendable, Codable {
+    public struct Object: Sendable, Codable {
+        public var reference: Data
+        public var state: Data
+
+        public init(reference: Data, state: Data) {
+            self.reference = reference
+            self.state = state
+        }
+    }
+
+    public var version: UInt64
+    public var objects: [Object]
+
+    public init(version: UInt64, objects: [Object]) {
+        self.version = version
+        self.objects = objects
+    }
+
+    /// The snapshot for `applyServerSnapshot`, every object's bytes checked.
+    package func decoded(clientSequence: UInt64) throws -> SyncSnapshot {
+        var states: [(ObjectReference, SyncObjectState)] = []
+        states.reserveCapacity(objects.count)
+        for (i, o) in objects.enumerated() {
+            do {
+                let ref = try o.reference.withUnsafeBytes { raw in
+                    var r = ByteReader(raw)
+                    let ref = try SyncCoding.readReference(&r)
+                    guard r.isAtEnd else { throw WireError(.malformed, "bytes follow the reference") }
+                    return ref
+                }
+                let state = try o.state.withUnsafeBytes { raw in
+                    var r = ByteReader(raw)
+                    let s = try SyncCoding.readState(&r)
+                    guard r.isAtEnd else { throw WireError(.malformed, "bytes follow the state") }
+                    return s
+                }
+                states.append((ref, state))
+            } catch {
+                throw WireError(.malformed, "object \(i) of the snapshot of version \(version) is not valid: \(error)")
+            }
+        }
+        return SyncSnapshot(version: version, clientSequence: clientSequence, states: states)
     }
 }
 

@@ -10,7 +10,7 @@ struct SyncServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "strata-sync-server",
         abstract: "Strata's sync server: its state is all in PostgreSQL.",
-        subcommands: [Serve.self, Token.self],
+        subcommands: [Serve.self, Token.self, Compact.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -30,26 +30,61 @@ struct KeyOptions: ParsableArguments {
     }
 }
 
+/// Where the database is: options with PostgreSQL's environment variables as defaults.
+struct DatabaseOptions: ParsableArguments {
+    @Option(help: "PostgreSQL's host (or PGHOST).") var postgresHost: String?
+    @Option(help: "PostgreSQL's port (or PGPORT).") var postgresPort: Int?
+    @Option(help: "PostgreSQL's user (or PGUSER); the password comes from PGPASSWORD.") var postgresUser: String?
+    @Option(help: "The database (or PGDATABASE).") var postgresDatabase: String?
+
+    var configuration: PostgresConnection.Configuration {
+        let env = ProcessInfo.processInfo.environment
+        let user = postgresUser ?? env["PGUSER"] ?? "postgres"
+        return PostgresConnection.Configuration(
+            host: postgresHost ?? env["PGHOST"] ?? "127.0.0.1", port: postgresPort ?? env["PGPORT"].flatMap(Int.init) ?? 5432,
+            username: user, password: env["PGPASSWORD"], database: postgresDatabase ?? env["PGDATABASE"] ?? user, tls: .disable)
+    }
+}
+
+struct Compact: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Remove a partition's history that every client has pulled (clients behind it then get a snapshot).")
+
+    @Option(help: "The partition.") var partition: String
+    @Option(help: "Remove through this version, whoever has not pulled it (default: the oldest client cursor).") var through: UInt64?
+    @OptionGroup var database: DatabaseOptions
+
+    func run() async throws {
+        let logger = Logger(label: "strata-sync-server")
+        let pg = database.configuration
+        let client = PostgresClient(configuration: PostgresClient.Configuration(
+            host: pg.host ?? "127.0.0.1", port: pg.port ?? 5432, username: pg.username, password: pg.password,
+            database: pg.database, tls: .disable), backgroundLogger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            let db = SyncDatabase(client: client, logger: logger)
+            try await db.prepare()
+            let after = try await db.compact(partition: partition, through: through)
+            print("partition \(partition): history now begins after version \(after)")
+            group.cancelAll()
+        }
+    }
+}
+
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Serve sync clients (until SIGTERM or SIGINT).")
 
     @Option(help: "The address to listen on.") var host = "127.0.0.1"
     @Option(help: "The port to listen on (0: any free port; the first line printed names it).") var port = 8080
-    @Option(help: "PostgreSQL's host (or PGHOST).") var postgresHost: String?
-    @Option(help: "PostgreSQL's port (or PGPORT).") var postgresPort: Int?
-    @Option(help: "PostgreSQL's user (or PGUSER); the password comes from PGPASSWORD.") var postgresUser: String?
-    @Option(help: "The database (or PGDATABASE).") var postgresDatabase: String?
     @Option(help: "The largest request taken, in bytes.") var maxRequestBytes = 16 << 20
+    @OptionGroup var database: DatabaseOptions
     @OptionGroup var keys: KeyOptions
 
     func run() async throws {
         let env = ProcessInfo.processInfo.environment
         var logger = Logger(label: "strata-sync-server")
         logger.logLevel = env["STRATA_SYNC_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .notice
-        let user = postgresUser ?? env["PGUSER"] ?? "postgres"
-        let postgres = PostgresConnection.Configuration(
-            host: postgresHost ?? env["PGHOST"] ?? "127.0.0.1", port: postgresPort ?? env["PGPORT"].flatMap(Int.init) ?? 5432,
-            username: user, password: env["PGPASSWORD"], database: postgresDatabase ?? env["PGDATABASE"] ?? user, tls: .disable)
+        let postgres = database.configuration
         let pem = try keys.es256PublicKeyFile.map { try String(contentsOfFile: $0, encoding: .utf8) }
         let tokens = try await SyncTokenVerifier(hs256Secret: try keys.hs256Secret(), es256PublicKeyPEM: pem)
         let configuration = SyncServerConfiguration(host: host, port: port, postgres: postgres, maxRequestBytes: maxRequestBytes)

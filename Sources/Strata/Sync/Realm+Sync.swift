@@ -68,6 +68,17 @@ extension Realm {
         }
     }
 
+    /// Applies a server's snapshot (its objects at one version), then change sets after it, as
+    /// `applyServerChanges(_:)` does: for the sync session's bootstrap of a new client and its catch-up past a
+    /// compacted history.
+    package func applyServerSnapshot(_ snapshot: SyncSnapshot, then changes: [ServerChangeSet]) throws {
+        do {
+            try core.applyServerChanges(changes, snapshot: snapshot)
+        } catch {
+            throw realmError(error, fileURL: configuration.fileURL)
+        }
+    }
+
     /// The change sets committed to this file after `sequence`, as they are committed: first those in the
     /// outbox, then each new one (from any instance or process) as it commits. Resume from the last sequence
     /// an integration stored. The outbox keeps change sets until they are acknowledged

@@ -139,7 +139,7 @@ extension RealmCore {
     }
 
     /// Applies server change sets (Invariant 1); throws, changing nothing, on a gap or a storage error.
-    func applyServerChanges(_ changes: [ServerChangeSet]) throws {
+    func applyServerChanges(_ changes: [ServerChangeSet], snapshot: SyncSnapshot? = nil) throws {
         guard write == nil else {
             fatalError("applyServerChanges(_:) begins a write transaction of its own: call it outside one")
         }
@@ -153,21 +153,24 @@ extension RealmCore {
                     .fail, "\(shared.displayName) does not capture changes: set Realm.Configuration.capturesChanges to apply a server's changes",
                     fileURL: configuration.fileURL)
             }
-            let fresh = changes.filter { $0.version > state.serverVersion }.sorted { $0.version < $1.version }
-            var expected = state.serverVersion + 1
+            // A snapshot newer than this file's version stands in for the history up to its version.
+            let snapshot = snapshot.flatMap { $0.version > state.serverVersion ? $0 : nil }
+            let base = snapshot?.version ?? state.serverVersion
+            let fresh = changes.filter { $0.version > base }.sorted { $0.version < $1.version }
+            var expected = base + 1
             for c in fresh {
                 guard c.version == expected else {
                     if c.version < expected { continue }  // The same version twice in one batch.
                     throw Realm.Error(
                         .invalidInput,
-                        "server change sets must follow version \(state.serverVersion) of \(shared.displayName) without a gap: got \(c.version), expected \(expected)",
+                        "server change sets must follow version \(base) of \(shared.displayName) without a gap: got \(c.version), expected \(expected)",
                         fileURL: configuration.fileURL)
                 }
                 expected += 1
             }
             var seenVersions = Set<UInt64>()
             let batch = fresh.filter { seenVersions.insert($0.version).inserted }
-            guard !batch.isEmpty else {
+            guard !batch.isEmpty || snapshot != nil else {
                 cancelWrite()
                 return
             }
@@ -192,6 +195,10 @@ extension RealmCore {
                 }
             }
             var acknowledged = state.acknowledged
+            if let snapshot {
+                for (ref, s) in snapshot.states { store.setState(s, of: ref) }
+                acknowledged = max(acknowledged, min(snapshot.clientSequence, state.nextSequence - 1))
+            }
             for c in batch {
                 let cs = c.changeSet
                 for op in cs.operations { SyncRules.apply(op, author: cs.clientID, base: cs.baseVersion, version: c.version, to: store) }
@@ -212,7 +219,7 @@ extension RealmCore {
                 try writeUndo(cs.sequence, images.finish(), in: w.tx, replacing: undoChunks[cs.sequence] ?? 0)
             }
             try writeOut(store, w)
-            state.serverVersion = batch.last!.version
+            state.serverVersion = batch.last?.version ?? base
             state.acknowledged = acknowledged
             try w.tx.put(SyncStorage.stateKey, state.encoded(), in: SyncStorage.partition)
         } catch {
@@ -374,5 +381,20 @@ extension RealmCore {
             for (k, x) in d { map[k] = anyRealmValue(x) }
             return .dictionary(map)
         }
+    }
+}
+
+/// A server's objects at one version (live ones and tombstones), standing in for its history up to there: what a
+/// new client starts from, and what a client behind a compacted history catches up with.
+package struct SyncSnapshot: Sendable {
+    package var version: UInt64
+    /// The last sequence of this client the server held at `version`: its change sets up to there are inside.
+    package var clientSequence: UInt64
+    package var states: [(ObjectReference, SyncObjectState)]
+
+    package init(version: UInt64, clientSequence: UInt64, states: [(ObjectReference, SyncObjectState)]) {
+        self.version = version
+        self.clientSequence = clientSequence
+        self.states = states
     }
 }

@@ -156,8 +156,11 @@ import FoundationNetworking
         try await setup.session(a).wait(for: .download)
         #expect(try Self.item(a, "x")?.title == "from b")
         // Each side's outbox is empty once the server returned its change sets.
+        try await setup.session(b).wait(for: .download)
         #expect(try Realm(configuration: a).pendingChanges().isEmpty)
-        #expect(try Realm(configuration: b).pendingChanges().isEmpty)
+        let bRealm = try Realm(configuration: b)
+        let bPending = try bRealm.pendingChanges()
+        #expect(bPending.isEmpty, "\(String(describing: bRealm.syncStatus)) \(bPending)")
         #expect(try setup.version("team") == 2)
         }
     }
@@ -178,6 +181,66 @@ import FoundationNetworking
             }
             try await Task.sleep(for: .milliseconds(20))
         }
+        }
+    }
+
+    @Test func aNewClientStartsFromTheServersObjectsAndOneBehindACompactedHistoryKeepsItsOfflineEdits() async throws {
+        try await Setup.with { setup in
+            let token = try SyncServerProcess.token(write: ["team"])
+            let a = setup.config("a.realm", token: token)
+            let b = setup.config("b.realm", token: token)
+            try Self.write(a) { r in
+                r.add(SyncItem("kept", title: "one"))
+                r.add(SyncItem("gone", title: "two"))
+            }
+            try await setup.session(a).wait(for: .upload)
+            try await setup.session(b).wait(for: .download)
+            // b goes offline and edits; meanwhile a deletes, edits, and the server compacts its whole history.
+            try setup.session(b).suspend()
+            try Self.write(b) { r in r.object(ofType: SyncItem.self, forPrimaryKey: "kept")!.tags.append("offline") }
+            try Self.write(a) { r in
+                r.delete(r.object(ofType: SyncItem.self, forPrimaryKey: "gone")!)
+                r.object(ofType: SyncItem.self, forPrimaryKey: "kept")!.title = "three"
+                r.object(ofType: SyncItem.self, forPrimaryKey: "kept")!.increment("count", by: 5)
+            }
+            try await setup.session(a).wait(for: .upload)
+            let compacted = try run([try SyncServerProcess.executable, "compact", "--partition", "team", "--through", "2",
+                                     "--postgres-port", "\(setup.cluster.port)", "--postgres-user", setup.cluster.user,
+                                     "--postgres-database", setup.database])
+            #expect(compacted.contains("after version 2"), "\(compacted)")
+            #expect(try setup.history("team").isEmpty)
+
+            // A new client starts from the objects, tombstone included.
+            let c = setup.config("c.realm", token: token)
+            try await setup.session(c).wait(for: .download)
+            #expect(try Realm(configuration: c).syncStatus?.serverVersion == 2)
+            #expect(try Self.item(c, "gone") == nil)
+            #expect(try Self.item(c, "kept")?.title == "three")
+            #expect(try Self.item(c, "kept")?.count == 5)
+
+            // b catches up past the history it missed, and its offline edit is kept and uploaded.
+            try setup.session(b).resume()
+            try await setup.session(b).wait(for: .download)
+            try await setup.session(b).wait(for: .upload)
+            #expect(try Self.item(b, "gone") == nil)
+            #expect(try Self.item(b, "kept").map { Array($0.tags) } == ["offline"])
+            #expect(try Self.item(b, "kept")?.title == "three")
+            try await setup.session(c).wait(for: .download)
+            try await setup.session(a).wait(for: .download)
+            let server = SyncContents.normalized(try setup.objects("team"))
+            for config in [a, b, c] {
+                let diff = SyncContents.difference(try SyncContents.of(try Realm(configuration: config)), server)
+                #expect(diff == nil, "\(config.fileURL!.lastPathComponent): \(diff ?? "")")
+            }
+            // A delete's tombstone reached the new client: a create by a client that had not seen the delete
+            // does not bring the object back there either.
+            let stale = ChangeSet(clientID: 77, sequence: 1, baseVersion: 1, schemaVersion: 0,
+                                  operations: [.create(SyncTesting.ref("gone"), values: ["id": .string("gone"), "title": .string("stale")])])
+            #expect(try await setup.post("v1/partitions/team/push", body: SyncWire.encoder.encode(PushRequest(clientID: 77, changeSets: [stale])),
+                                         token: token).0 == 200)
+            try await setup.session(c).wait(for: .download)
+            #expect(try Self.item(c, "gone") == nil)
+            #expect(try setup.objects("team")[SyncTesting.ref("gone")] == nil)
         }
     }
 

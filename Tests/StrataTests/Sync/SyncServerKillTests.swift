@@ -1,0 +1,51 @@
+import Foundation
+import StrataSyncWire
+import Testing
+import TestSupport
+
+@testable import Strata
+
+/// A server killed inside a push's transaction: PostgreSQL keeps nothing of it, and the client's retry is taken
+/// exactly once.
+@Suite(.serialized) struct SyncServerKillTests {
+    typealias Setup = SyncServerTests.Setup
+
+    @Test func aServerKilledInsideAPushTransactionKeepsNothingOfItAndTheRetryIsTakenOnce() async throws {
+        try await Setup.with { setup in
+            let holding = try SyncServerProcess(cluster: setup.cluster, database: setup.database, dir: setup.dir, name: "holding",
+                                                environment: ["STRATA_SYNC_TEST_HOLD_PUSH_MS": "60000"])
+            setup.servers.append(holding)
+            let token = try SyncServerProcess.token(write: ["team"])
+            let change = ChangeSet(clientID: 9, sequence: 1, baseVersion: 0, schemaVersion: 0,
+                                   operations: [.create(SyncTesting.ref("k"), values: ["id": .string("k"), "title": .string("kept")])])
+            let body = try SyncWire.encoder.encode(PushRequest(clientID: 9, changeSets: [change]))
+            let url = holding.url
+            let inFlight = Task { try? await SyncServerTests.post(url, "v1/partitions/team/push", body: body, token: token) }
+            let deadline = Date().addingTimeInterval(60)
+            while !holding.logText.contains("holding push 1 of 9") {
+                guard Date() < deadline else {
+                    Issue.record("the server never reached its commit: \(holding.logText)")
+                    return
+                }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            // Every write of the push is done, its commit not: the kill lands inside the transaction.
+            holding.stop(signal: SIGKILL)
+            let answer = await inFlight.value
+            #expect(answer == nil || answer?.0 != 200, "the killed server answered \(String(describing: answer))")
+            for table in ["strata_changes", "strata_objects", "strata_clients"] {
+                #expect(try setup.cluster.sql("SELECT count(*) FROM \(table)", database: setup.database).hasPrefix("0"), "\(table) kept rows of the killed push")
+            }
+            #expect(try setup.version("team") == 0)
+
+            // The client sends it again (to the other server), and again: taken once.
+            for _ in 0..<2 {
+                let (status, refusal) = try await setup.post("v1/partitions/team/push", body: body, token: token)
+                #expect(status == 200, "\(String(describing: refusal))")
+            }
+            #expect(try setup.version("team") == 1)
+            #expect(try setup.history("team").map(\.changeSet) == [change])
+            #expect(try setup.objects("team")[SyncTesting.ref("k")]?.fields["title"] == .value(.string("kept")))
+        }
+    }
+}
