@@ -229,7 +229,7 @@ public final class SyncSession: @unchecked Sendable {
     private func downloadOnce(wait: Int) async throws -> (applied: UInt64, server: UInt64) {
         let (clientID, after) = try onQueue { realm in (realm.syncStatus?.clientID ?? 0, realm.syncStatus?.serverVersion ?? 0) }
         let response: PullResponse = try await transport.send(
-            "pull", PullRequest(clientID: clientID, after: after, waitMilliseconds: wait))
+            "pull", PullRequest(clientID: clientID, after: after, waitMilliseconds: wait), wait: .milliseconds(wait))
         connected()
         if clientID != 0 { status.withLock { $0.uploaded = max($0.uploaded, response.lastSequence) } }
         let changes = try response.changes.map { try $0.decoded() }

@@ -27,9 +27,16 @@ final class SyncTransport: @unchecked Sendable {
     }
 
     /// Posts `body` to the partition's `action` and decodes the answer.
-    func send<Body: Encodable, Answer: Decodable>(_ action: String, _ body: Body) async throws -> Answer {
+    /// `wait` is how long the server may hold the request (a long poll); the request times out 15 s after it.
+    func send<Body: Encodable, Answer: Decodable>(_ action: String, _ body: Body, wait: Duration = .zero) async throws -> Answer {
         let url = sync.serverURL.appendingPathComponent("v1/partitions/\(sync.partition)/\(action)")
         var request = URLRequest(url: url)
+        request.timeoutInterval = Double(wait.components.seconds) + 15
+        #if canImport(FoundationNetworking)
+        // Foundation's URLSession on Linux (libcurl) resends a request whose reused connection closed unanswered
+        // without its body, and then waits for the timeout: one connection per request avoids the resend.
+        request.setValue("close", forHTTPHeaderField: "Connection")
+        #endif
         request.httpMethod = "POST"
         request.httpBody = try SyncWire.encoder.encode(body)
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")

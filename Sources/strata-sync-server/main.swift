@@ -10,7 +10,7 @@ struct SyncServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "strata-sync-server",
         abstract: "Strata's sync server: its state is all in PostgreSQL.",
-        subcommands: [Serve.self, Token.self, Compact.self],
+        subcommands: [Serve.self, Token.self, Compact.self, Demo.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -113,3 +113,36 @@ struct Token: AsyncParsableCommand {
         print(try await SyncTokenSigner(hs256Secret: secret).sign(claims))
     }
 }
+
+/// A server on a PostgreSQL cluster of its own, for trying sync out: `initdb` in a temporary directory (as the
+/// `postgres` user when run as root, which PostgreSQL refuses), the server, a token printed, all stopped on
+/// SIGINT or SIGTERM.
+struct Demo: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Start PostgreSQL and a server on it, for trying sync out.")
+
+    @Option(help: "The port to listen on.") var port = 8080
+    @Option(help: "The partition the printed token grants.") var partition = "demo"
+
+    func run() async throws {
+        let cluster = try ThrowawayPostgres()
+        defer { cluster.stop() }
+        let secret = ProcessInfo.processInfo.environment["STRATA_SYNC_HS256_SECRET"]
+            ?? (0..<4).map { _ in String(UInt64.random(in: .min ... .max), radix: 16) }.joined()
+        let claims = SyncTokenClaims(subject: "demo", expires: Date().addingTimeInterval(86_400 * 30), read: [partition], write: [partition])
+        let token = try await SyncTokenSigner(hs256Secret: secret).sign(claims)
+        var logger = Logger(label: "strata-sync-server")
+        logger.logLevel = .notice
+        let postgres = cluster.configuration
+        let tokens = try await SyncTokenVerifier(hs256Secret: secret, es256PublicKeyPEM: nil)
+        let configuration = SyncServerConfiguration(port: port, postgres: postgres)
+        try await SyncServer.run(configuration, tokens: tokens, logger: logger) { port in
+            FileHandle.standardOutput.write(Data("""
+                strata-sync-server listening on 127.0.0.1:\(port) (PostgreSQL in \(cluster.directory), port \(cluster.port))
+                a token for partition \(partition), valid 30 days:
+                \(token)
+
+                """.utf8))
+        }
+    }
+}
+

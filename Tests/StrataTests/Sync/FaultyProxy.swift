@@ -18,6 +18,14 @@ final class FaultyProxy: @unchecked Sendable {
         var duplicate = 5
         /// The most a request waits before it is forwarded, and its answer before it is returned.
         var maxDelayMilliseconds = 30
+
+        /// `SYNC_TEST_FAULTS=dropRequest,dropResponse,duplicate,maxDelay` sets them (per cent, ms).
+        static var fromEnvironment: Faults {
+            var f = Faults()
+            let n = (ProcessInfo.processInfo.environment["SYNC_TEST_FAULTS"] ?? "").split(separator: ",").compactMap { Int($0) }
+            if n.count == 4 { (f.dropRequest, f.dropResponse, f.duplicate, f.maxDelayMilliseconds) = (n[0], n[1], n[2], n[3]) }
+            return f
+        }
     }
 
     private let listener: Int32
@@ -26,7 +34,7 @@ final class FaultyProxy: @unchecked Sendable {
     /// Requests lost, answers lost, requests sent twice (counted).
     let counts = Locked((droppedRequests: 0, droppedResponses: 0, duplicated: 0, forwarded: 0))
 
-    init(target: Int, seed: UInt64, faults: Faults = Faults()) throws {
+    init(target: Int, seed: UInt64, faults: Faults = Faults.fromEnvironment) throws {
         state = Locked((target, SplitMix64(seed: seed), faults, false))
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         listener = fd
