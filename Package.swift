@@ -243,7 +243,7 @@ let package = Package(
         ),
         .target(
             name: "FuzzTargets",
-            dependencies: ["Engine", "Strata", "RealmFile", "RealmFileTesting"],
+            dependencies: ["Engine", "Strata", "RealmFile", "RealmFileTesting", "StrataSyncWire"],
             path: "Fuzz/Targets",
             swiftSettings: strictSettings
         ),
@@ -280,7 +280,9 @@ let package = Package(
         ),
         .target(
             name: "BenchKit",
-            dependencies: ["Strata", "RealmFile", "RealmFileTesting", "Engine", "TestSupport", "CSQLite", "CLMDB", "CRocksDB", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Strata", "RealmFile", "RealmFileTesting", "Engine", "TestSupport", "CSQLite", "CLMDB", "CRocksDB", .product(name: "GRDB", package: "GRDB.swift"),
+                // The sync server's rows: the server and a client session in the Bench's process.
+                "StrataSync", "StrataSyncServer", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/BenchKit",
             swiftSettings: strictSettings + codecSettings
         ),

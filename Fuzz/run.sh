@@ -5,7 +5,7 @@
 #   Fuzz/run.sh TARGET SECONDS [extra libFuzzer flags]
 #
 # Targets: walDecode recovery segmentDecode manifestDecode lz4Block operations recordDecode schemaDecode queryParse
-#          schemaChanges encryptedDamage realmFileDecode realmFileDecrypt
+#          schemaChanges encryptedDamage realmFileDecode realmFileDecrypt syncWire
 # FUZZ_PORTABLE=1 Fuzz/run.sh TARGET SECONDS runs any target with the engine's Swift LZ4 and XXH3 (what Apple
 # platforms use) in place of liblz4 and libxxhash; lz4Block compares the two decoders on every input anyway.
 set -euo pipefail

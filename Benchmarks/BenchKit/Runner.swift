@@ -24,7 +24,7 @@ public final class Runner {
         "insert", "enumerate-int", "enumerate-all", "lookup", "query-pk", "query", "query-indexed", "snapshot-read", "notify", "open", "size",
         "update-all", "delete-half",
         "migrate-combine", "migrate-rename", "migrate-retype", "sustained", "small-txn", "short-sessions", "codecs", "import-realm",
-        "sharing", "sync",
+        "sharing", "sync", "sync-server",
     ]
     /// Strata through its object API: the column every ratio is computed from.
     public static let strata = "Strata"
@@ -419,6 +419,20 @@ public final class Runner {
                 record("sync: apply a server batch of N sets", Self.strata, f.applySets)
             }
         }
+        if wanted.contains("sync-server") {
+            for _ in 0..<config.runs {
+                let dir = config.directory + "/sync-server"
+                try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+                defer { try? FileManager.default.removeItem(atPath: dir) }  // try?: a scratch directory
+                let f = try syncServerFigures(in: dir, people: Array(data.people.prefix(100_000)))
+                record("sync server: push", Self.strata, f.push)
+                record("sync server: pull", Self.strata, f.pull)
+                record("sync server: bootstrap a new client", Self.strata, f.bootstrap)
+                record("sync server: commit to notification on another client, median", Self.strata, f.latencyMedian)
+                record("sync server: commit to notification on another client, p99", Self.strata, f.latencyP99)
+                record("sync server: PostgreSQL's own insert of such rows", Self.strata, f.postgresInsert)
+            }
+        }
         progress("")
         if config.progress && isatty(2) == 0 { FileHandle.standardError.write(Data("\n".utf8)) }
 
@@ -487,6 +501,12 @@ public final class Runner {
             ("sync: update-all, capture on / off (time)", .factor, "Strata: update-all's time with capture over its time without (the aim: at most 1.2)"),
             ("sync: apply a server batch of N creates", .perSecond, "Strata: the captured insert's change set applied as a server's (applyServerChanges) to a third file, objects per second"),
             ("sync: apply a server batch of N sets", .perSecond, "Strata: then the captured update-all's change set, objects per second"),
+            ("sync server: push", .perSecond, "Strata: operations per second uploaded to strata-sync-server (in this process, on a PostgreSQL 15 cluster of the Bench's own, over loopback HTTP): min(N, 100,000) creates committed in writes of 1,000, then the session's wait(for: .upload)"),
+            ("sync server: pull", .perSecond, "Strata: a second client's download of those operations (pull and applyServerChanges), operations per second"),
+            ("sync server: bootstrap a new client", .perSecond, "Strata: a third, new client's start from a snapshot of the server's objects, objects per second"),
+            ("sync server: commit to notification on another client, median", .milliseconds, "Strata: a one-object commit on the first client until a notification on the second (upload, the long poll woken by NOTIFY, apply), 200 in a row"),
+            ("sync server: commit to notification on another client, p99", .milliseconds, "their 99th percentile"),
+            ("sync server: PostgreSQL's own insert of such rows", .perSecond, "the physical reference: PostgreSQL inserting rows of the objects table's shape, 1,000 single-row INSERTs a transaction, over postgres-nio; a push writes one such row per object and one history row per change set"),
             ("commit 1 record: exclusive", .milliseconds, "Strata's engine, exclusive mode (LOCK held while open): the median of durable 1-record commits (64-byte value)"),
             ("commit 1 record: alone", .milliseconds, "one process, durable 1-record commits. Strata: the engine in shared mode (LOCK.writer taken per commit, the log's new bytes read); SQLite: WAL, synchronous=FULL; LMDB: default (durable) flags"),
             ("commit 1 record: idle second process", .milliseconds, "the same with a second process (the Bench started again) holding the database open and idle"),

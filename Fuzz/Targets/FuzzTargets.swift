@@ -20,6 +20,7 @@ public enum FuzzTargets {
         "schemaChanges": SchemaChangeFuzzing.run,
         "realmFileDecode": RealmFileFuzzing.decode,
         "realmFileDecrypt": RealmFileFuzzing.decrypt,
+        "syncWire": SyncWireFuzzing.run,
     ]
 
     /// Valid inputs of every kind, written by the code, for the corpus.
@@ -29,6 +30,7 @@ public enum FuzzTargets {
         out["schemaChanges", default: []] += SchemaChangeFuzzing.seeds
         out["realmFileDecode", default: []] += RealmFileFuzzing.seedFiles()
         out["realmFileDecrypt", default: []] += try RealmFileFuzzing.encryptedSeedFiles()
+        out["syncWire", default: []] += SyncWireFuzzing.seeds
         return out
     }
 }

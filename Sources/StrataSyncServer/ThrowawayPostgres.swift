@@ -52,15 +52,23 @@ public final class ThrowawayPostgres: Sendable {
         PostgresConnection.Configuration(host: "127.0.0.1", port: port, username: user, password: nil, database: "postgres", tls: .disable)
     }
 
+    /// Runs a program to its end with posix_spawn and waitpid: Foundation's `Process` did not notice `runuser`'s
+    /// exit here, and a pipe would stay open as long as the daemon that `pg_ctl` starts.
     static func run(_ arguments: [String]) throws {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: arguments[0])
-        p.arguments = Array(arguments.dropFirst())
-        p.standardInput = FileHandle.nullDevice
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.standardError
-        try p.run()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else { throw WireError(.unavailable, "\(arguments.joined(separator: " ")) failed (\(p.terminationStatus))") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for p in argv + envp { free(p) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, arguments[0], &actions, nil, argv, envp)
+        guard spawned == 0 else { throw WireError(.unavailable, "\(arguments[0]) could not be started: \(String(cString: strerror(spawned)))") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        guard status == 0 else { throw WireError(.unavailable, "\(arguments.joined(separator: " ")) failed (status \(status))") }
     }
+
 }

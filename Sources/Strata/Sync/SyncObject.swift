@@ -56,6 +56,11 @@ package struct Tombstone: Sendable, Hashable {
     package var version: UInt64
     package var client: UInt64
 
+    package init(version: UInt64, client: UInt64) {
+        self.version = version
+        self.client = client
+    }
+
     static let unordered = UInt64.max
 }
 
