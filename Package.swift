@@ -197,7 +197,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "StrataCrashChild",
-            dependencies: ["Strata"],
+            dependencies: ["Strata", "StrataSync"],
             path: "Tests/StrataCrashChild",
             swiftSettings: strictSettings
         ),

@@ -43,18 +43,24 @@ extension Runner {
         defer { postgres.stop() }
         let secret = "strata-bench-secret-0123456789abcdef0123"
         let port = Locked<Int>(0)
+        let failure = Locked<(any Error)?>(nil)
         var logger = Logger(label: "bench-sync")
         logger.logLevel = .error
         let serverLogger = logger
         let server = Task {
-            let tokens = try await SyncTokenVerifier(hs256Secret: secret, es256PublicKeyPEM: nil)
-            try await SyncServer.run(SyncServerConfiguration(port: 0, postgres: postgres.configuration, maxRequestBytes: 256 << 20),
-                                     tokens: tokens, logger: serverLogger) { p in port.withLock { $0 = p } }
+            do {
+                let tokens = try await SyncTokenVerifier(hs256Secret: secret, es256PublicKeyPEM: nil)
+                try await SyncServer.run(SyncServerConfiguration(port: 0, postgres: postgres.configuration, maxRequestBytes: 256 << 20),
+                                         tokens: tokens, logger: serverLogger) { p in port.withLock { $0 = p } }
+            } catch {
+                failure.withLock { $0 = error }
+            }
         }
         defer { server.cancel() }
         let deadline = now() + 60
         while port.withLock({ $0 }) == 0 {
-            guard now() < deadline else { throw BenchFailure("the sync server did not start") }
+            if let error = failure.withLock({ $0 }) { throw BenchFailure("the sync server failed: \(error)") }
+            guard now() < deadline else { throw BenchFailure("the sync server did not start in 60 s") }
             usleep(10_000)
         }
         let url = URL(string: "http://127.0.0.1:\(port.withLock { $0 })")!

@@ -1,10 +1,7 @@
+import Engine
 import Foundation
 import PostgresNIO
 import StrataSyncWire
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A PostgreSQL cluster of its own in a temporary directory, for `strata-sync-server demo` and the Bench: `initdb`
 /// (as the `postgres` user when run as root, which PostgreSQL refuses), started on a random loopback port,
@@ -13,7 +10,7 @@ public final class ThrowawayPostgres: Sendable {
     public let directory: String
     public let port: Int
     public let user = "strata"
-    private let asPostgres = geteuid() == 0
+    private let asPostgres = SystemProcess.isRoot
 
     public init() throws {
         directory = NSTemporaryDirectory() + "strata-sync-demo-\(UUID().uuidString.prefix(8))"
@@ -52,23 +49,10 @@ public final class ThrowawayPostgres: Sendable {
         PostgresConnection.Configuration(host: "127.0.0.1", port: port, username: user, password: nil, database: "postgres", tls: .disable)
     }
 
-    /// Runs a program to its end with posix_spawn and waitpid: Foundation's `Process` did not notice `runuser`'s
-    /// exit here, and a pipe would stay open as long as the daemon that `pg_ctl` starts.
     static func run(_ arguments: [String]) throws {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { for p in argv + envp { free(p) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, arguments[0], &actions, nil, argv, envp)
-        guard spawned == 0 else { throw WireError(.unavailable, "\(arguments[0]) could not be started: \(String(cString: strerror(spawned)))") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let status = try SystemProcess.run(arguments, environment: ProcessInfo.processInfo.environment, outputPath: nil)
         guard status == 0 else { throw WireError(.unavailable, "\(arguments.joined(separator: " ")) failed (status \(status))") }
     }
+
 
 }

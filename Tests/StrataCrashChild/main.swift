@@ -12,6 +12,7 @@
 
 import Foundation
 import Strata
+import StrataSync
 
 enum S1 {
     final class Item: Object {
@@ -212,6 +213,25 @@ if arguments.count >= 4, ["capture", "apply"].contains(arguments[1]), let seed =
             } else {
                 try syncKillWrite(realm, &random, deleting: history.isEmpty)
             }
+        }
+    } catch {
+        FileHandle.standardError.write(Data("StrataCrashChild: \(error)\n".utf8))
+        exit(1)
+    }
+}
+// `syncclient PATH URL TOKEN SEED`: writes with a sync session running (uploading, and applying another client's
+// changes), until killed.
+if arguments.count == 6, arguments[1] == "syncclient", let url = URL(string: arguments[3]), let seed = UInt64(arguments[5]) {
+    var random = ChildRandom(state: seed)
+    do {
+        let token = arguments[4]
+        var config = Realm.Configuration(fileURL: URL(fileURLWithPath: arguments[2]), objectTypes: [SyncKillItem.self])
+        config.syncConfiguration = SyncConfiguration(serverURL: url, partition: "team", token: { token })
+        let realm = try Realm(configuration: config)
+        _ = realm.syncSession
+        while true {
+            try syncKillWrite(realm, &random, deleting: false)
+            Thread.sleep(forTimeInterval: Double(random.next() % 20_000) / 1_000_000)
         }
     } catch {
         FileHandle.standardError.write(Data("StrataCrashChild: \(error)\n".utf8))

@@ -55,6 +55,36 @@ package enum SystemProcess {
     /// Sends SIGKILL to the process `pid` (a test's child): it ends without running any of its code.
     package static func killHard(_ pid: Int32) { _ = cKill(pid, SIGKILL) }
 
+    /// Sends `signal` to the process `pid` (SIGTERM: the sync server's graceful stop).
+    package static func signal(_ pid: Int32, _ signal: Int32) { _ = cKill(pid, signal) }
+
+    package static var sigterm: Int32 { SIGTERM }
+    package static var sigint: Int32 { SIGINT }
+
+    /// Whether the process runs as root (PostgreSQL's programs refuse to; they then run as `postgres`).
+    package static var isRoot: Bool { geteuid() == 0 }
+
+    /// Runs the program `arguments[0]` to its end (posix_spawn and waitpid) with standard input from /dev/null and
+    /// its output (both streams) written to `outputPath`, or discarded; returns its exit status, or -1 when a
+    /// signal ended it. No pipe: a daemon it starts (PostgreSQL's) would hold a pipe open as long as it runs.
+    package static func run(_ arguments: [String], environment: [String: String], outputPath: String?) throws -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for p in argv + envp { free(p) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, arguments[0], &actions, nil, argv, envp)
+        guard spawned == 0 else { throw SystemProcessError("\(arguments[0]) could not be started: \(String(cString: strerror(spawned)))") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return status & 0x7f == 0 ? (status >> 8) & 0xff : -1
+    }
+
     /// Whether standard output is a terminal (`isatty`).
     package static var standardOutputIsTerminal: Bool { isatty(1) != 0 }
 
@@ -98,3 +128,7 @@ package enum SystemProcess {
     }
 }
 
+package struct SystemProcessError: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
+}

@@ -2,9 +2,6 @@ import Engine
 import Foundation
 import TestSupport
 
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// An HTTP/1.1 proxy between sync clients and a server that misbehaves as a network does: each request is, at
 /// random (seeded), delayed, lost before the server sees it, lost after the server answered, or sent to the
@@ -36,22 +33,12 @@ final class FaultyProxy: @unchecked Sendable {
 
     init(target: Int, seed: UInt64, faults: Faults = Faults.fromEnvironment) throws {
         state = Locked((target, SplitMix64(seed: seed), faults, false))
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        listener = fd
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var addr = Self.loopback(port: 0)
-        let bound = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard bound == 0, listen(fd, 64) == 0 else { throw HarnessError("the proxy could not listen") }
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-        port = Int(UInt16(bigEndian: addr.sin_port))
+        (listener, port) = try LoopbackSocket.listen()
         let listener = self.listener
         Thread { [weak self] in
-            while true {
-                let fd = accept(listener, nil, nil)
-                guard fd >= 0, let self, !self.state.withLock({ $0.stopped }) else {
-                    if fd >= 0 { close(fd) }
+            while let fd = LoopbackSocket.accept(listener) {
+                guard let self, !self.state.withLock({ $0.stopped }) else {
+                    LoopbackSocket.close(fd)
                     return
                 }
                 Thread { self.serve(fd) }.start()
@@ -74,24 +61,16 @@ final class FaultyProxy: @unchecked Sendable {
             return !s.stopped
         }
         if first {
-            shutdown(listener, Int32(SHUT_RDWR))
-            close(listener)
+            LoopbackSocket.shutdown(listener)
+            LoopbackSocket.close(listener)
         }
-    }
-
-    private static func loopback(port: Int) -> sockaddr_in {
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = UInt16(port).bigEndian
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return addr
     }
 
     private enum Fate { case forward, dropRequest, dropResponse, duplicate }
 
     /// One client connection: requests in turn (keep-alive), each meeting its fate.
     private func serve(_ client: Int32) {
-        defer { close(client) }
+        defer { LoopbackSocket.close(client) }
         var buffer = [UInt8]()
         while let received = Self.readMessage(client, &buffer, answeringExpect: true) {
             let request = Self.withoutExpect(received)
@@ -103,7 +82,7 @@ final class FaultyProxy: @unchecked Sendable {
                     : roll < f.dropRequest + f.dropResponse + f.duplicate ? .duplicate : .forward
                 return (fate, Int.random(in: 0...max(0, f.maxDelayMilliseconds), using: &s.rng), s.target)
             }
-            usleep(UInt32(delay * 1000))
+            SystemProcess.sleep(microseconds: UInt32(delay * 1000))
             switch fate {
             case .dropRequest:
                 counts.withLock { $0.droppedRequests += 1 }
@@ -124,7 +103,7 @@ final class FaultyProxy: @unchecked Sendable {
                 }
                 guard let response else { return }
                 counts.withLock { $0.forwarded += 1 }
-                usleep(UInt32(delay * 1000))
+                SystemProcess.sleep(microseconds: UInt32(delay * 1000))
                 guard Self.writeAll(client, response) else { return }
             }
         }
@@ -132,12 +111,9 @@ final class FaultyProxy: @unchecked Sendable {
 
     /// Sends one request to the server on a connection of its own and returns its answer (nil: none came).
     private static func forward(_ request: [UInt8], to port: Int) -> [UInt8]? {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var addr = loopback(port: port)
-        let connected = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard connected == 0, writeAll(fd, request) else { return nil }
+        guard let fd = LoopbackSocket.connect(port: port) else { return nil }
+        defer { LoopbackSocket.close(fd) }
+        guard writeAll(fd, request) else { return nil }
         var buffer = [UInt8]()
         return readMessage(fd, &buffer)
     }
@@ -164,10 +140,7 @@ final class FaultyProxy: @unchecked Sendable {
                     return message
                 }
             }
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            guard n > 0 else { return nil }
-            buffer += chunk[..<n]
+            guard LoopbackSocket.receive(fd, into: &buffer) else { return nil }
         }
     }
 
@@ -179,13 +152,6 @@ final class FaultyProxy: @unchecked Sendable {
         return Array((kept.joined(separator: "\r\n") + "\r\n\r\n").utf8) + request[r.upperBound...]
     }
 
-    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        var sent = 0
-        while sent < bytes.count {
-            let n = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard n > 0 else { return false }
-            sent += n
-        }
-        return true
-    }
+    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool { LoopbackSocket.send(fd, bytes) }
+
 }

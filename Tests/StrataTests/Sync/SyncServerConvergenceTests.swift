@@ -58,12 +58,12 @@ import TestSupport
         for step in 0..<150 {
             if chaos {
                 switch step {
-                case 30: setup.servers[0].stop(signal: SIGKILL)
+                case 30: setup.servers[0].kill()
                 case 50: try restart(0)
                 case 70: try setup.cluster.stop(mode: "immediate")
                 case 80: try setup.cluster.start()
                 case 110:
-                    setup.servers[1].stop(signal: SIGKILL)
+                    setup.servers[1].kill()
                     try restart(1)
                 default: break
                 }

@@ -1,10 +1,7 @@
+import Engine
 import Foundation
 import Testing
 import TestSupport
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A throwaway PostgreSQL cluster for one test: `initdb` in a temporary directory, a free port on loopback,
 /// stopped (and removed) at the end. PostgreSQL refuses to run as root, so as root its programs run as the
@@ -29,7 +26,7 @@ final class PostgresCluster {
         return found
     }
 
-    static var isRoot: Bool { geteuid() == 0 }
+    static var isRoot: Bool { SystemProcess.isRoot }
 
     init() throws {
         root = try TemporaryDirectory("strata-pg")
@@ -77,52 +74,23 @@ struct HarnessError: Error, CustomStringConvertible {
     init(_ d: String) { description = d }
 }
 
-/// Runs a program to its end; throws with what it printed when it fails. It is spawned and waited for with
-/// posix_spawn and waitpid, its output going to a file: a daemon it starts (PostgreSQL's) would keep a pipe open
-/// for as long as it runs, and Foundation's `Process` did not notice `runuser`'s exit from an async test.
+/// Runs a program to its end; throws with what it printed when it fails. Spawned and waited for with posix_spawn
+/// and waitpid (`SystemProcess.run`): Foundation's `Process` did not notice `runuser`'s exit from an async test,
+/// and a pipe would stay open as long as the daemon `pg_ctl` starts.
 @discardableResult
 func run(_ arguments: [String], environment: [String: String]? = nil) throws -> String {
     let outputPath = NSTemporaryDirectory() + "strata-run-\(UUID().uuidString)"
-    defer { unlink(outputPath) }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-    posix_spawn_file_actions_adddup2(&actions, 1, 2)
-    let env = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
-    let argv = arguments.map { strdup($0) } + [nil]
-    let envp = env.map { strdup($0) } + [nil]
-    defer { for p in argv + envp { free(p) } }
-    var pid: pid_t = 0
-    let spawned = posix_spawn(&pid, arguments[0], &actions, nil, argv, envp)
-    guard spawned == 0 else { throw HarnessError("\(arguments[0]) could not be started: \(String(cString: strerror(spawned)))") }
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    defer { try? FileManager.default.removeItem(atPath: outputPath) }
+    let status = try SystemProcess.run(arguments, environment: environment ?? ProcessInfo.processInfo.environment, outputPath: outputPath)
     let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-    let exited = status & 0x7f == 0
-    let code = (status >> 8) & 0xff
-    guard exited && code == 0 else {
+    guard status == 0 else {
         throw HarnessError("\(arguments.prefix(3).joined(separator: " ")) failed (status \(status)): \(text)")
     }
     return text
 }
 
-/// A free TCP port on loopback (bound, read, released).
-func freePort() throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw HarnessError("socket failed") }
-    defer { close(fd) }
-    var addr = sockaddr_in()
-    addr.sin_family = sa_family_t(AF_INET)
-    addr.sin_port = 0
-    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let bound = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-    guard bound == 0 else { throw HarnessError("bind failed") }
-    var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-    return Int(UInt16(bigEndian: addr.sin_port))
-}
+/// A free TCP port on loopback.
+func freePort() throws -> Int { try LoopbackSocket.freePort() }
 
 /// One `strata-sync-server` process on a database of a cluster, on a port it picked.
 final class SyncServerProcess {
@@ -177,16 +145,24 @@ final class SyncServerProcess {
         port = p
     }
 
-    deinit { stop(signal: SIGKILL) }
+    deinit { kill() }
 
     var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
     /// What the server wrote to standard error so far.
     var logText: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
 
-    func stop(signal: Int32 = SIGTERM) {
+    /// Stops the server as a supervisor does (SIGTERM: it finishes what it serves).
+    func stop() {
         guard process.isRunning else { return }
-        kill(process.processIdentifier, signal)
+        SystemProcess.signal(process.processIdentifier, SystemProcess.sigterm)
+        process.waitUntilExit()
+    }
+
+    /// Kills the server (SIGKILL): whatever it was doing stops there.
+    func kill() {
+        guard process.isRunning else { return }
+        SystemProcess.killHard(process.processIdentifier)
         process.waitUntilExit()
     }
 
