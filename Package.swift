@@ -131,7 +131,7 @@ let package = Package(
         // Sync's wire protocol: the messages a client and the server exchange (versioned JSON).
         .target(
             name: "StrataSyncWire",
-            dependencies: ["Engine", "Strata"],
+            dependencies: ["Strata"],
             swiftSettings: strictSettings
         ),
         // The client's sync session over URLSession.

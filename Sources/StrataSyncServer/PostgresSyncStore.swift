@@ -1,4 +1,3 @@
-import Engine
 import Foundation
 import PostgresNIO
 import Strata
@@ -108,14 +107,7 @@ enum ObjectKey {
     static func reference(_ text: String) throws -> ObjectReference {
         guard let bytes = Hex.decode(text) else { throw WireServerError.corrupt("object key \(text.prefix(40)) is not hex") }
         do {
-            return try bytes.withUnsafeBytes { raw in
-                var r = ByteReader(raw)
-                let ref = try SyncCoding.readReference(&r)
-                guard r.isAtEnd else { throw WireServerError.corrupt("object key \(text.prefix(40)) has bytes after its reference") }
-                return ref
-            }
-        } catch let e as WireServerError {
-            throw e
+            return try bytes.withUnsafeBytes { try SyncCoding.decodeReference($0) }
         } catch {
             throw WireServerError.corrupt("object key \(text.prefix(40)): \(error)")
         }
@@ -129,14 +121,7 @@ enum ObjectKey {
 
     static func state(_ buffer: ByteBuffer, of key: String) throws -> SyncObjectState {
         do {
-            return try buffer.readableBytesView.withUnsafeBytes { raw in
-                var r = ByteReader(raw)
-                let s = try SyncCoding.readState(&r)
-                guard r.isAtEnd else { throw WireServerError.corrupt("object \(key.prefix(40)) has bytes after its state") }
-                return s
-            }
-        } catch let e as WireServerError {
-            throw e
+            return try buffer.readableBytesView.withUnsafeBytes { try SyncCoding.decodeState($0) }
         } catch {
             throw WireServerError.corrupt("object \(key.prefix(40)): \(error)")
         }

@@ -76,12 +76,18 @@ struct Routes: Sendable {
         }
     }
 
-    private func push(_ request: Request, _ context: BasicRequestContext) async throws -> Data {
+    /// The request's partition, once its token grants reading it (or writing it).
+    private func authorized(_ request: Request, _ context: BasicRequestContext, writing: Bool) async throws -> String {
         let partition = try partitionName(context)
         let claims = try await tokens.claims(authorization: request.headers[.authorization])
-        guard claims.write.contains(partition) else {
-            throw WireError(.forbidden, "the token of \(claims.sub.value) does not grant writing partition \(partition)")
+        guard (writing ? claims.write : claims.read).contains(partition) else {
+            throw WireError(.forbidden, "the token of \(claims.sub.value) does not grant \(writing ? "writing" : "reading") partition \(partition)")
         }
+        return partition
+    }
+
+    private func push(_ request: Request, _ context: BasicRequestContext) async throws -> Data {
+        let partition = try await authorized(request, context, writing: true)
         let push = try SyncWire.decode(PushRequest.self, from: try await body(request))
         try checkProtocol(push.protocolVersion)
         let sets = try push.changeSets.map { try $0.decoded() }
@@ -94,11 +100,7 @@ struct Routes: Sendable {
     }
 
     private func pull(_ request: Request, _ context: BasicRequestContext) async throws -> Data {
-        let partition = try partitionName(context)
-        let claims = try await tokens.claims(authorization: request.headers[.authorization])
-        guard claims.read.contains(partition) else {
-            throw WireError(.forbidden, "the token of \(claims.sub.value) does not grant reading partition \(partition)")
-        }
+        let partition = try await authorized(request, context, writing: false)
         let pull = try SyncWire.decode(PullRequest.self, from: try await body(request))
         try checkProtocol(pull.protocolVersion)
         guard pull.limit > 0 else { throw WireError(.malformed, "a pull's limit must be at least 1 (it was \(pull.limit))") }

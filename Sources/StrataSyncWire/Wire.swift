@@ -1,4 +1,3 @@
-import Engine
 import Foundation
 import Strata
 
@@ -181,18 +180,8 @@ public struct WireSnapshot: Sendable, Codable {
         states.reserveCapacity(objects.count)
         for (i, o) in objects.enumerated() {
             do {
-                let ref = try o.reference.withUnsafeBytes { raw in
-                    var r = ByteReader(raw)
-                    let ref = try SyncCoding.readReference(&r)
-                    guard r.isAtEnd else { throw WireError(.malformed, "bytes follow the reference") }
-                    return ref
-                }
-                let state = try o.state.withUnsafeBytes { raw in
-                    var r = ByteReader(raw)
-                    let s = try SyncCoding.readState(&r)
-                    guard r.isAtEnd else { throw WireError(.malformed, "bytes follow the state") }
-                    return s
-                }
+                let ref = try o.reference.withUnsafeBytes { try SyncCoding.decodeReference($0) }
+                let state = try o.state.withUnsafeBytes { try SyncCoding.decodeState($0) }
                 states.append((ref, state))
             } catch {
                 throw WireError(.malformed, "object \(i) of the snapshot of version \(version) is not valid: \(error)")

@@ -383,6 +383,23 @@ package enum SyncCoding {
         }
     }
 
+    /// A reference alone in `bytes` (a server's key of an object): checked, with nothing after it.
+    package static func decodeReference(_ bytes: UnsafeRawBufferPointer) throws -> ObjectReference {
+        try whole(bytes, "reference") { try readReference(&$0) }
+    }
+
+    /// An object state alone in `bytes` (a server's row, a snapshot's object): checked, with nothing after it.
+    package static func decodeState(_ bytes: UnsafeRawBufferPointer) throws -> SyncObjectState {
+        try whole(bytes, "object state") { try readState(&$0) }
+    }
+
+    private static func whole<T>(_ bytes: UnsafeRawBufferPointer, _ what: String, _ read: (inout ByteReader) throws -> T) throws -> T {
+        var r = ByteReader(bytes)
+        let value = try read(&r)
+        guard r.isAtEnd else { throw StorageError(.corrupted, "\(r.remaining) bytes follow the \(what)", file: nil, offset: r.position) }
+        return value
+    }
+
     package static func readState(_ r: inout ByteReader) throws -> SyncObjectState {
         let start = r.position
         switch try r.readUInt8("object state tag") {

@@ -78,14 +78,8 @@ import FoundationNetworking
                 let parts = line.split(separator: "|")
                 let refBytes = try #require(SyncServerTests.hexBytes(String(parts[0])))
                 let stateBytes = try #require(SyncServerTests.hexBytes(String(parts[1])))
-                let ref = try refBytes.withUnsafeBytes { raw in
-                    var r = ByteReader(raw)
-                    return try SyncCoding.readReference(&r)
-                }
-                let state = try stateBytes.withUnsafeBytes { raw in
-                    var r = ByteReader(raw)
-                    return try SyncCoding.readState(&r)
-                }
+                let ref = try refBytes.withUnsafeBytes { try SyncCoding.decodeReference($0) }
+                let state = try stateBytes.withUnsafeBytes { try SyncCoding.decodeState($0) }
                 if let o = state.object { out[ref] = o }
             }
             return out
