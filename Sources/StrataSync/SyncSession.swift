@@ -127,15 +127,15 @@ public final class SyncSession: @unchecked Sendable {
     }
 
     /// Waits until every change set committed here before the call is on the server (`.upload`), or until
-    /// everything on the server when the call began is applied here (`.download`). Throws when the session
-    /// becomes invalid or the task is cancelled.
+    /// everything on the server when the call began is applied here (`.download`). A suspended session waits
+    /// for `resume()` first. Throws when the session becomes invalid or the task is cancelled.
     public func wait(for direction: ProgressDirection) async throws {
         switch direction {
         case .upload:
             let target = try onQueue { realm in realm.syncStatus?.lastSequence ?? 0 }
             var attempt = 0
             while status.withLock({ $0.uploaded }) < target {
-                try checkUsable()
+                try await whileSuspended()
                 do {
                     try await uploadOnce()
                     attempt = 0
@@ -147,7 +147,7 @@ public final class SyncSession: @unchecked Sendable {
             var target: UInt64?
             var attempt = 0
             while true {
-                try checkUsable()
+                try await whileSuspended()
                 do {
                     let (applied, server) = try await downloadOnce(wait: 0)
                     if target == nil { target = server }
