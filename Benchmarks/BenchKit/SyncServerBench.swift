@@ -92,6 +92,7 @@ extension Runner {
         let sb = try session(b)
         try blocking { try await sb.wait(for: .download) }
         sa.suspend()
+        sb.suspend()  // b pulls only when timed
 
         progress("Strata: sync server, push")
         let writer = try Realm(configuration: a)
@@ -105,6 +106,7 @@ extension Runner {
 
         progress("Strata: sync server, pull")
         start = now()
+        sb.resume()
         try blocking { try await sb.wait(for: .download) }
         f.pull = Double(people.count) / (now() - start)
         guard try Realm(configuration: b).objects(BenchPerson.self).count == people.count + 1 else {

@@ -113,10 +113,10 @@ enum ObjectKey {
         }
     }
 
-    static func encode(_ state: SyncObjectState) -> ByteBuffer {
+    static func bytes(_ state: SyncObjectState) -> [UInt8] {
         var bytes: [UInt8] = []
         SyncCoding.write(state, into: &bytes)
-        return ByteBuffer(bytes: bytes)
+        return bytes
     }
 
     static func state(_ buffer: ByteBuffer, of key: String) throws -> SyncObjectState {

@@ -142,19 +142,22 @@ public final class SyncDatabase: Sendable {
                 try await store.load(linkersOf: moreLinkers, partition: partition, connection: c, logger: logger)
             }
 
-            for (v, set) in taken {
-                let bytes = ByteBuffer(bytes: SyncCoding.encode(set))
-                let salt = Int64.random(in: .min ... .max)
-                try await c.query("""
-                    INSERT INTO strata_changes (partition, version, client_id, sequence, salt, change_set)
-                    VALUES (\(partition), \(Int64(v)), \(client64), \(Int64(set.sequence)), \(salt), \(bytes))
-                    """, logger: logger)
-            }
-            for (ref, state) in store.changed where state != store.loaded[ref] {
-                let key = ObjectKey.text(ref)
+            // One statement for the history and one for the objects, whatever their number: rows go in as arrays
+            // (hex text for bytes; links comma-joined, as hex keys hold no comma), unnested by PostgreSQL.
+            try await c.query("""
+                INSERT INTO strata_changes (partition, version, client_id, sequence, salt, change_set)
+                SELECT \(partition), v, \(client64), s, salt, decode(bytes, 'hex')
+                FROM unnest(\(taken.map { Int64($0.version) }), \(taken.map { Int64($0.set.sequence) }),
+                            \(taken.map { _ in Int64.random(in: .min ... .max) }), \(taken.map { Hex.encode(SyncCoding.encode($0.set)) }))
+                    AS t(v, s, salt, bytes)
+                """, logger: logger)
+            let rows = store.changed.filter { $0.value != store.loaded[$0.key] }.sorted { $0.key < $1.key }
+            if !rows.isEmpty {
                 try await c.query("""
                     INSERT INTO strata_objects (partition, ref, state, links, version)
-                    VALUES (\(partition), \(key), \(ObjectKey.encode(state)), \(ObjectKey.links(state)), \(version))
+                    SELECT \(partition), ref, decode(state, 'hex'), string_to_array(links, ','), \(version)
+                    FROM unnest(\(rows.map { ObjectKey.text($0.key) }), \(rows.map { Hex.encode(ObjectKey.bytes($0.value)) }),
+                                \(rows.map { ObjectKey.links($0.value).joined(separator: ",") })) AS t(ref, state, links)
                     ON CONFLICT (partition, ref) DO UPDATE SET state = EXCLUDED.state, links = EXCLUDED.links,
                         version = EXCLUDED.version
                     """, logger: logger)
