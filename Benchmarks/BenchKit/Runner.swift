@@ -506,7 +506,7 @@ public final class Runner {
             ("sync server: bootstrap a new client", .perSecond, "Strata: a third, new client's start from a snapshot of the server's objects, objects per second"),
             ("sync server: commit to notification on another client, median", .milliseconds, "Strata: a one-object commit on the first client until a notification on the second (upload, the long poll woken by NOTIFY, apply), 200 in a row"),
             ("sync server: commit to notification on another client, p99", .milliseconds, "their 99th percentile"),
-            ("sync server: PostgreSQL's own insert of such rows", .perSecond, "the physical reference: PostgreSQL inserting rows of the objects table's shape, 1,000 single-row INSERTs a transaction, over postgres-nio; a push writes one such row per object and one history row per change set"),
+            ("sync server: PostgreSQL's own insert of such rows", .perSecond, "the physical reference: PostgreSQL inserting rows of the objects table's shape as a push writes them, 1,000 a statement (arrays unnested), each its own transaction, over postgres-nio; a push writes one such row per object and one history row per change set"),
             ("commit 1 record: exclusive", .milliseconds, "Strata's engine, exclusive mode (LOCK held while open): the median of durable 1-record commits (64-byte value)"),
             ("commit 1 record: alone", .milliseconds, "one process, durable 1-record commits. Strata: the engine in shared mode (LOCK.writer taken per commit, the log's new bytes read); SQLite: WAL, synchronous=FULL; LMDB: default (durable) flags"),
             ("commit 1 record: idle second process", .milliseconds, "the same with a second process (the Bench started again) holding the database open and idle"),
