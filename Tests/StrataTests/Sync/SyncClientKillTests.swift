@@ -82,6 +82,11 @@ import TestSupport
             for (id, value) in lastValue {
                 #expect(realm.object(ofType: SyncKillCheck.self, forPrimaryKey: id)?.value == value, "item \(id): the last committed value \(value) is lost")
             }
+            // The killed file, its outbox and sync metadata among its data, passes the verifier.
+            let inspector = try DatabaseInspector(path: path)
+            defer { _ = try? inspector.close() }  // try?: a read-only inspector's close loses nothing.
+            let problems = inspector.verify()
+            #expect(problems.isEmpty, "verify: \(problems.prefix(5))")
         }
     }
 }
