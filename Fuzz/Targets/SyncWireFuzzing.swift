@@ -20,6 +20,8 @@ package enum SyncWireFuzzing {
             _ = try? pull.snapshot?.decoded(clientSequence: pull.lastSequence)
         }
         _ = try? SyncWire.decode(PullRequest.self, from: data)
+        _ = try? SyncWire.decode(SaltsRequest.self, from: data)
+        _ = try? SyncWire.decode(SaltsResponse.self, from: data)
         _ = try? SyncWire.decode(WireError.self, from: data)
         // The bytes as one change set in its binary form.
         return roundTrip(EncodedChangeSet(bytes: data))
@@ -34,7 +36,8 @@ package enum SyncWireFuzzing {
     }
 
     /// Valid messages: a push of change sets of every operation kind, a pull's answer with change sets and
-    /// one with a snapshot, a pull request and a refusal.
+    /// one with a snapshot, one that says diverged, pull requests (a recovery's among them), salts asked and
+    /// given, and a refusal.
     package static var seeds: [[UInt8]] {
         let ref = ObjectReference(type: "Item", primaryKey: .string("a"))
         let other = ObjectReference(type: "Item", primaryKey: .int(7))
@@ -62,9 +65,17 @@ package enum SyncWireFuzzing {
         let messages: [any Encodable] = [
             PushRequest(clientID: .max, changeSets: [set]),
             PullRequest(clientID: 5, after: 3, waitMilliseconds: 100),
-            PullResponse(changes: [WireServerChangeSet(version: 1, changeSet: EncodedChangeSet(set))], serverVersion: 1, lastSequence: 1),
+            PullRequest(clientID: 5, after: 3, afterSalt: 0x1234_5678_9ABC_DEF1),
+            PullRequest(clientID: 5, after: 2, recovery: true, recoveryClientID: 6),
+            PullResponse(changes: [], serverVersion: 0, lastSequence: 0, retryAfterMilliseconds: 200),
+            PushRequest(clientID: 6, changeSets: [ChangeSet(clientID: 6, sequence: 1, baseVersion: 4, schemaVersion: 2, operations: ops,
+                                                            recovery: .init(through: 9, carried: [.init(clientID: 5, sequence: 3)]))]),
+            PullResponse(changes: [WireServerChangeSet(version: 1, salt: 77, changeSet: EncodedChangeSet(set))], serverVersion: 1, lastSequence: 1),
             PullResponse(changes: [], serverVersion: 4, lastSequence: 0,
-                         snapshot: WireSnapshot(version: 4, objects: [.init(reference: Data(refBytes), state: Data(state))])),
+                         snapshot: WireSnapshot(version: 4, salt: .max, objects: [.init(reference: Data(refBytes), state: Data(state))])),
+            PullResponse(changes: [], serverVersion: 2, lastSequence: 1, diverged: true),
+            SaltsRequest(clientID: 5, versions: [1, 9, .max]),
+            SaltsResponse(salts: [3, 0, 0], compactedThrough: 1),
             WireError(.forbidden, "no"),
         ]
         return messages.compactMap { try? [UInt8](encoder.encode($0)) } + [SyncCoding.encode(set)]

@@ -62,12 +62,20 @@ public final class SyncSession: @unchecked Sendable {
     /// The queue this session's Realm lives on (opened, read and written only there).
     private let queue = DispatchQueue(label: "strata.sync-session")
     private let status = Locked(Status())
+    /// Uploads and recoveries take turns: a push of the outbox as it was before a recovery would send again,
+    /// under the old client id, change sets the recovery renumbers.
+    private let uploadGate = AsyncGate()
+
+    /// The server lost history this file saw: `recover()` before going on.
+    private struct Diverged: Error {}
 
     private struct Status {
         var state: State = .active
         var connection: ConnectionState = .disconnected
         /// The last sequence the server said it holds from this client.
         var uploaded: UInt64 = 0
+        /// The client id `uploaded` counts for (a recovery gives the file a new one).
+        var uploadedClient: UInt64 = 0
         /// Bumped by each local commit the change feed reports, and by `resume()`.
         var wakeUps: [CheckedContinuation<Void, Never>] = []
         var pendingWake = false
@@ -132,13 +140,20 @@ public final class SyncSession: @unchecked Sendable {
     public func wait(for direction: ProgressDirection) async throws {
         switch direction {
         case .upload:
-            let target = try onQueue { realm in realm.syncStatus?.lastSequence ?? 0 }
+            let now = { try self.onQueue { realm in (realm.syncStatus?.clientID ?? 0, realm.syncStatus?.lastSequence ?? 0) } }
+            var (client, target) = try now()
             var attempt = 0
-            while status.withLock({ $0.uploaded }) < target {
+            while true {
+                let current = try now()
+                // A recovery renumbered the outbox under a new client id: all of it is what is left to upload.
+                if current.0 != client { (client, target) = current }
+                guard uploaded(by: client) < target else { break }
                 try await whileSuspended()
                 do {
                     try await uploadOnce()
                     attempt = 0
+                } catch is Diverged {
+                    try await recover()
                 } catch {
                     try await backoff(after: error, attempt: &attempt)
                 }
@@ -153,6 +168,9 @@ public final class SyncSession: @unchecked Sendable {
                     if target == nil { target = server }
                     attempt = 0
                     if applied >= target! { return }
+                } catch is Diverged {
+                    try await recover()
+                    target = nil
                 } catch {
                     try await backoff(after: error, attempt: &attempt)
                 }
@@ -185,6 +203,8 @@ public final class SyncSession: @unchecked Sendable {
                     try await self.whileSuspended()
                     if try await self.uploadOnce() == 0 { await self.sleepUntilWoken(timeout: .seconds(5)) }
                     attempt = 0
+                } catch is Diverged {
+                    if (try? await self.recoverOrBackoff(attempt: &attempt)) == nil { return }
                 } catch {
                     if (try? await self.backoff(after: error, attempt: &attempt)) == nil { return }
                 }
@@ -197,6 +217,8 @@ public final class SyncSession: @unchecked Sendable {
                     try await self.whileSuspended()
                     _ = try await self.downloadOnce(wait: 25_000)
                     attempt = 0
+                } catch is Diverged {
+                    if (try? await self.recoverOrBackoff(attempt: &attempt)) == nil { return }
                 } catch {
                     if (try? await self.backoff(after: error, attempt: &attempt)) == nil { return }
                 }
@@ -205,33 +227,45 @@ public final class SyncSession: @unchecked Sendable {
         status.withLock { $0.tasks = [feed, upload, download] }
     }
 
-    /// Pushes the change sets the server lacks (at most 100 at a time); returns how many were sent.
+    /// Pushes the change sets the server lacks (at most 100 at a time); returns how many were sent. Throws
+    /// `Diverged` when the server no longer holds change sets it acknowledged by returning them.
     @discardableResult
     private func uploadOnce() async throws -> Int {
-        let (clientID, pending) = try onQueue { realm -> (UInt64, [ChangeSet]) in
-            guard let s = realm.syncStatus else { return (0, []) }
-            // Acknowledged change sets came back from the server: it holds them whatever its push answer said.
-            let after = status.withLock { st in
-                st.uploaded = max(st.uploaded, s.acknowledgedSequence)
-                return st.uploaded
+        try await uploadGate.run {
+            let (clientID, acknowledged, pending) = try onQueue { realm -> (UInt64, UInt64, [ChangeSet]) in
+                guard let s = realm.syncStatus else { return (0, 0, []) }
+                // Acknowledged change sets came back from the server: it holds them whatever its push answer said.
+                noteUploaded(s.clientID, s.acknowledgedSequence)
+                let after = uploaded(by: s.clientID)
+                return (s.clientID, s.acknowledgedSequence, Array(try realm.pendingChanges(after: after).prefix(100)))
             }
-            return (s.clientID, Array(try realm.pendingChanges(after: after).prefix(100)))
+            guard let first = pending.first else { return 0 }
+            let response: PushResponse = try await transport.send("push", PushRequest(clientID: clientID, changeSets: pending))
+            connected()
+            if response.lastSequence + 1 < first.sequence {
+                // The server lacks change sets it once held: restored from a backup. Those it acknowledged by
+                // returning them are lost to it (a recovery); the others are sent again from where it stands.
+                if response.lastSequence < acknowledged { throw Diverged() }
+                noteUploaded(clientID, response.lastSequence, lowering: true)
+            } else {
+                noteUploaded(clientID, response.lastSequence)
+            }
+            return pending.count
         }
-        guard !pending.isEmpty else { return 0 }
-        let response: PushResponse = try await transport.send("push", PushRequest(clientID: clientID, changeSets: pending))
-        connected()
-        status.withLock { $0.uploaded = max($0.uploaded, response.lastSequence) }
-        return pending.count
     }
 
     /// Pulls what the server has after this file's version (waiting up to `wait` ms for a push when it has nothing)
     /// and applies it; returns the version applied here and the server's newest.
     private func downloadOnce(wait: Int) async throws -> (applied: UInt64, server: UInt64) {
-        let (clientID, after) = try onQueue { realm in (realm.syncStatus?.clientID ?? 0, realm.syncStatus?.serverVersion ?? 0) }
+        let (clientID, after, salt) = try onQueue { realm in
+            let version = realm.syncStatus?.serverVersion ?? 0
+            return (realm.syncStatus?.clientID ?? 0, version, version > 0 ? try realm.syncSalt(of: version) : 0)
+        }
         let response: PullResponse = try await transport.send(
-            "pull", PullRequest(clientID: clientID, after: after, waitMilliseconds: wait), wait: .milliseconds(wait))
+            "pull", PullRequest(clientID: clientID, after: after, waitMilliseconds: wait, afterSalt: salt), wait: .milliseconds(wait))
         connected()
-        if clientID != 0 { status.withLock { $0.uploaded = max($0.uploaded, response.lastSequence) } }
+        if response.diverged == true { throw Diverged() }
+        if clientID != 0 { noteUploaded(clientID, response.lastSequence) }
         let changes = try response.changes.map { try $0.decoded() }
         let snapshot = try response.snapshot?.decoded(clientSequence: response.lastSequence)
         let applied = try onQueue { realm -> UInt64 in
@@ -242,12 +276,112 @@ public final class SyncSession: @unchecked Sendable {
             }
             if let snapshot {
                 try realm.applyServerSnapshot(snapshot, then: changes)
+            } else if (changes.last?.version ?? after) == response.serverVersion, realm.syncStatus?.clientID == clientID {
+                // Everything up to the server's version is here: the server's count of this client's change sets
+                // is in it (some may have come inside another client's recovery).
+                try realm.applyServerChanges(changes, holdingThrough: response.lastSequence)
             } else if !changes.isEmpty {
                 try realm.applyServerChanges(changes)
             }
             return realm.syncStatus?.serverVersion ?? 0
         }
         return (applied, response.serverVersion)
+    }
+
+    /// The last sequence of `client` the server is known to hold.
+    private func uploaded(by client: UInt64) -> UInt64 {
+        status.withLock { $0.uploadedClient == client ? $0.uploaded : 0 }
+    }
+
+    /// Notes that the server holds `client`'s change sets through `sequence` (`lowering`: and no more, after it
+    /// answered a push with a gap).
+    private func noteUploaded(_ client: UInt64, _ sequence: UInt64, lowering: Bool = false) {
+        status.withLock { s in
+            if s.uploadedClient != client {
+                s.uploadedClient = client
+                s.uploaded = sequence
+            } else {
+                s.uploaded = lowering ? sequence : max(s.uploaded, sequence)
+            }
+        }
+    }
+
+    // MARK: - A server restored from a backup
+
+    /// After a server said it lost history this file saw: waits for the recovery (a refusal is reported and
+    /// backed off from as any other failure).
+    private func recoverOrBackoff(attempt: inout Int) async throws {
+        do {
+            try await recover()
+            attempt = 0
+        } catch {
+            try await backoff(after: error, attempt: &attempt)
+        }
+    }
+
+    /// Finds the last version this file shares with the server, and recovers from there
+    /// (`Realm.recoverFromRestoredServer`). Does nothing when the server still has the version this file last
+    /// applied (another caller recovered already).
+    private func recover() async throws {
+        try await uploadGate.run {
+            let (clientID, version, known) = try onQueue { realm -> (UInt64, UInt64, [KnownVersion]) in
+                let s = realm.syncStatus
+                return (s?.clientID ?? 0, s?.serverVersion ?? 0, try realm.knownServerVersions().filter { $0.version <= (s?.serverVersion ?? 0) })
+            }
+            let shared = try await sharedVersion(known, clientID: clientID)
+            if shared == version && version > 0 { return }
+            var newClientID: UInt64 = 0
+            while newClientID == 0 || newClientID == clientID { newClientID = UInt64.random(in: 1...UInt64.max) }
+            var response: PullResponse
+            while true {
+                response = try await transport.send(
+                    "pull", PullRequest(clientID: clientID, after: shared, recovery: true, recoveryClientID: newClientID))
+                connected()
+                // Another client's recovery is running: this one starts from its result.
+                guard let wait = response.retryAfterMilliseconds else { break }
+                try await Task.sleep(for: .milliseconds(wait))
+            }
+            let snapshot = try response.snapshot?.decoded(clientSequence: response.lastSequence)
+                ?? SyncSnapshot(version: 0, clientSequence: response.lastSequence, states: [])
+            // Where this file knows no versions between the one that matched and the next (it started from a
+            // snapshot there), the server's history is taken from the one that matched: what both share in between
+            // then counts as the server's newer history (the SyncServer article's limits).
+            let newTimeline = try response.changes.map { try $0.decoded() }.filter { $0.version > shared && $0.version <= snapshot.version }
+            let recovered = try onQueue { realm in
+                try realm.recoverFromRestoredServer(SyncRecovery(
+                    clientID: clientID, fromVersion: version, snapshot: snapshot, newTimeline: newTimeline, sharedVersion: shared,
+                    newClientID: newClientID))
+            }
+            if recovered {
+                sync.errorHandler?(SyncRecoveryNotice(partition: sync.partition, lostAfter: shared, serverVersion: snapshot.version))
+            }
+            wake()
+        }
+    }
+
+    /// The newest version among `known` (this file's salts, ascending) whose salt the server has too; 0 when
+    /// none. Salts match up to the last shared version and differ after it, so each request of up to 64 probes
+    /// narrows the range to one 65th.
+    private func sharedVersion(_ known: [KnownVersion], clientID: UInt64) async throws -> UInt64 {
+        var lo = -1, hi = known.count
+        while hi - lo > 1 {
+            let span = hi - lo - 1
+            let count = min(span, 64)
+            let probes = (0..<count).map { lo + 1 + $0 * span / count }
+            let answer: SaltsResponse = try await transport.send("salts", SaltsRequest(clientID: clientID, versions: probes.map { known[$0].version }))
+            guard answer.salts.count == probes.count else {
+                throw WireError(.malformed, "the server answered \(answer.salts.count) salts to \(probes.count) versions asked about")
+            }
+            for (i, index) in probes.enumerated() {
+                if answer.salts[i] == known[index].salt {
+                    lo = index
+                } else {
+                    hi = index
+                    break
+                }
+            }
+        }
+        return lo >= 0 ? known[lo].version : 0
     }
 
     // MARK: - Waiting
@@ -327,5 +461,50 @@ public final class SyncSession: @unchecked Sendable {
             realm.refresh()
             return try body(realm)
         }
+    }
+}
+
+/// Told to the error handler when a session recovered from a server restored from an older backup: the file
+/// now holds the server's objects, plus what the server had lost and this file still had, sent again.
+public struct SyncRecoveryNotice: Error, Sendable, CustomStringConvertible {
+    public var partition: String
+    /// The last server version this file shared with the server (0: none known).
+    public var lostAfter: UInt64
+    /// The server's version the file recovered at.
+    public var serverVersion: UInt64
+
+    public var description: String {
+        "the sync server of partition \(partition) had lost the history after version \(lostAfter) (restored from a backup?): "
+            + "this file took its objects at version \(serverVersion) and sends again what it lacked"
+    }
+}
+
+/// Runs async bodies one at a time, in the order they asked.
+final class AsyncGate: Sendable {
+    private let state = Locked<(held: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func run<T>(_ body: () async throws -> T) async throws -> T {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { s -> Bool in
+                if s.held {
+                    s.waiters.append(c)
+                    return false
+                }
+                s.held = true
+                return true
+            }
+            if now { c.resume() }
+        }
+        defer {
+            let next = state.withLock { s -> CheckedContinuation<Void, Never>? in
+                if s.waiters.isEmpty {
+                    s.held = false
+                    return nil
+                }
+                return s.waiters.removeFirst()
+            }
+            next?.resume()
+        }
+        return try await body()
     }
 }

@@ -14,6 +14,13 @@ import StrataSyncWire
 // (3) `strata_objects` is the result of applying the partition's history in version order with sync's rules:
 //     each push applies its change sets to the objects it reads in the same transaction.
 // (4) Nothing here is kept in a server process between requests: any number of servers serve one database.
+// (5) Each version has a random salt, never 0, kept when compaction drops its change set (and the newest one in
+//     `strata_partitions.salt`): a client that saw version v with salt s finds the same pair here unless this
+//     database was restored from a backup older than what it saw (`PullRequest.afterSalt`, `salts`).
+// (6) Recoveries from such a restore take turns: a recovery's pull leases the partition to the recovery's new
+//     client id (`recovering`) until that client's recovery change set is taken or 30 s pass, so that each one
+//     is computed from a state holding the ones before it. A change set a recovery renumbered whose original
+//     identities are all held already (carried by another recovery) is taken with no operations.
 
 /// The server's state, all in PostgreSQL: partitions and their versions, each client's last sequence, the
 /// history of change sets, and the objects.
@@ -52,7 +59,10 @@ public final class SyncDatabase: Sendable {
         CREATE TABLE IF NOT EXISTS strata_partitions (
             name text PRIMARY KEY,
             version bigint NOT NULL DEFAULT 0,
-            compacted_through bigint NOT NULL DEFAULT 0
+            salt bigint NOT NULL DEFAULT 0,
+            compacted_through bigint NOT NULL DEFAULT 0,
+            recovering bigint NOT NULL DEFAULT 0,
+            recovering_until timestamptz
         )
         """,
         """
@@ -120,6 +130,28 @@ public final class SyncDatabase: Sendable {
                 taken.append((UInt64(version), set))
             }
             guard !taken.isEmpty else { return PushResponse(lastSequence: last, serverVersion: UInt64(version)) }
+            let salts = taken.map { _ in Int64.random(in: .min ... .max) | 1 }
+
+            // What recoveries carry, counted from where each client stands (Invariant 6).
+            var held: [UInt64: UInt64] = [:]
+            let carriedClients = Set(taken.flatMap { $0.set.recovery?.carried.map(\.clientID) ?? [] }).subtracting([clientID])
+            if !carriedClients.isEmpty {
+                for try await (other, sequence) in try await c.query("""
+                    SELECT client_id, last_sequence FROM strata_clients
+                    WHERE partition = \(partition) AND client_id = ANY(\(carriedClients.sorted().map { Int64(bitPattern: $0) })) FOR UPDATE
+                    """, logger: logger).decode((Int64, Int64).self) {
+                    held[UInt64(bitPattern: other)] = UInt64(bitPattern: sequence)
+                }
+            }
+            let heldBefore = held
+            for i in taken.indices {
+                guard let recovery = taken[i].set.recovery else { continue }
+                let carried = recovery.carried.filter { $0.clientID != clientID }
+                if recovery.through == 0 && !carried.isEmpty && carried.allSatisfy({ $0.sequence <= held[$0.clientID] ?? 0 }) {
+                    taken[i].set.operations = []
+                }
+                for id in carried.sorted() where id.sequence == (held[id.clientID] ?? 0) + 1 { held[id.clientID] = id.sequence }
+            }
 
             let store = PostgresSyncStore()
             var refs = Set<ObjectReference>()
@@ -148,7 +180,7 @@ public final class SyncDatabase: Sendable {
                 INSERT INTO strata_changes (partition, version, client_id, sequence, salt, change_set)
                 SELECT \(partition), v, \(client64), s, salt, decode(bytes, 'hex')
                 FROM unnest(\(taken.map { Int64($0.version) }), \(taken.map { Int64($0.set.sequence) }),
-                            \(taken.map { _ in Int64.random(in: .min ... .max) }), \(taken.map { Hex.encode(SyncCoding.encode($0.set)) }))
+                            \(salts), \(taken.map { Hex.encode(SyncCoding.encode($0.set)) }))
                     AS t(v, s, salt, bytes)
                 """, logger: logger)
             let rows = store.changed.filter { $0.value != store.loaded[$0.key] }.sorted { $0.key < $1.key }
@@ -166,7 +198,18 @@ public final class SyncDatabase: Sendable {
                 INSERT INTO strata_clients (partition, client_id, last_sequence) VALUES (\(partition), \(client64), \(Int64(last)))
                 ON CONFLICT (partition, client_id) DO UPDATE SET last_sequence = EXCLUDED.last_sequence
                 """, logger: logger)
-            try await c.query("UPDATE strata_partitions SET version = \(version) WHERE name = \(partition)", logger: logger)
+            // A recovery carries the effects of change sets this database lost (restored from a backup): they count
+            // as received from their clients, so that a client still holding one does not send it again.
+            for (other, through) in held.sorted(by: { $0.key < $1.key }) where through > heldBefore[other] ?? 0 {
+                try await c.query("""
+                    INSERT INTO strata_clients (partition, client_id, last_sequence) VALUES (\(partition), \(Int64(bitPattern: other)), \(Int64(through)))
+                    ON CONFLICT (partition, client_id) DO UPDATE SET last_sequence = EXCLUDED.last_sequence
+                    """, logger: logger)
+            }
+            if taken.contains(where: { ($0.set.recovery?.through ?? 0) > 0 }) {
+                try await c.query("UPDATE strata_partitions SET recovering = 0 WHERE name = \(partition) AND recovering = \(client64)", logger: logger)
+            }
+            try await c.query("UPDATE strata_partitions SET version = \(version), salt = \(salts.last!) WHERE name = \(partition)", logger: logger)
             try await c.query("SELECT pg_notify(\(Self.channel), \(partition))", logger: logger)
             if let hold = Self.testHoldBeforeCommit {
                 FileHandle.standardError.write(Data("strata-sync-server: holding push \(last) of \(clientID) before commit (test hook)\n".utf8))
@@ -181,8 +224,32 @@ public final class SyncDatabase: Sendable {
     /// The change sets of `partition` after version `after` (at most `limit`), its newest version, and the last
     /// sequence it holds from `clientID`; for a new client (`after` 0) or one behind the compacted history, a
     /// snapshot of the objects at the newest version instead. Notes the client's cursor (`compact`).
-    public func pull(partition: String, clientID: UInt64, after: UInt64, limit: Int) async throws -> PullResponse {
+    ///
+    /// `afterSalt` (non-zero): the salt the client saw at `after`. Another salt there, or no version `after` at
+    /// all, means this database lost what the client saw (restored from a backup): the answer says `diverged`
+    /// and gives nothing. `recovery`: the snapshot and every change set after `after` still kept, together.
+    public func pull(partition: String, clientID: UInt64, after: UInt64, afterSalt: UInt64 = 0, limit: Int,
+                     recovery: Bool = false, recoveryClientID: UInt64 = 0) async throws -> PullResponse {
         let client64 = Int64(bitPattern: clientID)
+        if recovery {
+            // Recoveries take turns (Invariant 6).
+            let recovering = Int64(bitPattern: recoveryClientID)
+            let free = try await client.withTransaction(logger: logger) { c -> Bool in
+                try await c.query("INSERT INTO strata_partitions (name) VALUES (\(partition)) ON CONFLICT DO NOTHING", logger: logger)
+                var busy = false
+                for try await (holder, live) in try await c.query("""
+                    SELECT recovering, coalesce(recovering_until > now(), false) FROM strata_partitions WHERE name = \(partition) FOR UPDATE
+                    """, logger: logger).decode((Int64, Bool).self) {
+                    busy = holder != 0 && holder != recovering && live
+                }
+                guard !busy else { return false }
+                try await c.query("""
+                    UPDATE strata_partitions SET recovering = \(recovering), recovering_until = now() + interval '30 seconds' WHERE name = \(partition)
+                    """, logger: logger)
+                return true
+            }
+            guard free else { return PullResponse(changes: [], serverVersion: 0, lastSequence: 0, retryAfterMilliseconds: 200) }
+        }
         let response = try await client.withConnection { c in
             // One snapshot for every read, so that `serverVersion` is never below the last change given and a
             // snapshot of objects is the state at that version.
@@ -190,16 +257,26 @@ public final class SyncDatabase: Sendable {
             do {
                 var version: Int64 = 0
                 var compacted: Int64 = 0
-                for try await (v, through) in try await c.query(
-                    "SELECT version, compacted_through FROM strata_partitions WHERE name = \(partition)", logger: logger
-                ).decode((Int64, Int64).self) {
-                    (version, compacted) = (v, through)
+                var salt: Int64 = 0
+                for try await (v, through, s) in try await c.query(
+                    "SELECT version, compacted_through, salt FROM strata_partitions WHERE name = \(partition)", logger: logger
+                ).decode((Int64, Int64, Int64).self) {
+                    (version, compacted, salt) = (v, through, s)
                 }
                 let last = try await Self.single(Int64.self, c.query(
                     "SELECT last_sequence FROM strata_clients WHERE partition = \(partition) AND client_id = \(client64)",
                     logger: logger)) ?? 0
                 var response = PullResponse(changes: [], serverVersion: UInt64(version), lastSequence: UInt64(bitPattern: last))
-                if version > 0 && (after == 0 || after < UInt64(compacted)) {
+                if after > 0 && afterSalt != 0 && !recovery {
+                    let held = after > UInt64(version) ? nil : try await Self.single(Int64.self, c.query(
+                        "SELECT salt FROM strata_changes WHERE partition = \(partition) AND version = \(Int64(after))", logger: logger))
+                    if held.map({ UInt64(bitPattern: $0) }) != afterSalt {
+                        response.diverged = true
+                        try await c.query("COMMIT", logger: logger)
+                        return response
+                    }
+                }
+                if version > 0 && (recovery || after == 0 || after < UInt64(compacted)) {
                     let rows = try await c.query(
                         "SELECT ref, state FROM strata_objects WHERE partition = \(partition) ORDER BY ref", logger: logger)
                     var objects: [WireSnapshot.Object] = []
@@ -207,14 +284,26 @@ public final class SyncDatabase: Sendable {
                         guard let ref = Hex.decode(key) else { throw WireServerError.corrupt("object key \(key.prefix(40)) is not hex") }
                         objects.append(WireSnapshot.Object(reference: Data(ref), state: Data(state.readableBytesView)))
                     }
-                    response.snapshot = WireSnapshot(version: UInt64(version), objects: objects)
-                } else {
+                    var recent: [WireSnapshot.Version] = []
+                    for try await (v, s, client, sequence) in try await c.query("""
+                        SELECT version, salt, client_id, sequence FROM strata_changes
+                        WHERE partition = \(partition) AND version > \(version - Int64(SyncWire.snapshotRecentVersions)) AND version <= \(version)
+                        ORDER BY version
+                        """, logger: logger).decode((Int64, Int64, Int64, Int64).self) {
+                        recent.append(WireSnapshot.Version(version: UInt64(v), salt: UInt64(bitPattern: s),
+                                                           clientID: UInt64(bitPattern: client), sequence: UInt64(sequence)))
+                    }
+                    response.snapshot = WireSnapshot(version: UInt64(version), salt: UInt64(bitPattern: salt), objects: objects, recent: recent)
+                }
+                if response.snapshot == nil || recovery {
+                    let from = max(Int64(clamping: after), recovery ? compacted : 0)
                     let rows = try await c.query("""
-                        SELECT version, change_set FROM strata_changes WHERE partition = \(partition) AND version > \(Int64(clamping: after))
-                        ORDER BY version LIMIT \(Int64(limit))
+                        SELECT version, salt, change_set FROM strata_changes WHERE partition = \(partition) AND version > \(from)
+                        ORDER BY version LIMIT \(recovery ? Int64.max : Int64(limit))
                         """, logger: logger)
-                    for try await (v, bytes) in rows.decode((Int64, ByteBuffer).self) {
-                        response.changes.append(WireServerChangeSet(version: UInt64(v), changeSet: EncodedChangeSet(bytes: Data(bytes.readableBytesView))))
+                    for try await (v, s, bytes) in rows.decode((Int64, Int64, ByteBuffer).self) {
+                        response.changes.append(WireServerChangeSet(
+                            version: UInt64(v), salt: UInt64(bitPattern: s), changeSet: EncodedChangeSet(bytes: Data(bytes.readableBytesView))))
                     }
                 }
                 try await c.query("COMMIT", logger: logger)
@@ -224,7 +313,7 @@ public final class SyncDatabase: Sendable {
                 throw error
             }
         }
-        if clientID != 0 && after > 0 {
+        if clientID != 0 && after > 0 && response.diverged != true && !recovery {
             try await client.query("""
                 UPDATE strata_clients SET cursor = \(Int64(clamping: after))
                 WHERE partition = \(partition) AND client_id = \(client64) AND cursor < \(Int64(clamping: after))
@@ -233,8 +322,24 @@ public final class SyncDatabase: Sendable {
         return response
     }
 
-    /// Removes `partition`'s change sets through version `through` (by default, through the oldest cursor of its
-    /// clients, so that none of them needs a snapshot): a client behind them gets a snapshot of the objects.
+    /// The salts of `versions` of `partition`, in their order (0 where it has no such version), and the version its
+    /// kept change sets begin after.
+    public func salts(partition: String, versions: [UInt64]) async throws -> SaltsResponse {
+        var found: [Int64: Int64] = [:]
+        let asked = versions.map { Int64(clamping: $0) }
+        for try await (v, s) in try await client.query(
+            "SELECT version, salt FROM strata_changes WHERE partition = \(partition) AND version = ANY(\(asked))", logger: logger
+        ).decode((Int64, Int64).self) {
+            found[v] = s
+        }
+        let compacted = try await Self.single(Int64.self, client.query(
+            "SELECT compacted_through FROM strata_partitions WHERE name = \(partition)", logger: logger)) ?? 0
+        return SaltsResponse(salts: asked.map { UInt64(bitPattern: found[$0] ?? 0) }, compactedThrough: UInt64(compacted))
+    }
+
+    /// Drops `partition`'s change sets through version `through` (by default, through the oldest cursor of its
+    /// clients, so that none of them needs a snapshot), keeping their salts: a client behind them gets a snapshot
+    /// of the objects.
     /// Returns the version the history now begins after.
     @discardableResult
     public func compact(partition: String, through: UInt64? = nil) async throws -> UInt64 {
@@ -244,7 +349,12 @@ public final class SyncDatabase: Sendable {
             let oldest = try await Self.single(Int64.self, c.query(
                 "SELECT coalesce(min(cursor), 0) FROM strata_clients WHERE partition = \(partition)", logger: logger)) ?? 0
             let target = min(Int64(clamping: through ?? UInt64(oldest)), version)
-            try await c.query("DELETE FROM strata_changes WHERE partition = \(partition) AND version <= \(target)", logger: logger)
+            // The rows stay, without their change sets: their salts are what a client checks the history against.
+            try await c.query("""
+                UPDATE strata_changes SET change_set = '\\x'::bytea
+                WHERE partition = \(partition) AND version > (SELECT compacted_through FROM strata_partitions WHERE name = \(partition))
+                    AND version <= \(target)
+                """, logger: logger)
             try await c.query("""
                 UPDATE strata_partitions SET compacted_through = greatest(compacted_through, \(target)) WHERE name = \(partition)
                 """, logger: logger)

@@ -74,6 +74,9 @@ struct Routes: Sendable {
         router.post("/v1/partitions/:partition/pull") { request, context in
             await respond { try await pull(request, context) }
         }
+        router.post("/v1/partitions/:partition/salts") { request, context in
+            await respond { try await salts(request, context) }
+        }
     }
 
     /// The request's partition, once its token grants reading it (or writing it).
@@ -105,17 +108,34 @@ struct Routes: Sendable {
         try checkProtocol(pull.protocolVersion)
         guard pull.limit > 0 else { throw WireError(.malformed, "a pull's limit must be at least 1 (it was \(pull.limit))") }
         let limit = min(pull.limit, configuration.pullLimit)
-        let ticket = pull.waitMilliseconds > 0 ? await waiters.register(partition) : nil
-        var response = try await database.pull(partition: partition, clientID: pull.clientID, after: pull.after, limit: limit)
+        let recovery = pull.recovery ?? false
+        if recovery && (pull.recoveryClientID ?? 0) == 0 {
+            throw WireError(.malformed, "a recovery's pull names the client id of its change sets (recoveryClientID)")
+        }
+        let ticket = pull.waitMilliseconds > 0 && !recovery ? await waiters.register(partition) : nil
+        var response = try await database.pull(
+            partition: partition, clientID: pull.clientID, after: pull.after, afterSalt: pull.afterSalt ?? 0, limit: limit, recovery: recovery,
+            recoveryClientID: pull.recoveryClientID ?? 0)
         if let ticket {
-            if response.changes.isEmpty && response.snapshot == nil {
+            if response.changes.isEmpty && response.snapshot == nil && response.diverged != true {
                 await waiters.wait(ticket, timeout: min(.milliseconds(pull.waitMilliseconds), configuration.maxWait))
-                response = try await database.pull(partition: partition, clientID: pull.clientID, after: pull.after, limit: limit)
+                response = try await database.pull(
+                    partition: partition, clientID: pull.clientID, after: pull.after, afterSalt: pull.afterSalt ?? 0, limit: limit)
             } else {
                 await waiters.cancel(ticket)
             }
         }
         return try SyncWire.encoder.encode(response)
+    }
+
+    private func salts(_ request: Request, _ context: BasicRequestContext) async throws -> Data {
+        let partition = try await authorized(request, context, writing: false)
+        let ask = try SyncWire.decode(SaltsRequest.self, from: try await body(request))
+        try checkProtocol(ask.protocolVersion)
+        guard ask.versions.count <= SyncWire.maxSaltProbes else {
+            throw WireError(.malformed, "a salts request asks about at most \(SyncWire.maxSaltProbes) versions (it asked about \(ask.versions.count))")
+        }
+        return try SyncWire.encoder.encode(try await database.salts(partition: partition, versions: ask.versions))
     }
 
     private func partitionName(_ context: BasicRequestContext) throws -> String {

@@ -7,11 +7,16 @@ import Strata
 //
 //   POST /v1/partitions/{partition}/push   PushRequest  -> PushResponse
 //   POST /v1/partitions/{partition}/pull   PullRequest  -> PullResponse
+//   POST /v1/partitions/{partition}/salts  SaltsRequest -> SaltsResponse
 //   GET  /v1/health                                      -> "ok"
 //
 // Every request but health carries `Authorization: Bearer <token>`. A refusal is a WireError with an HTTP
 // status: 400 malformed, 401 no valid token, 403 partition not granted, 413 too large,
 // 503 the database failed. A push after a gap takes nothing past it and answers with the last sequence held.
+//
+// Each version has a random salt. A client names the salt of the version it pulls after: a server whose version
+// there has another salt (or that has no such version) was restored from an older backup, and says `diverged`.
+// The client then finds the last version both share (`salts`), and recovers (`PullRequest.recovery`).
 
 /// Sync's wire protocol: its version and limits.
 public enum SyncWire {
@@ -21,6 +26,10 @@ public enum SyncWire {
     public static let defaultMaxRequestBytes = 16 << 20
     /// The most change sets one pull returns by default.
     public static let defaultPullLimit = 1000
+    /// The most versions one `SaltsRequest` asks about.
+    public static let maxSaltProbes = 4096
+    /// How many versions before a snapshot's it names (`WireSnapshot.recent`).
+    public static let snapshotRecentVersions = 1024
     /// Partition names: 1-128 letters, digits, `-`, `_` and `.` (they appear in paths and tokens).
     public static func isValidPartition(_ name: String) -> Bool {
         !name.isEmpty && name.utf8.count <= 128 && name.utf8.allSatisfy { b in
@@ -110,46 +119,95 @@ public struct PullRequest: Sendable, Codable {
     public var after: UInt64
     public var limit: Int
     public var waitMilliseconds: Int
+    /// The salt the client holds for version `after` (nil or 0: none known); another salt there makes the server
+    /// answer `diverged`.
+    public var afterSalt: UInt64?
+    /// A diverged client's recovery: the snapshot of the objects now, and every change set after `after` that
+    /// the server still keeps (no limit, no wait), in one answer.
+    public var recovery: Bool?
+    /// With `recovery`: the client id the recovery's change sets will have. The partition is this recovery's
+    /// until its first change set arrives (or 30 s pass): recoveries take turns, each one seeing the last.
+    public var recoveryClientID: UInt64?
 
-    public init(clientID: UInt64, after: UInt64, limit: Int = SyncWire.defaultPullLimit, waitMilliseconds: Int = 0) {
+    public init(clientID: UInt64, after: UInt64, limit: Int = SyncWire.defaultPullLimit, waitMilliseconds: Int = 0,
+                afterSalt: UInt64? = nil, recovery: Bool? = nil, recoveryClientID: UInt64? = nil) {
         protocolVersion = SyncWire.protocolVersion
         self.clientID = clientID
         self.after = after
         self.limit = limit
         self.waitMilliseconds = waitMilliseconds
+        self.afterSalt = afterSalt
+        self.recovery = recovery
+        self.recoveryClientID = recoveryClientID
     }
 }
 
-/// A change set as the server ordered it.
+/// A change set as the server ordered it, with its version's salt.
 public struct WireServerChangeSet: Sendable, Codable {
     public var version: UInt64
+    public var salt: UInt64
     public var changeSet: EncodedChangeSet
 
-    public init(version: UInt64, changeSet: EncodedChangeSet) {
+    public init(version: UInt64, salt: UInt64, changeSet: EncodedChangeSet) {
         self.version = version
+        self.salt = salt
         self.changeSet = changeSet
     }
 
     public func decoded() throws -> ServerChangeSet {
-        ServerChangeSet(version: version, changeSet: try changeSet.decoded())
+        ServerChangeSet(version: version, changeSet: try changeSet.decoded(), salt: salt)
     }
 }
 
 /// The change sets after the request's version, in order with no gap (at most its limit); `serverVersion` is the
 /// partition's newest version (more remain when it is above the last one given), and `lastSequence` the
 /// requesting client's last sequence the server has. A new client (`after` 0), and one behind the history the
-/// server still keeps, gets a `snapshot` of the objects at `serverVersion` instead of change sets.
+/// server still keeps, gets a `snapshot` of the objects at `serverVersion` instead of change sets. `diverged`:
+/// the server's version `after` is not the one the client saw (it has another salt, or none): nothing else is
+/// given, and the client recovers.
 public struct PullResponse: Sendable, Codable {
     public var changes: [WireServerChangeSet]
     public var serverVersion: UInt64
     public var lastSequence: UInt64
     public var snapshot: WireSnapshot?
+    public var diverged: Bool?
+    /// A recovery asked for while another client's runs: nothing is given; ask again after this long.
+    public var retryAfterMilliseconds: Int?
 
-    public init(changes: [WireServerChangeSet], serverVersion: UInt64, lastSequence: UInt64, snapshot: WireSnapshot? = nil) {
+    public init(changes: [WireServerChangeSet], serverVersion: UInt64, lastSequence: UInt64, snapshot: WireSnapshot? = nil, diverged: Bool? = nil,
+                retryAfterMilliseconds: Int? = nil) {
         self.changes = changes
         self.serverVersion = serverVersion
         self.lastSequence = lastSequence
         self.snapshot = snapshot
+        self.diverged = diverged
+        self.retryAfterMilliseconds = retryAfterMilliseconds
+    }
+}
+
+/// Asks for the salts of some versions (at most `SyncWire.maxSaltProbes`): how a diverged client finds the last
+/// version it shares with the server.
+public struct SaltsRequest: Sendable, Codable {
+    public var protocolVersion: Int
+    public var clientID: UInt64
+    public var versions: [UInt64]
+
+    public init(clientID: UInt64, versions: [UInt64]) {
+        protocolVersion = SyncWire.protocolVersion
+        self.clientID = clientID
+        self.versions = versions
+    }
+}
+
+/// The salt of each version asked about, in the request's order: 0 for a version the server does not have, or
+/// whose change set it no longer keeps (compacted). `compactedThrough`: the history begins after this version.
+public struct SaltsResponse: Sendable, Codable {
+    public var salts: [UInt64]
+    public var compactedThrough: UInt64
+
+    public init(salts: [UInt64], compactedThrough: UInt64) {
+        self.salts = salts
+        self.compactedThrough = compactedThrough
     }
 }
 
@@ -166,12 +224,34 @@ public struct WireSnapshot: Sendable, Codable {
         }
     }
 
-    public var version: UInt64
-    public var objects: [Object]
+    /// One version of the history before the snapshot: its salt and its change set's client and sequence.
+    public struct Version: Sendable, Codable {
+        public var version: UInt64
+        public var salt: UInt64
+        public var clientID: UInt64
+        public var sequence: UInt64
 
-    public init(version: UInt64, objects: [Object]) {
+        public init(version: UInt64, salt: UInt64, clientID: UInt64, sequence: UInt64) {
+            self.version = version
+            self.salt = salt
+            self.clientID = clientID
+            self.sequence = sequence
+        }
+    }
+
+    public var version: UInt64
+    /// The salt of `version`.
+    public var salt: UInt64
+    public var objects: [Object]
+    /// The last versions through `version` (at most `SyncWire.snapshotRecentVersions`), so that a client that
+    /// starts here can find where a server restored from a backup parted from what it saw.
+    public var recent: [Version]?
+
+    public init(version: UInt64, salt: UInt64, objects: [Object], recent: [Version]? = nil) {
         self.version = version
+        self.salt = salt
         self.objects = objects
+        self.recent = recent
     }
 
     /// The snapshot for `applyServerSnapshot`, every object's bytes checked.
@@ -187,7 +267,11 @@ public struct WireSnapshot: Sendable, Codable {
                 throw WireError(.malformed, "object \(i) of the snapshot of version \(version) is not valid: \(error)")
             }
         }
-        return SyncSnapshot(version: version, clientSequence: clientSequence, states: states)
+        var snapshot = SyncSnapshot(version: version, salt: salt, clientSequence: clientSequence, states: states)
+        snapshot.recent = (recent ?? []).filter { $0.version <= version && $0.salt != 0 }.map {
+            KnownVersion(version: $0.version, salt: $0.salt, identity: ChangeSet.Identity(clientID: $0.clientID, sequence: $0.sequence))
+        }
+        return snapshot
     }
 }
 

@@ -70,13 +70,60 @@ public struct ChangeSet: Sendable, Hashable, Codable {
     /// The schema version of the file when it committed.
     public var schemaVersion: UInt64
     public var operations: [ChangeOperation]
+    /// Set on a sync session's recovery from a server restored from an older backup: what the server lost
+    /// that this change set carries.
+    public var recovery: Recovery?
 
-    public init(clientID: UInt64, sequence: UInt64, baseVersion: UInt64, schemaVersion: UInt64, operations: [ChangeOperation]) {
+    /// One change set of one client: `(clientID, sequence)`.
+    public struct Identity: Sendable, Hashable, Codable, Comparable {
+        public var clientID: UInt64
+        public var sequence: UInt64
+
+        public init(clientID: UInt64, sequence: UInt64) {
+            self.clientID = clientID
+            self.sequence = sequence
+        }
+
+        public static func < (a: Identity, b: Identity) -> Bool { (a.clientID, a.sequence) < (b.clientID, b.sequence) }
+    }
+
+    /// What a recovery's change set carries: its client's objects as of server version `through` of the history
+    /// the server lost, and so the effects of the change sets it had applied there (`carried`), which the
+    /// server counts as received from their clients. `through` 0: an outbox entry the recovery renumbered,
+    /// carrying what it was sent as before.
+    public struct Recovery: Sendable, Hashable, Codable {
+        public var through: UInt64
+        public var carried: [Identity]
+
+        public init(through: UInt64, carried: [Identity]) {
+            self.through = through
+            self.carried = carried
+        }
+    }
+
+    public init(clientID: UInt64, sequence: UInt64, baseVersion: UInt64, schemaVersion: UInt64, operations: [ChangeOperation],
+                recovery: Recovery? = nil) {
         self.clientID = clientID
         self.sequence = sequence
         self.baseVersion = baseVersion
         self.schemaVersion = schemaVersion
         self.operations = operations
+        self.recovery = recovery
+    }
+
+    /// `(clientID, sequence)`.
+    public var identity: Identity { Identity(clientID: clientID, sequence: sequence) }
+
+    private enum CodingKeys: String, CodingKey { case clientID, sequence, baseVersion, schemaVersion, operations, recovery }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        clientID = try c.decode(UInt64.self, forKey: .clientID)
+        sequence = try c.decode(UInt64.self, forKey: .sequence)
+        baseVersion = try c.decode(UInt64.self, forKey: .baseVersion)
+        schemaVersion = try c.decode(UInt64.self, forKey: .schemaVersion)
+        operations = try c.decode([ChangeOperation].self, forKey: .operations)
+        recovery = try c.decodeIfPresent(Recovery.self, forKey: .recovery)
     }
 }
 
@@ -85,9 +132,22 @@ public struct ChangeSet: Sendable, Hashable, Codable {
 public struct ServerChangeSet: Sendable, Hashable, Codable {
     public var version: UInt64
     public var changeSet: ChangeSet
+    /// The server's salt for `version` (0: none): kept, so that a server restored from an older backup is
+    /// recognised by another salt at a version this file saw.
+    public var salt: UInt64
 
-    public init(version: UInt64, changeSet: ChangeSet) {
+    public init(version: UInt64, changeSet: ChangeSet, salt: UInt64 = 0) {
         self.version = version
         self.changeSet = changeSet
+        self.salt = salt
+    }
+
+    private enum CodingKeys: String, CodingKey { case version, changeSet, salt }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        version = try c.decode(UInt64.self, forKey: .version)
+        changeSet = try c.decode(ChangeSet.self, forKey: .changeSet)
+        salt = try c.decodeIfPresent(UInt64.self, forKey: .salt) ?? 0
     }
 }

@@ -79,6 +79,46 @@ extension Realm {
         }
     }
 
+    /// `applyServerChanges(_:)` given every change set through the server's newest version, which held this
+    /// file's change sets through `sequence`: they leave the outbox even when another client's recovery carried
+    /// them instead of themselves.
+    package func applyServerChanges(_ changes: [ServerChangeSet], holdingThrough sequence: UInt64) throws {
+        do {
+            try core.applyServerChanges(changes, clientSequence: sequence)
+        } catch {
+            throw realmError(error, fileURL: configuration.fileURL)
+        }
+    }
+
+    /// The server's salt this file keeps for `version` (0: none), at this Realm's version.
+    package func syncSalt(of version: UInt64) throws -> UInt64 {
+        do {
+            return try core.knownSalt(version, at: core.readSnapshot)
+        } catch {
+            throw realmError(error, fileURL: configuration.fileURL)
+        }
+    }
+
+    /// Every server version this file keeps (its salt, and its change set's identity), ascending.
+    package func knownServerVersions() throws -> [KnownVersion] {
+        do {
+            return try core.knownVersions(at: core.readSnapshot)
+        } catch {
+            throw realmError(error, fileURL: configuration.fileURL)
+        }
+    }
+
+    /// Recovers from a server that lost history this file saw (restored from an older backup): the file takes
+    /// the server's objects, plus one change set of a new client id carrying what the server lost, then the
+    /// outbox renumbered after it. False when the file was recovered already (by another process sharing it).
+    package func recoverFromRestoredServer(_ recovery: SyncRecovery) throws -> Bool {
+        do {
+            return try core.recoverFromRestoredServer(recovery)
+        } catch {
+            throw realmError(error, fileURL: configuration.fileURL)
+        }
+    }
+
     /// The change sets committed to this file after `sequence`, as they are committed: first those in the
     /// outbox, then each new one (from any instance or process) as it commits. Resume from the last sequence
     /// an integration stored. The outbox keeps change sets until they are acknowledged

@@ -139,7 +139,9 @@ extension RealmCore {
     }
 
     /// Applies server change sets (Invariant 1); throws, changing nothing, on a gap or a storage error.
-    func applyServerChanges(_ changes: [ServerChangeSet], snapshot: SyncSnapshot? = nil) throws {
+    /// `clientSequence`: the server held this client's change sets through this sequence, all inside what is
+    /// given (its own, or carried by another client's recovery), so they leave the outbox.
+    func applyServerChanges(_ changes: [ServerChangeSet], snapshot: SyncSnapshot? = nil, clientSequence: UInt64? = nil) throws {
         guard write == nil else {
             fatalError("applyServerChanges(_:) begins a write transaction of its own: call it outside one")
         }
@@ -170,31 +172,15 @@ extension RealmCore {
             }
             var seenVersions = Set<UInt64>()
             let batch = fresh.filter { seenVersions.insert($0.version).inserted }
-            guard !batch.isEmpty || snapshot != nil else {
+            let heldThrough = min(clientSequence ?? 0, state.nextSequence - 1)
+            guard !batch.isEmpty || snapshot != nil || heldThrough > state.acknowledged else {
                 cancelWrite()
                 return
             }
             let entries = try outboxEntries(after: state.acknowledged, at: view)
             let store = WriteSyncStore(core: self, snapshot: view)
-            var undoChunks: [UInt64: Int] = [:]
-            for entry in entries.reversed() {
-                let (images, chunks) = try undoImages(entry.changeSet.sequence, at: view)
-                undoChunks[entry.changeSet.sequence] = chunks
-                for (ref, image) in images.reversed() {
-                    switch image {
-                    case .state(let before):
-                        store.setState(before, of: ref)
-                    case .fields(let fields):
-                        // The entry left the object live: its changed properties go back.
-                        guard case .live(var o) = store.state(of: ref) else {
-                            throw Realm.Error(.invalidDatabase, "the undo image of change set \(entry.changeSet.sequence) in \(shared.displayName) finds \(ref) not live; the file is damaged")
-                        }
-                        for (name, field) in fields { o.fields[name] = field }
-                        store.setState(.live(o), of: ref)
-                    }
-                }
-            }
-            var acknowledged = state.acknowledged
+            let undoChunks = try undoOutbox(entries, into: store, at: view)
+            var acknowledged = max(state.acknowledged, heldThrough)
             if let snapshot {
                 for (ref, s) in snapshot.states { store.setState(s, of: ref) }
                 acknowledged = max(acknowledged, min(snapshot.clientSequence, state.nextSequence - 1))
@@ -219,6 +205,8 @@ extension RealmCore {
                 try writeUndo(cs.sequence, images.finish(), in: w.tx, replacing: undoChunks[cs.sequence] ?? 0)
             }
             try writeOut(store, w)
+            try recordVersions((snapshot.map { $0.recent + [KnownVersion(version: $0.version, salt: $0.salt)] } ?? [])
+                + batch.map { KnownVersion(version: $0.version, salt: $0.salt, identity: $0.changeSet.identity) }, at: view, in: w.tx)
             state.serverVersion = batch.last?.version ?? base
             state.acknowledged = acknowledged
             try w.tx.put(SyncStorage.stateKey, state.encoded(), in: SyncStorage.partition)
@@ -229,8 +217,33 @@ extension RealmCore {
         try commitWrite()
     }
 
+    /// Undoes the outbox's `entries` in `store`, newest first, from their undo images; returns each entry's
+    /// count of undo chunks.
+    @discardableResult
+    func undoOutbox(_ entries: [OutboxEntry], into store: WriteSyncStore, at view: Snapshot) throws -> [UInt64: Int] {
+        var undoChunks: [UInt64: Int] = [:]
+        for entry in entries.reversed() {
+            let (images, chunks) = try undoImages(entry.changeSet.sequence, at: view)
+            undoChunks[entry.changeSet.sequence] = chunks
+            for (ref, image) in images.reversed() {
+                switch image {
+                case .state(let before):
+                    store.setState(before, of: ref)
+                case .fields(let fields):
+                    // The entry left the object live: its changed properties go back.
+                    guard case .live(var o) = store.state(of: ref) else {
+                        throw Realm.Error(.invalidDatabase, "the undo image of change set \(entry.changeSet.sequence) in \(shared.displayName) finds \(ref) not live; the file is damaged")
+                    }
+                    for (name, field) in fields { o.fields[name] = field }
+                    store.setState(.live(o), of: ref)
+                }
+            }
+        }
+        return undoChunks
+    }
+
     /// Gives every object the store changed its end state, through the object layer, and its metadata.
-    private func writeOut(_ store: WriteSyncStore, _ w: WriteState) throws {
+    func writeOut(_ store: WriteSyncStore, _ w: WriteState) throws {
         let changed = store.states.keys.filter { store.states[$0] != store.original[$0]?.state }.sorted()
         // Deletions first, then new objects (so that links between them resolve), then every value.
         for ref in changed {
@@ -388,12 +401,17 @@ extension RealmCore {
 /// new client starts from, and what a client behind a compacted history catches up with.
 package struct SyncSnapshot: Sendable {
     package var version: UInt64
+    /// The server's salt for `version` (0: none).
+    package var salt: UInt64
+    /// Versions before it, as the server named them (where a restored server parted from them is found there).
+    package var recent: [KnownVersion] = []
     /// The last sequence of this client the server held at `version`: its change sets up to there are inside.
     package var clientSequence: UInt64
     package var states: [(ObjectReference, SyncObjectState)]
 
-    package init(version: UInt64, clientSequence: UInt64, states: [(ObjectReference, SyncObjectState)]) {
+    package init(version: UInt64, salt: UInt64 = 0, clientSequence: UInt64, states: [(ObjectReference, SyncObjectState)]) {
         self.version = version
+        self.salt = salt
         self.clientSequence = clientSequence
         self.states = states
     }

@@ -34,20 +34,12 @@ extension RealmCore {
                 do {
                     try value.withUnsafeBytes { raw in
                         var r = ByteReader(raw)
-                        let version = try r.readUInt8("format version")
-                        guard version == SyncCoding.formatVersion else {
-                            throw StorageError(.corrupted, "change set format \(version) is unknown", file: nil, offset: 0)
-                        }
-                        let client = try r.readUInt64LE("client id")
-                        let s = try r.readVarint("sequence")
-                        let base = try r.readVarint("base version")
-                        let schema = try r.readVarint("schema version")
-                        let count = try r.readVarint("operation count")
+                        let (header, count) = try SyncCoding.readHeader(&r)
                         let chunks = try r.readVarint("chunk count")
-                        guard s == seq, count < UInt64(Int.max), chunks < UInt64(UInt32.max) else {
-                            throw StorageError(.corrupted, "the header of change set \(seq) says sequence \(s)", file: nil, offset: 0)
+                        guard header.sequence == seq, count < UInt64(Int.max), chunks < UInt64(UInt32.max) else {
+                            throw StorageError(.corrupted, "the header of change set \(seq) says sequence \(header.sequence)", file: nil, offset: 0)
                         }
-                        current = (ChangeSet(clientID: client, sequence: s, baseVersion: base, schemaVersion: schema, operations: []), Int(count), Int(chunks))
+                        current = (header, Int(count), Int(chunks))
                     }
                 } catch let e as StorageError {
                     throw damaged("\(e)", key)

@@ -11,6 +11,7 @@ import Foundation
 /// and what a server receives.
 package enum SyncCoding {
     static let formatVersion: UInt8 = 1
+    static let recoveryFormatVersion: UInt8 = 2
     static let maxDepth = 64
 
     // MARK: - Values
@@ -275,13 +276,46 @@ package enum SyncCoding {
     }
 
     /// A change set's header (its operations follow as `write(_:into:)` writes each).
+    /// Format 1, or 2 for a recovery's change set (its `Recovery` follows the schema version).
     static func writeHeader(_ c: ChangeSet, operationCount: Int, into out: inout [UInt8]) {
-        out.append(formatVersion)
+        out.append(c.recovery == nil ? formatVersion : recoveryFormatVersion)
         out.appendUInt64LE(c.clientID)
         out.appendVarint(c.sequence)
         out.appendVarint(c.baseVersion)
         out.appendVarint(c.schemaVersion)
+        if let recovery = c.recovery {
+            out.appendVarint(recovery.through)
+            out.appendVarint(UInt64(recovery.carried.count))
+            for id in recovery.carried {
+                out.appendUInt64LE(id.clientID)
+                out.appendVarint(id.sequence)
+            }
+        }
         out.appendVarint(UInt64(operationCount))
+    }
+
+    /// A change set's header, without its operations, and how many operations follow.
+    static func readHeader(_ r: inout ByteReader) throws -> (ChangeSet, count: UInt64) {
+        let version = try r.readUInt8("format version")
+        guard version == formatVersion || version == recoveryFormatVersion else {
+            throw StorageError(.corrupted, "change set format \(version) is not one this version reads (\(formatVersion) or \(recoveryFormatVersion))", file: nil, offset: 0)
+        }
+        let client = try r.readUInt64LE("client id")
+        let seq = try r.readVarint("sequence")
+        let base = try r.readVarint("base version")
+        let schema = try r.readVarint("schema version")
+        var recovery: ChangeSet.Recovery?
+        if version == recoveryFormatVersion {
+            let through = try r.readVarint("recovered version")
+            // Each carried identity takes at least 9 bytes.
+            let n = try r.readLength("carried change set count", limit: r.remaining / 9)
+            var carried: [ChangeSet.Identity] = []
+            carried.reserveCapacity(n)
+            for _ in 0..<n { carried.append(ChangeSet.Identity(clientID: try r.readUInt64LE("carried client id"), sequence: try r.readVarint("carried sequence"))) }
+            recovery = ChangeSet.Recovery(through: through, carried: carried)
+        }
+        let count = try r.readVarint("operation count")
+        return (ChangeSet(clientID: client, sequence: seq, baseVersion: base, schemaVersion: schema, operations: [], recovery: recovery), count)
     }
 
     package static func encode(_ c: ChangeSet) -> [UInt8] {
@@ -293,20 +327,14 @@ package enum SyncCoding {
 
     package static func decodeChangeSet(_ bytes: UnsafeRawBufferPointer) throws -> ChangeSet {
         var r = ByteReader(bytes)
-        let version = try r.readUInt8("format version")
-        guard version == formatVersion else {
-            throw StorageError(.corrupted, "change set format \(version) is not one this version reads (\(formatVersion))", file: nil, offset: 0)
+        var (set, count) = try readHeader(&r)
+        guard count <= UInt64(r.remaining) else {
+            throw StorageError(.corrupted, "operation count \(count) is more than the \(r.remaining) bytes left hold", file: nil, offset: r.position)
         }
-        let client = try r.readUInt64LE("client id")
-        let seq = try r.readVarint("sequence")
-        let base = try r.readVarint("base version")
-        let schema = try r.readVarint("schema version")
-        let n = try r.readLength("operation count", limit: r.remaining)
-        var ops: [ChangeOperation] = []
-        ops.reserveCapacity(n)
-        for _ in 0..<n { ops.append(try readOperation(&r)) }
+        set.operations.reserveCapacity(Int(count))
+        for _ in 0..<count { set.operations.append(try readOperation(&r)) }
         guard r.isAtEnd else { throw StorageError(.corrupted, "\(r.remaining) bytes follow the change set", file: nil, offset: r.position) }
-        return ChangeSet(clientID: client, sequence: seq, baseVersion: base, schemaVersion: schema, operations: ops)
+        return set
     }
 
     // MARK: - Object states

@@ -27,6 +27,7 @@ enum SyncStorage {
     static func undoKey(_ sequence: UInt64, chunk: UInt32) -> [UInt8] { key(undoTag, sequence, chunk) }
     static let outboxPrefix: [UInt8] = [outboxTag]
     static let undoPrefix: [UInt8] = [undoTag]
+    static let objectPrefix: [UInt8] = [objectTag]
 
     private static func key(_ tag: UInt8, _ sequence: UInt64, _ chunk: UInt32) -> [UInt8] {
         var k: [UInt8] = [tag]

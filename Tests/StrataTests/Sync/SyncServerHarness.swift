@@ -64,6 +64,18 @@ final class PostgresCluster {
         try sql("CREATE DATABASE \(name)")
     }
 
+    /// A backup of `database` as `pg_dump` makes it (its custom format), at `path`.
+    func dump(_ database: String, to path: String) throws {
+        try run([try Self.binary("pg_dump"), "-h", "127.0.0.1", "-p", "\(port)", "-U", user, "-Fc", "-f", path, database])
+    }
+
+    /// Replaces `database` with the backup at `path` (connections to it are ended).
+    func restore(_ database: String, from path: String) throws {
+        try sql("DROP DATABASE \(database) WITH (FORCE)")
+        try createDatabase(database)
+        try run([try Self.binary("pg_restore"), "-h", "127.0.0.1", "-p", "\(port)", "-U", user, "-d", database, path])
+    }
+
     private func postgres(_ arguments: [String]) throws {
         try run(Self.isRoot ? ["/usr/sbin/runuser", "-u", "postgres", "--"] + arguments : arguments)
     }

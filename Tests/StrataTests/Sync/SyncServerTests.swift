@@ -61,8 +61,10 @@ import FoundationNetworking
 
         /// The partition's history as the server keeps it, read from PostgreSQL.
         func history(_ partition: String) throws -> [ServerChangeSet] {
-            try cluster.sql("SELECT version, encode(change_set, 'hex') FROM strata_changes WHERE partition = '\(partition)' ORDER BY version",
-                            database: database)
+            try cluster.sql("""
+                SELECT version, encode(change_set, 'hex') FROM strata_changes WHERE partition = '\(partition)' AND octet_length(change_set) > 0
+                ORDER BY version
+                """, database: database)
                 .split(separator: "\n").map { line in
                     let parts = line.split(separator: "|")
                     let bytes = try #require(SyncServerTests.hexBytes(String(parts[1])))

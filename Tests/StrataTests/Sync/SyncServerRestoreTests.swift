@@ -1,0 +1,138 @@
+import Engine
+import Foundation
+import StrataSync
+import StrataSyncWire
+import Testing
+import TestSupport
+
+@testable import Strata
+
+/// A sync server whose database is restored from an older backup (`pg_dump`, then `pg_restore` over it): the
+/// clients that saw the history it lost find out by the salts of the versions they applied, and bring it back.
+@Suite(.serialized) struct SyncServerRestoreTests {
+    typealias Setup = SyncServerTests.Setup
+
+    static let noFaults = FaultyProxy.Faults(dropRequest: 0, dropResponse: 0, duplicate: 0, maxDelayMilliseconds: 0)
+
+    @Test func aServerRestoredFromAnOlderBackupGetsBackWhatItLostAndKeepsWhatCameAfter() async throws {
+        try await Setup.with { setup in
+            let token = try SyncServerProcess.token(write: ["team"])
+            // A proxy gives the clients one address across the server's restart.
+            let proxy = try FaultyProxy(target: setup.servers[0].port, seed: 1, faults: Self.noFaults)
+            defer { proxy.stop() }
+            let notices = Locked<[String: Int]>([:])
+            func config(_ name: String) -> Realm.Configuration {
+                var c = setup.config(name, partition: "team", url: proxy.url, token: token)
+                c.syncConfiguration?.errorHandler = { error in
+                    if error is SyncRecoveryNotice { notices.withLock { $0[name, default: 0] += 1 } }
+                }
+                return c
+            }
+            let (a, b, c, d) = (config("a.realm"), config("b.realm"), config("c.realm"), config("d.realm"))
+            func item(_ config: Realm.Configuration, _ id: String) throws -> SyncItem? { try SyncServerTests.item(config, id) }
+
+            try SyncServerTests.write(a) { r in
+                r.add(SyncItem("x", title: "x0"))
+                r.add(SyncItem("counter"))
+                r.add(SyncItem("doomed"))
+            }
+            try await setup.session(a).wait(for: .upload)
+            for config in [b, d] { try await setup.session(config).wait(for: .download) }
+            try setup.session(d).suspend()
+            let backup = setup.dir.child("backup.dump")
+            try setup.cluster.dump(setup.database, to: backup)
+
+            // All of this reaches the server after the backup, and every client but d sees it: the restore loses it.
+            try SyncServerTests.write(a) { r in
+                r.object(ofType: SyncItem.self, forPrimaryKey: "x")!.title = "lost-a"
+                r.object(ofType: SyncItem.self, forPrimaryKey: "counter")!.increment("count", by: 5)
+                r.add(SyncItem("onlyA"))
+            }
+            try SyncServerTests.write(b) { r in
+                r.object(ofType: SyncItem.self, forPrimaryKey: "counter")!.increment("count", by: 3)
+                r.add(SyncItem("onlyB"))
+                r.delete(r.object(ofType: SyncItem.self, forPrimaryKey: "doomed")!)
+            }
+            // d, offline, adds 4; its change set reaches the server (sent by hand: d's session never hears back),
+            // and stays in d's outbox, which d has not seen come back.
+            try SyncServerTests.write(d) { r in r.object(ofType: SyncItem.self, forPrimaryKey: "counter")!.increment("count", by: 4) }
+            let dPending = try Realm(configuration: d).pendingChanges()
+            let dClient = try #require(try Realm(configuration: d).syncStatus?.clientID)
+            #expect(try await setup.post("v1/partitions/team/push", body: SyncWire.encoder.encode(PushRequest(clientID: dClient, changeSets: dPending)),
+                                         token: token).0 == 200)
+            for config in [a, b] { try await setup.session(config).wait(for: .upload) }
+            for config in [a, b] {
+                try await setup.session(config).wait(for: .download)
+                #expect(try item(config, "counter")?.count == 12)
+                #expect(try Realm(configuration: config).pendingChanges().isEmpty)
+            }
+            let lostVersion = try setup.version("team")
+
+            // The restore, while a and b are offline; c, a new client, then starts from the restored server and
+            // edits x's title again and adds 7.
+            try setup.session(a).suspend()
+            try setup.session(b).suspend()
+            setup.servers[0].kill()
+            try setup.cluster.restore(setup.database, from: backup)
+            #expect(try setup.version("team") < lostVersion)
+            setup.servers[0] = try SyncServerProcess(cluster: setup.cluster, database: setup.database, dir: setup.dir, name: "restored")
+            proxy.retarget(setup.servers[0].port)
+            try await setup.session(c).wait(for: .download)
+            #expect(try item(c, "x")?.title == "x0")
+            try SyncServerTests.write(c) { r in
+                r.object(ofType: SyncItem.self, forPrimaryKey: "x")!.title = "after-c"
+                r.object(ofType: SyncItem.self, forPrimaryKey: "counter")!.increment("count", by: 7)
+                r.add(SyncItem("onlyC"))
+            }
+            try await setup.session(c).wait(for: .upload)
+
+            // b recovers first and carries the lost history; a, which saw no more of it than b, then adds nothing;
+            // d, which never saw it, sends its outbox, which b's recovery already carried.
+            let aBefore = try #require(try Realm(configuration: a).syncStatus?.clientID)
+            for config in [b, a, d] {
+                try setup.session(config).resume()
+                try await setup.session(config).wait(for: .download)
+                try await setup.session(config).wait(for: .upload)
+            }
+            try await Self.settle(setup, [a, b, c, d], partition: "team")
+
+            let server = SyncContents.normalized(try setup.objects("team"))
+            for config in [a, b, c, d] {
+                let name = config.fileURL!.lastPathComponent
+                let diff = SyncContents.difference(try SyncContents.of(try Realm(configuration: config)), server)
+                #expect(diff == nil, "\(name): \(diff ?? "")")
+                #expect(try item(config, "x")?.title == "after-c", "\(name): the edit made after the restore is the newest")
+                #expect(try item(config, "counter")?.count == 5 + 3 + 4 + 7, "\(name): every addition once")
+                for id in ["onlyA", "onlyB", "onlyC"] { #expect(try item(config, id) != nil, "\(name): \(id)") }
+                #expect(try item(config, "doomed") == nil, "\(name): the lost delete is back")
+            }
+            #expect(notices.withLock { $0 } == ["a.realm": 1, "b.realm": 1])
+            #expect(try Realm(configuration: a).syncStatus?.clientID != aBefore, "a recovered under a new client id")
+            // b's recovery carries what it saw: d's change set among it, so the server counted d's as received.
+            // a's recovery, which b's covered, carries nothing.
+            let history = try setup.history("team")
+            let recoveries = history.filter { $0.changeSet.recovery != nil }.map(\.changeSet)
+            #expect(recoveries.count == 2)
+            #expect(recoveries.first?.recovery?.carried.contains(ChangeSet.Identity(clientID: dClient, sequence: 1)) == true)
+            #expect(recoveries.last.map { $0.operations.isEmpty && $0.recovery?.carried == [] } == true)
+            #expect(!history.contains { $0.changeSet.clientID == dClient })
+        }
+    }
+
+    /// Waits until every client's outbox is on the server and every client is at the server's version.
+    static func settle(_ setup: Setup, _ clients: [Realm.Configuration], partition: String) async throws {
+        var settled = false
+        for _ in 0..<6 where !settled {
+            for c in clients {
+                try await setup.session(c).wait(for: .upload)
+                try await setup.session(c).wait(for: .download)
+            }
+            let version = try setup.version(partition)
+            settled = try clients.allSatisfy { c in
+                let realm = try Realm(configuration: c)
+                return try realm.pendingChanges().isEmpty && realm.syncStatus?.serverVersion == UInt64(version)
+            }
+        }
+        #expect(settled, "the clients did not settle")
+    }
+}
