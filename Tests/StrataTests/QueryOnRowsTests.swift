@@ -35,6 +35,52 @@ final class QRItem: Object {
         #expect(items.where { $0.id == 7 }.first?.score == 70)
     }
 
+    /// Comparisons of an Int primary key read only the keys in range, in a write too (its added, changed and
+    /// deleted objects, before and after a spill), and give what a scan gives.
+    @Test func primaryKeyRangesReadOnlyTheirKeysAndAgreeWithAScan() throws {
+        let dir = try TemporaryDirectory()
+        var config = Realm.Configuration(fileURL: URL(fileURLWithPath: dir.child("r.realm")), objectTypes: [QRItem.self])
+        config.schemaVersion = 1
+        let realm = try Realm(configuration: config)
+        try realm.write { for i in -20..<200 { realm.create(QRItem.self, value: ["id": i, "score": i % 7]) } }
+        let items = realm.objects(QRItem.self)
+        #expect(items.where { $0.id > 5 }.plan == .primaryKeyRange(property: "id"))
+        #expect(items.filter("id BETWEEN {3, 9} AND score > 2").plan == .primaryKeyRange(property: "id"))
+        #expect(items.filter("id > 5 OR score > 2").plan == .scan)
+        #expect(items.filter("id > 5.5").plan == .scan)
+        let cases: [(String, [Any], (QRItem) -> Bool)] = [
+            ("id > %@", [150], { $0.id > 150 }),
+            ("id >= %@", [150], { $0.id >= 150 }),
+            ("id < %@", [-5], { $0.id < -5 }),
+            ("id <= %@ AND id > %@", [10, 3], { $0.id <= 10 && $0.id > 3 }),
+            ("id BETWEEN {%@, %@} AND score == 2", [-10, 60], { (-10...60).contains($0.id) && $0.score == 2 }),
+            ("id > %@ AND id < %@", [50, 40], { _ in false }),
+            ("id > %@", [Int.max], { _ in false }),
+            ("id < %@", [Int.min], { _ in false }),
+            ("id >= %@", [Int.max], { $0.id == .max }),
+        ]
+        func check(_ realm: Realm, _ when: String) {
+            let all = Array(realm.objects(QRItem.self))
+            for (format, args, reference) in cases {
+                let results = realm.objects(QRItem.self).filter(format, args)
+                #expect(results.map(\.id).sorted() == all.filter(reference).map(\.id).sorted(), "\(when): \(format) \(args)")
+                #expect(results.count == all.filter(reference).count, "\(when): count of \(format) \(args)")
+            }
+        }
+        check(realm, "committed")
+        // Spills every few operations: the write's objects are in spilled segments and in its batch.
+        realm.core.spillThreshold = 512
+        try realm.write {
+            // Added (in and out of range), changed and deleted objects of the write.
+            for i in 300..<320 { realm.create(QRItem.self, value: ["id": i, "score": 2]) }
+            realm.create(QRItem.self, value: ["id": Int.max, "score": 2])
+            realm.delete(realm.objects(QRItem.self).where { $0.id >= 150 && $0.id < 160 })
+            for item in realm.objects(QRItem.self).where({ $0.id > 40 && $0.id < 50 }) { item.score = 2 }
+            check(realm, "in a write")
+        }
+        check(realm, "after the write")
+    }
+
     @Test(arguments: Seeds.environmentOr([1, 2, 3]))
     func directReadsAgreeWithSwift(seed: UInt64) throws {
         var rng = SplitMix64(seed: seed)

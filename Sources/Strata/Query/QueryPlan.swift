@@ -8,12 +8,16 @@ enum QueryPlan: Equatable, CustomStringConvertible {
     case primaryKey(property: String)
     /// The same through a secondary index on `type.property`.
     case index(type: String, property: String)
+    /// `pk > v`, `pk <= v`, `pk BETWEEN {a, b}` on an Int primary key (alone or ANDed with more): only the
+    /// objects whose keys are in range are read, and the whole predicate checks them.
+    case primaryKeyRange(property: String)
 
     var description: String {
         switch self {
         case .scan: "scan"
         case .primaryKey(let p): "primary key \(p)"
         case .index(let t, let p): "index on \(t).\(p)"
+        case .primaryKeyRange(let p): "primary key range of \(p)"
         }
     }
 }

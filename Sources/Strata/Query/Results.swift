@@ -133,9 +133,45 @@ public struct Results<Element: _RealmResultsElement>: RandomAccessCollection, Cu
             core.forEachRecord(binding, inOrder: base.keys(in: core, elements: binding), body)
         } else if let keys = primaryKeyCandidates() {
             core.forEachRecord(binding, keys: keys, body)
+        } else if let range = primaryKeyRange() {
+            core.forEachRecord(binding, in: range, body)
         } else {
             core.forEachRecord(binding, body)
         }
+    }
+
+    /// The keys an Int primary key's comparisons (`<`, `<=`, `>`, `>=`, `BETWEEN`, ANDed with anything) leave
+    /// possible: the key of an Int-keyed object is its primary key, so only that range of the type is read.
+    /// Nil when the predicate does not bound the key.
+    func primaryKeyRange() -> ClosedRange<Int64>? {
+        guard base == nil, binding.intPrimaryKey, let pk = binding.info.primaryKeyIndex, let predicate else { return nil }
+        var lower = Int64.min, upper = Int64.max, bounded = false, empty = false
+        func visit(_ p: Predicate) {
+            switch p {
+            case .and(let a, let b):
+                visit(a)
+                visit(b)
+            case .compare(pk, let op, .int(let v), let options) where options.isEmpty:
+                switch op {
+                case .greater: if v == .max { empty = true } else { lower = Swift.max(lower, v + 1) }
+                case .greaterOrEqual: lower = Swift.max(lower, v)
+                case .less: if v == .min { empty = true } else { upper = Swift.min(upper, v - 1) }
+                case .lessOrEqual: upper = Swift.min(upper, v)
+                case .equal, .notEqual: return
+                }
+                bounded = true
+            case .between(pk, .int(let lo), .int(let hi)):
+                lower = Swift.max(lower, lo)
+                upper = Swift.min(upper, hi)
+                bounded = true
+            default: return
+            }
+        }
+        visit(predicate)
+        guard bounded else { return nil }
+        // An empty range: one key no scan reaches past (the predicate, checked on it, is false).
+        if empty || lower > upper { return Int64.max...Int64.max }
+        return lower...upper
     }
 
     /// What the predicate (or a sort or distinct through links) needs to follow links, when it does.
@@ -171,7 +207,13 @@ public struct Results<Element: _RealmResultsElement>: RandomAccessCollection, Cu
     func primaryKeyCandidates() -> Set<Int64>? { candidates().keys }
 
     /// How the query finds its objects (the planner's choice, which tests assert).
-    var plan: QueryPlan { candidates(planOnly: true).plan }
+    var plan: QueryPlan {
+        let plan = candidates(planOnly: true).plan
+        if plan == .scan, base == nil, primaryKeyRange() != nil, let pk = binding.info.primaryKeyIndex {
+            return .primaryKeyRange(property: binding.info.schema.properties[pk].name)
+        }
+        return plan
+    }
 
     func candidates(planOnly: Bool = false) -> (keys: Set<Int64>?, plan: QueryPlan) {
         guard let predicate else { return (nil, .scan) }

@@ -6,13 +6,22 @@ import Engine
 /// record it cannot read directly (another layout, nil, non-ASCII text) asks the general predicate of that
 /// conjunct, so the answer is always the general one.
 struct RowPredicate {
-    enum Test {
-        case int(index: Int, op: CompareOp, value: Int64, general: Predicate)
-        case ascii(index: Int, op: StringOp, pattern: [UInt8], general: Predicate)
-        case general(Predicate)
+    /// One conjunct: a fast test on the record's bytes (`int`, `ascii`), with its general form for values the
+    /// fast test cannot read, or the general form alone. Plain values only, so that the loop over a record's
+    /// tests retains nothing; the general forms and patterns are in arrays of their own (`slot`).
+    struct Test {
+        enum Kind { case int, ascii, general }
+        var kind: Kind
+        var index: Int
+        var compare: CompareOp
+        var stringOp: StringOp
+        var value: Int64
+        var slot: Int
     }
 
     let tests: [Test]
+    let generals: [Predicate]
+    let patterns: [[UInt8]]
 
     init(_ predicate: Predicate) {
         var conjuncts: [Predicate] = []
@@ -25,44 +34,51 @@ struct RowPredicate {
             }
         }
         flatten(predicate)
-        tests = conjuncts.map { p in
+        var patterns: [[UInt8]] = []
+        tests = conjuncts.enumerated().map { slot, p in
             switch p {
             case .compare(let i, let op, .int(let v), _):
-                return .int(index: i, op: op, value: v, general: p)
+                return Test(kind: .int, index: i, compare: op, stringOp: .beginsWith, value: v, slot: slot)
             case .string(let i, let op, let s, let options) where options.isEmpty && op != .like && Self.bytewise(op, Array(s.utf8)):
-                return .ascii(index: i, op: op, pattern: Array(s.utf8), general: p)
+                patterns.append(Array(s.utf8))
+                return Test(kind: .ascii, index: i, compare: .equal, stringOp: op, value: Int64(patterns.count - 1), slot: slot)
             default:
-                return .general(p)
+                return Test(kind: .general, index: 0, compare: .equal, stringOp: .beginsWith, value: 0, slot: slot)
             }
         }
+        generals = conjuncts
+        self.patterns = patterns
     }
 
     func evaluate(_ r: RecordRef, key: Int64, in context: QueryContext?) -> Bool {
         guard case .bytes(let raw, let binding) = r else {
-            return tests.allSatisfy { $0.general.evaluate(r, key: key, in: context) }
+            return generals.allSatisfy { $0.evaluate(r, key: key, in: context) }
         }
-        for test in tests {
-            switch test {
-            case .int(let i, let op, let value, let general):
-                if let (tag, start) = binding.directPayload(i, in: raw), tag == DirectTag.int, let w = DirectTag.word(raw, start) {
-                    if !Predicate.compare(Int64(bitPattern: w), op, value) { return false }
-                } else if !general.evaluate(r, key: key, in: context) {
-                    return false
+        return tests.withUnsafeBufferPointer { tests in
+            for test in tests {
+                switch test.kind {
+                case .int:
+                    if let (tag, start) = binding.directPayload(test.index, in: raw), tag == DirectTag.int, let w = DirectTag.word(raw, start) {
+                        if !Predicate.compare(Int64(bitPattern: w), test.compare, test.value) { return false }
+                    } else if !generals[test.slot].evaluate(r, key: key, in: context) {
+                        return false
+                    }
+                case .ascii:
+                    if let (tag, start) = binding.directPayload(test.index, in: raw), tag == DirectTag.string,
+                        let (length, width) = DirectTag.length(raw, start), length <= raw.count - start - width,
+                        let result = Self.match(UnsafeRawBufferPointer(rebasing: raw[(start + width)..<(start + width + length)]),
+                                                test.stringOp, patterns[Int(test.value)])
+                    {
+                        if !result { return false }
+                    } else if !generals[test.slot].evaluate(r, key: key, in: context) {
+                        return false
+                    }
+                case .general:
+                    if !generals[test.slot].evaluate(r, key: key, in: context) { return false }
                 }
-            case .ascii(let i, let op, let pattern, let general):
-                if let (tag, start) = binding.directPayload(i, in: raw), tag == DirectTag.string,
-                    let (length, width) = DirectTag.length(raw, start), length <= raw.count - start - width,
-                    let result = Self.match(UnsafeRawBufferPointer(rebasing: raw[(start + width)..<(start + width + length)]), op, pattern)
-                {
-                    if !result { return false }
-                } else if !general.evaluate(r, key: key, in: context) {
-                    return false
-                }
-            case .general(let p):
-                if !p.evaluate(r, key: key, in: context) { return false }
             }
+            return true
         }
-        return true
     }
 
     /// Whether matching `pattern` byte for byte gives `String`'s answer on ASCII text. It does, but for one
@@ -102,14 +118,6 @@ struct RowPredicate {
             }
             return false
         case .like: return nil
-        }
-    }
-}
-
-extension RowPredicate.Test {
-    var general: Predicate {
-        switch self {
-        case .int(_, _, _, let p), .ascii(_, _, _, let p), .general(let p): p
         }
     }
 }

@@ -112,20 +112,23 @@ extension RealmCore {
             var encoded: [UInt8] = []
             // The indexes the file lists now (another instance may have built one this binding predates).
             let storedNow = shared.storedSchema.withLock { $0 }
-            var indexesByPartition: [UInt32: [(property: Int, partition: UInt32)]] = [:]
+            // Keys come partition by partition: the partition's encoded binding and indexes are looked up once.
+            var lastPartition: UInt32?
+            var encodedBinding: TypeBinding?
+            var indexes: [(property: Int, partition: UInt32)] = []
             for (pk, position) in ordered {
                 guard let entry = w.entry(at: position, in: pk.partition) else { continue }
                 let binding: TypeBinding
                 switch entry {
                 case .record(let r): binding = r.binding
-                case .encoded, .deleted: binding = w.encodedBinding(pk.partition)
+                case .encoded, .deleted:
+                    if pk.partition != lastPartition || encodedBinding == nil { encodedBinding = w.encodedBinding(pk.partition) }
+                    binding = encodedBinding!
                 }
-                let indexes: [(property: Int, partition: UInt32)]
-                if let known = indexesByPartition[pk.partition] {
-                    indexes = known
-                } else {
+                if pk.partition != lastPartition {
+                    lastPartition = pk.partition
+                    if case .record = entry { encodedBinding = nil }
                     indexes = SecondaryIndex.indexes(of: binding, in: storedNow)
-                    indexesByPartition[pk.partition] = indexes
                 }
                 // A record encoded into the transaction's batch when its object was added or first changed is
                 // there already; its index entries are read from those bytes.

@@ -228,6 +228,41 @@ extension RealmCore {
         }
     }
 
+    /// `forEachRecord(_:_:)` for the objects whose keys are in `range`: the view's from the range's start, then
+    /// the keys this write added in range.
+    func forEachRecord(_ binding: TypeBinding, in range: ClosedRange<Int64>, _ body: (Int64, RecordRef) -> Bool) {
+        let partition = binding.partition
+        let w = write
+        var stop = false
+        do {
+            if !(w?.isDropped(partition) ?? false) {
+                try readSnapshot.scan(partition, from: ObjectKey.bytes(range.lowerBound)) { k, v in
+                    guard let key = ObjectKey.decode(k) else { return true }
+                    guard key <= range.upperBound else { return false }
+                    if let w, w.visit(PendingKey(partition: partition, key: key), { stop = !body(key, $0) }) != .none {
+                        // Pending: read there (or deleted).
+                    } else if let migrated = binding.migratedRecord(v) {
+                        migrated.withUnsafeBytes { stop = !body(key, .bytes($0, binding)) }
+                    } else {
+                        stop = !body(key, .bytes(v, binding))
+                    }
+                    return !stop
+                }
+            }
+        } catch {
+            fatalError("reading the objects of \(binding.info.schema.className) in \(shared.displayName) failed: \(error)\(RealmCore.damageAdvice)")
+        }
+        if stop { return }
+        guard let w else { return }
+        for key in w.added(in: partition) where range.contains(key) {
+            let pk = PendingKey(partition: partition, key: key)
+            guard w.isLive(pk) == true else { continue }
+            if exists(inSnapshot: key, partition: partition) { continue }
+            w.visit(pk) { stop = !body(key, $0) }
+            if stop { return }
+        }
+    }
+
     /// Calls `body` with each live object among `keys` (no duplicates), pending changes included, in the
     /// order a scan gives them (`forEachRecord(_:_:)`: keys of the snapshot ascending, then keys added by
     /// this write in the order they were added; once a write has spilled, the keys it spilled are among the
