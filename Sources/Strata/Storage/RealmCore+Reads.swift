@@ -195,50 +195,25 @@ extension RealmCore {
     /// order added (a write that spilled finds the objects it added before the spill among the view's, in key
     /// order: unsorted results promise no order, in Realm too).
     func forEachRecord(_ binding: TypeBinding, _ body: (Int64, RecordRef) -> Bool) {
-        let partition = binding.partition
-        let w = write
-        var stop = false
-        do {
-            if !(w?.isDropped(partition) ?? false) {
-            try readSnapshot.scan(partition) { k, v in
-                guard let key = ObjectKey.decode(k) else { return true }
-                if let w, w.visit(PendingKey(partition: partition, key: key), { stop = !body(key, $0) }) != .none {
-                    // Pending: read there (or deleted).
-                } else if let migrated = binding.migratedRecord(v) {
-                    migrated.withUnsafeBytes { stop = !body(key, .bytes($0, binding)) }
-                } else {
-                    stop = !body(key, .bytes(v, binding))
-                }
-                return !stop
-            }
-            }
-        } catch {
-            // A query cannot throw, and a scan that stopped at damaged bytes would give a wrong answer.
-            fatalError("reading the objects of \(binding.info.schema.className) in \(shared.displayName) failed: \(error)\(RealmCore.damageAdvice)")
-        }
-        if stop { return }
-        guard let w else { return }
-        for key in w.added(in: partition) {
-            let pk = PendingKey(partition: partition, key: key)
-            guard w.isLive(pk) == true else { continue }
-            // Added keys that were already in the snapshot were handled above.
-            if exists(inSnapshot: key, partition: partition) { continue }
-            w.visit(pk) { stop = !body(key, $0) }
-            if stop { return }
-        }
+        forEachRecord(binding, range: nil, body)
     }
 
     /// `forEachRecord(_:_:)` for the objects whose keys are in `range`: the view's from the range's start, then
     /// the keys this write added in range.
     func forEachRecord(_ binding: TypeBinding, in range: ClosedRange<Int64>, _ body: (Int64, RecordRef) -> Bool) {
+        forEachRecord(binding, range: range, body)
+    }
+
+    private func forEachRecord(_ binding: TypeBinding, range: ClosedRange<Int64>?, _ body: (Int64, RecordRef) -> Bool) {
         let partition = binding.partition
         let w = write
         var stop = false
         do {
             if !(w?.isDropped(partition) ?? false) {
-                try readSnapshot.scan(partition, from: ObjectKey.bytes(range.lowerBound)) { k, v in
+                // Without a range, from nil: a compacted partition's scan takes its fast path.
+                try readSnapshot.scan(partition, from: range.map { ObjectKey.bytes($0.lowerBound) }) { k, v in
                     guard let key = ObjectKey.decode(k) else { return true }
-                    guard key <= range.upperBound else { return false }
+                    if let range, key > range.upperBound { return false }
                     if let w, w.visit(PendingKey(partition: partition, key: key), { stop = !body(key, $0) }) != .none {
                         // Pending: read there (or deleted).
                     } else if let migrated = binding.migratedRecord(v) {
@@ -250,13 +225,15 @@ extension RealmCore {
                 }
             }
         } catch {
+            // A query cannot throw, and a scan that stopped at damaged bytes would give a wrong answer.
             fatalError("reading the objects of \(binding.info.schema.className) in \(shared.displayName) failed: \(error)\(RealmCore.damageAdvice)")
         }
         if stop { return }
         guard let w else { return }
-        for key in w.added(in: partition) where range.contains(key) {
+        for key in w.added(in: partition) where range?.contains(key) ?? true {
             let pk = PendingKey(partition: partition, key: key)
             guard w.isLive(pk) == true else { continue }
+            // Added keys that were already in the snapshot were handled above.
             if exists(inSnapshot: key, partition: partition) { continue }
             w.visit(pk) { stop = !body(key, $0) }
             if stop { return }

@@ -193,16 +193,7 @@ extension RealmCore {
             if acknowledged > state.acknowledged { try removeOutbox(through: acknowledged, at: view, in: w.tx) }
             for entry in entries where entry.changeSet.sequence > acknowledged {
                 let cs = entry.changeSet
-                store.startRecording()
-                for op in cs.operations { SyncRules.apply(op, author: cs.clientID, base: cs.baseVersion, version: Tombstone.unordered, to: store) }
-                var images = SyncStorage.ChunkBuilder()
-                for (ref, s) in store.takeRecording() {
-                    images.add { out in
-                        SyncCoding.write(ref, into: &out)
-                        SyncCoding.write(UndoImage.state(s), into: &out)
-                    }
-                }
-                try writeUndo(cs.sequence, images.finish(), in: w.tx, replacing: undoChunks[cs.sequence] ?? 0)
+                try writeUndo(cs.sequence, applyAgain(cs, to: store), in: w.tx, replacing: undoChunks[cs.sequence] ?? 0)
             }
             try writeOut(store, w)
             try recordVersions((snapshot.map { $0.recent + [KnownVersion(version: $0.version, salt: $0.salt)] } ?? [])
@@ -215,6 +206,21 @@ extension RealmCore {
             throw error
         }
         try commitWrite()
+    }
+
+    /// Applies a local change set again on top of the store (not ordered by the server yet), and returns its new
+    /// undo images, chunked.
+    func applyAgain(_ cs: ChangeSet, to store: WriteSyncStore) -> [[UInt8]] {
+        store.startRecording()
+        for op in cs.operations { SyncRules.apply(op, author: cs.clientID, base: cs.baseVersion, version: Tombstone.unordered, to: store) }
+        var images = SyncStorage.ChunkBuilder()
+        for (ref, s) in store.takeRecording() {
+            images.add { out in
+                SyncCoding.write(ref, into: &out)
+                SyncCoding.write(UndoImage.state(s), into: &out)
+            }
+        }
+        return images.finish()
     }
 
     /// Undoes the outbox's `entries` in `store`, newest first, from their undo images; returns each entry's

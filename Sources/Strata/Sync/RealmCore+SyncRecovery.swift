@@ -267,18 +267,10 @@ extension RealmCore {
             }
             if state.nextSequence > 1 { try removeOutbox(through: state.nextSequence - 1, at: view, in: w.tx) }
             for cs in renumbered {
-                store.startRecording()
-                for op in cs.operations { SyncRules.apply(op, author: cs.clientID, base: cs.baseVersion, version: Tombstone.unordered, to: store) }
-                var images = SyncStorage.ChunkBuilder()
-                for (ref, s) in store.takeRecording() {
-                    images.add { out in
-                        SyncCoding.write(ref, into: &out)
-                        SyncCoding.write(UndoImage.state(s), into: &out)
-                    }
-                }
+                let undo = applyAgain(cs, to: store)
                 var ops = SyncStorage.ChunkBuilder()
                 for op in cs.operations { ops.add { SyncCoding.write(op, into: &$0) } }
-                try writeOutboxEntry(cs, operationCount: cs.operations.count, operations: ops.finish(), undo: images.finish(), in: w.tx)
+                try writeOutboxEntry(cs, operationCount: cs.operations.count, operations: ops.finish(), undo: undo, in: w.tx)
             }
             try writeOut(store, w)
             state.clientID = newClient.clientID

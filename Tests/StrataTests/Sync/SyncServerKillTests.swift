@@ -1,3 +1,4 @@
+import Engine
 import Foundation
 import StrataSyncWire
 import Testing
@@ -20,11 +21,23 @@ import TestSupport
                                    operations: [.create(SyncTesting.ref("k"), values: ["id": .string("k"), "title": .string("kept")])])
             let body = try SyncWire.encoder.encode(PushRequest(clientID: 9, changeSets: [change]))
             let url = holding.url
-            let inFlight = Task { try? await SyncServerTests.post(url, "v1/partitions/team/push", body: body, token: token) }
+            // The held push answers only when killed. An answer before that is a refusal: under the whole suite's
+            // load a fresh server's first connections to PostgreSQL can time out (503). It is sent again.
+            let refusals = Locked<[Int]>([])
+            let inFlight = Task { () -> (Int, WireError?)? in
+                while !Task.isCancelled {
+                    guard let answer = try? await SyncServerTests.post(url, "v1/partitions/team/push", body: body, token: token) else { return nil }
+                    if answer.0 == 200 { return answer }
+                    refusals.withLock { $0.append(answer.0) }
+                    try? await Task.sleep(for: .milliseconds(200))
+                }
+                return nil
+            }
             let deadline = Date().addingTimeInterval(300)  // generous: the whole suite shares two cores
             while !holding.logText.contains("holding push 1 of 9") {
                 guard Date() < deadline else {
-                    Issue.record("the server never reached its commit: \(holding.logText)")
+                    inFlight.cancel()
+                    Issue.record("the server never reached its commit (refusals \(refusals.withLock { $0 })): \(holding.logText)")
                     return
                 }
                 try await Task.sleep(for: .milliseconds(10))

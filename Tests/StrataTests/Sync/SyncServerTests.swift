@@ -111,8 +111,13 @@ import FoundationNetworking
         var request = URLRequest(url: url.appendingPathComponent(path))
         request.httpMethod = "POST"
         request.httpBody = body
+        // A connection and a session of its own: a request of one test (a refused 17 MB upload) never holds up
+        // another's on Linux's URLSession, which serves a session's transfers together.
+        request.setValue("close", forHTTPHeaderField: "Connection")
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        let (data, response) = try await URLSession.shared.data(for: request)
+        let session = URLSession(configuration: .ephemeral)
+        defer { session.finishTasksAndInvalidate() }
+        let (data, response) = try await session.data(for: request)
         let status = (response as! HTTPURLResponse).statusCode
         return (status, status == 200 ? nil : try JSONDecoder().decode(WireError.self, from: data))
     }
