@@ -153,7 +153,8 @@ public final class SyncSession: @unchecked Sendable {
                     try await uploadOnce()
                     attempt = 0
                 } catch is Diverged {
-                    try await recover()
+                    // A recovery that fails (a lost request) is retried after the usual wait.
+                    try await recoverOrBackoff(attempt: &attempt)
                 } catch {
                     try await backoff(after: error, attempt: &attempt)
                 }
@@ -169,7 +170,7 @@ public final class SyncSession: @unchecked Sendable {
                     attempt = 0
                     if applied >= target! { return }
                 } catch is Diverged {
-                    try await recover()
+                    try await recoverOrBackoff(attempt: &attempt)
                     target = nil
                 } catch {
                     try await backoff(after: error, attempt: &attempt)
