@@ -107,6 +107,14 @@ import TestSupport
                 #expect(try item(config, "doomed") == nil, "\(name): the lost delete is back")
             }
             #expect(notices.withLock { $0 } == ["a.realm": 1, "b.realm": 1])
+            // The recovered files (renumbered outboxes, kept versions and all) pass the verifier.
+            await setup.stopSessions()
+            for config in [a, b] {
+                let inspector = try DatabaseInspector(path: config.fileURL!.path)
+                defer { _ = try? inspector.close() }  // try?: a read-only inspector's close loses nothing.
+                let problems = inspector.verify()
+                #expect(problems.isEmpty, "\(config.fileURL!.lastPathComponent): \(problems.prefix(5))")
+            }
             #expect(try Realm(configuration: a).syncStatus?.clientID != aBefore, "a recovered under a new client id")
             // b's recovery carries what it saw: d's change set among it, so the server counted d's as received.
             // a's recovery, which b's covered, carries nothing.
