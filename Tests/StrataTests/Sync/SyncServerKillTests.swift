@@ -20,15 +20,22 @@ import TestSupport
             let change = ChangeSet(clientID: 9, sequence: 1, baseVersion: 0, schemaVersion: 0,
                                    operations: [.create(SyncTesting.ref("k"), values: ["id": .string("k"), "title": .string("kept")])])
             let body = try SyncWire.encoder.encode(PushRequest(clientID: 9, changeSets: [change]))
-            let url = holding.url
-            // The held push answers only when killed. An answer before that is a refusal: under the whole suite's
-            // load a fresh server's first connections to PostgreSQL can time out (503). It is sent again.
-            let refusals = Locked<[Int]>([])
+            let url = holding.url, log = holding.log
+            // The held push answers only when killed. An answer or a failure before the server holds it is a
+            // refusal: under the whole suite's load a fresh server's first connections to PostgreSQL can time out
+            // (503), and a request can fail on the way. It is sent again. A failure once it is held is the kill.
+            let refusals = Locked<[String]>([])
             let inFlight = Task { () -> (Int, WireError?)? in
                 while !Task.isCancelled {
-                    guard let answer = try? await SyncServerTests.post(url, "v1/partitions/team/push", body: body, token: token) else { return nil }
-                    if answer.0 == 200 { return answer }
-                    refusals.withLock { $0.append(answer.0) }
+                    do {
+                        let answer = try await SyncServerTests.post(url, "v1/partitions/team/push", body: body, token: token)
+                        if answer.0 == 200 { return answer }
+                        refusals.withLock { $0.append("\(answer.0)") }
+                    } catch {
+                        let held = (try? String(contentsOfFile: log, encoding: .utf8))?.contains("holding push") ?? false
+                        if held { return nil }
+                        refusals.withLock { $0.append("\(error)") }
+                    }
                     try? await Task.sleep(for: .milliseconds(200))
                 }
                 return nil
