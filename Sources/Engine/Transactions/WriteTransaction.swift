@@ -124,6 +124,30 @@ package final class WriteTransaction: @unchecked Sendable {
         try database.beginSpill(batch, into: state)
         if view !== snapshot { view.close() }
         view = database.spillView(state, base: snapshot)
+        spills += 1
+    }
+
+    /// How many times the transaction has spilled: what `spilledExtent(in:)` answers holds until it changes.
+    package private(set) var spills = 0
+
+    /// What the spills hold of a partition, as `spilledExtent(in:)` tells it.
+    package enum SpilledExtent {
+        /// No entry of the partition.
+        case none
+        /// Entries of keys from `low` to `high` (inclusive) only.
+        case keys(low: [UInt8], high: [UInt8])
+        /// The partition was dropped: any key may be affected.
+        case dropped
+    }
+
+    /// The range of keys the spills may hold entries of in `partition`: a caller that asks about many keys
+    /// answers most of them from it (a key outside it is certainly not spilled), and asks `spillMayHold` for
+    /// the rest.
+    package func spilledExtent(in partition: UInt32) -> SpilledExtent {
+        guard let spilled else { return .none }
+        if spilled.dropped.contains(partition) { return .dropped }
+        guard let range = spilled.keyRanges[partition] else { return .none }
+        return .keys(low: range.low, high: range.high)
     }
 
     /// Whether `spill()` wrote anything.

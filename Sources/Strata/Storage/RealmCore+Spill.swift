@@ -44,25 +44,35 @@ extension RealmCore {
             return found
         }
         do {
-            for pk in w.allKeys() {
-                guard let entry = w.entry(pk) else { continue }
-                switch entry {
-                case .record(let r) where r.deleted:
-                    try writeDeletion(pk, r.binding, indexes(r.binding), w)
-                case .deleted:
-                    let binding = w.encodedBinding(pk.partition)
-                    try writeDeletion(pk, binding, indexes(binding), w)
-                case .record(let r):
-                    // A record whose links and lists are resolved (every one, between operations) is encoded
-                    // into the batch first; an embedded object no parent has taken stays (the commit deletes it).
-                    guard !w.orphans.contains(pk), r.binding.schemaVersion == version, w.encodeRecord(pk, version: version),
-                        case .encoded(let range)? = w.entry(pk)
-                    else { continue }
-                    w.encodedVersion = version
-                    try writeIndexEntries(pk, range, r.binding, indexes(r.binding), w)
-                case .encoded(let range):
-                    let binding = w.encodedBinding(pk.partition)
-                    try writeIndexEntries(pk, range, binding, indexes(binding), w)
+            // Partition by partition, entry by entry in the order added (no lookup by key): the binding of the
+            // encoded entries and the indexes are found once per partition, and an encoded record of a type
+            // without indexes needs nothing here (it is in the batch already).
+            for partition in w.pendingPartitions {
+                let encodedBinding = w.encodedBindingIfAny(partition)
+                let encodedIndexes = encodedBinding.map(indexes) ?? []
+                let keys = w.keys(in: partition)
+                for position in keys.indices {
+                    guard let entry = w.entry(at: position, in: partition) else { continue }
+                    let pk = PendingKey(partition: partition, key: keys[position])
+                    switch entry {
+                    case .encoded(let range):
+                        guard let binding = encodedBinding, !encodedIndexes.isEmpty else { continue }
+                        try writeIndexEntries(pk, range, binding, encodedIndexes, w)
+                    case .deleted:
+                        let binding = w.encodedBinding(partition)
+                        try writeDeletion(pk, binding, indexes(binding), w)
+                    case .record(let r) where r.deleted:
+                        try writeDeletion(pk, r.binding, indexes(r.binding), w)
+                    case .record(let r):
+                        // A record whose links and lists are resolved (every one, between operations) is encoded
+                        // into the batch first; an embedded object no parent has taken stays (the commit deletes
+                        // it).
+                        guard !w.orphans.contains(pk), r.binding.schemaVersion == version, w.encodeRecord(pk, version: version),
+                            case .encoded(let range)? = w.entry(at: position, in: partition)
+                        else { continue }
+                        w.encodedVersion = version
+                        try writeIndexEntries(pk, range, r.binding, indexes(r.binding), w)
+                    }
                 }
             }
             // Index entries of deleted objects first, as at commit: a later object with the same primary key
@@ -97,7 +107,11 @@ extension RealmCore {
     /// order) keep it.
     @inline(__always)
     func spilledOver(_ w: WriteState, _ partition: UInt32, _ key: Int64) -> Bool {
-        w.hasSpilled && ObjectKey.withBytes(key) { w.tx.spillMayHold($0, in: partition) }
+        guard w.hasSpilled else { return false }
+        // Most keys a loop asks about lie outside what was spilled (above it, when the loop goes in key order).
+        let spilled = w.spilledKeys(partition)
+        guard key >= spilled.low && key <= spilled.high else { return false }
+        return ObjectKey.withBytes(key) { w.tx.spillMayHold($0, in: partition) }
     }
 
     /// Writes the deletion of object `pk` of `binding`'s type into the batch, with the removal of its

@@ -70,6 +70,8 @@ extension RealmCore {
         var primaryKeyPartition: UInt32?
         /// The largest object key stored in the write's view (`Int64.min`: none), once read (again after a spill).
         var largestStored: Int64?
+        /// The object keys the write's spills may hold of the partition, as of spill `spills` (`spilledKeys`).
+        @exclusivity(unchecked) var spilledKeys: (spills: Int, low: Int64, high: Int64)?
 
         @inline(__always)
         func entry(_ key: Int64) -> PendingEntry? {
@@ -446,6 +448,24 @@ extension RealmCore {
             return out
         }
 
+        /// The smallest and largest object key the write's spills may hold entries of in `partition` (low above
+        /// high: none), read from the transaction once per spill.
+        @inline(__always)
+        func spilledKeys(_ partition: UInt32) -> (low: Int64, high: Int64) {
+            let p = state(partition)
+            if let known = p.spilledKeys, known.spills == tx.spills { return (known.low, known.high) }
+            var range: (low: Int64, high: Int64) = (.min, .max)
+            switch tx.spilledExtent(in: partition) {
+            case .none: range = (1, 0)
+            case .dropped: break
+            case .keys(let low, let high):
+                // Keys of other lengths than an object's (none in an object partition) leave the whole range.
+                if let l = low.withUnsafeBytes(ObjectKey.decode), let h = high.withUnsafeBytes(ObjectKey.decode) { range = (l, h) }
+            }
+            p.spilledKeys = (tx.spills, range.low, range.high)
+            return range
+        }
+
         /// The largest object key stored in `partition` in the write's view (`Int64.min` when there is none),
         /// read with `read` once per write and after each spill: a key above it needs no lookup to know it is new.
         @inline(__always)
@@ -470,6 +490,12 @@ extension RealmCore {
             partitions[partition] = nil
             last = nil
         }
+
+        /// The partitions with pending objects.
+        var pendingPartitions: [UInt32] { Array(partitions.keys) }
+
+        /// The binding of the encoded and deleted entries of `partition`, nil when it has none.
+        func encodedBindingIfAny(_ partition: UInt32) -> TypeBinding? { existing(partition)?.binding }
 
         /// The keys of the pending objects of `partition`, in the order they were first added.
         func keys(in partition: UInt32) -> [Int64] { existing(partition)?.keys ?? [] }
