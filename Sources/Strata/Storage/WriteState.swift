@@ -554,7 +554,7 @@ extension RealmCore {
             for partition in partitions.keys.sorted() {
                 guard let p = partitions[partition] else { continue }
                 let keys = p.keys
-                if keys.isSorted {
+                if p.index.isSorted || keys.isSorted {
                     for (i, k) in keys.enumerated() { out.append((PendingKey(partition: partition, key: k), i)) }
                 } else {
                     for i in keys.indices.sorted(by: { keys[$0] < keys[$1] }) { out.append((PendingKey(partition: partition, key: keys[i]), i)) }
