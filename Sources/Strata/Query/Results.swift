@@ -96,7 +96,9 @@ public struct Results<Element: _RealmResultsElement>: RandomAccessCollection, Cu
         if cache.token == token && (cache.recordsKept || !needsRecords) { return cache }
         var rows: [(key: Int64, record: [UInt8]?, sortValues: [StoredValue], distinctValues: [StoredValue])] = []
         let context = queryContext()
-        let compiled = predicate.map(RowPredicate.init)
+        // A predicate the scanned key range says all of is not tested again per object.
+        let rangeIsExact = base == nil && primaryKeyCandidates() == nil && primaryKeyBounds()?.exact == true
+        let compiled = rangeIsExact ? nil : predicate.map(RowPredicate.init)
         forEachCandidate { key, ref in
             if let compiled, !compiled.evaluate(ref, key: key, in: context) { return true }
             let record: [UInt8]?
@@ -143,9 +145,13 @@ public struct Results<Element: _RealmResultsElement>: RandomAccessCollection, Cu
     /// The keys an Int primary key's comparisons (`<`, `<=`, `>`, `>=`, `BETWEEN`, ANDed with anything) leave
     /// possible: the key of an Int-keyed object is its primary key, so only that range of the type is read.
     /// Nil when the predicate does not bound the key.
-    func primaryKeyRange() -> ClosedRange<Int64>? {
+    func primaryKeyRange() -> ClosedRange<Int64>? { primaryKeyBounds()?.range }
+
+    /// `primaryKeyRange()`, and whether the range says all the predicate says (it is made of those comparisons
+    /// only): every object in the range then matches, with nothing to test per object.
+    func primaryKeyBounds() -> (range: ClosedRange<Int64>, exact: Bool)? {
         guard base == nil, binding.intPrimaryKey, let pk = binding.info.primaryKeyIndex, let predicate else { return nil }
-        var lower = Int64.min, upper = Int64.max, bounded = false, empty = false
+        var lower = Int64.min, upper = Int64.max, bounded = false, empty = false, exact = true
         func visit(_ p: Predicate) {
             switch p {
             case .and(let a, let b):
@@ -157,21 +163,23 @@ public struct Results<Element: _RealmResultsElement>: RandomAccessCollection, Cu
                 case .greaterOrEqual: lower = Swift.max(lower, v)
                 case .less: if v == .min { empty = true } else { upper = Swift.min(upper, v - 1) }
                 case .lessOrEqual: upper = Swift.min(upper, v)
-                case .equal, .notEqual: return
+                case .equal, .notEqual:
+                    exact = false
+                    return
                 }
                 bounded = true
             case .between(pk, .int(let lo), .int(let hi)):
                 lower = Swift.max(lower, lo)
                 upper = Swift.min(upper, hi)
                 bounded = true
-            default: return
+            default: exact = false
             }
         }
         visit(predicate)
         guard bounded else { return nil }
         // An empty range: one key no scan reaches past (the predicate, checked on it, is false).
-        if empty || lower > upper { return Int64.max...Int64.max }
-        return lower...upper
+        if empty || lower > upper { return (Int64.max...Int64.max, false) }
+        return (lower...upper, exact)
     }
 
     /// What the predicate (or a sort or distinct through links) needs to follow links, when it does.
