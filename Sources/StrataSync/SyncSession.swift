@@ -65,6 +65,8 @@ public final class SyncSession: @unchecked Sendable {
     /// Uploads and recoveries take turns: a push of the outbox as it was before a recovery would send again,
     /// under the old client id, change sets the recovery renumbers.
     private let uploadGate = AsyncGate()
+    /// Progress notifications and their figures (`SyncProgress.swift`).
+    let progress = ProgressTracker()
 
     /// The server lost history this file saw: `recover()` before going on.
     private struct Diverged: Error {}
@@ -233,13 +235,16 @@ public final class SyncSession: @unchecked Sendable {
     @discardableResult
     private func uploadOnce() async throws -> Int {
         try await uploadGate.run {
-            let (clientID, acknowledged, pending) = try onQueue { realm -> (UInt64, UInt64, [ChangeSet]) in
-                guard let s = realm.syncStatus else { return (0, 0, []) }
+            let wantsProgress = progress.wants(.upload)
+            let (clientID, acknowledged, pending, sizes) = try onQueue { realm -> (UInt64, UInt64, [ChangeSet], [(sequence: UInt64, bytes: Int)]) in
+                guard let s = realm.syncStatus else { return (0, 0, [], []) }
                 // Acknowledged change sets came back from the server: it holds them whatever its push answer said.
                 noteUploaded(s.clientID, s.acknowledgedSequence)
                 let after = uploaded(by: s.clientID)
-                return (s.clientID, s.acknowledgedSequence, Array(try realm.pendingChanges(after: after).prefix(100)))
+                return (s.clientID, s.acknowledgedSequence, Array(try realm.pendingChanges(after: after).prefix(100)),
+                        wantsProgress ? try realm.pendingChangeSizes(after: after) : [])
             }
+            if wantsProgress { progress.record(.upload, pending: sizes.reduce(0) { $0 + $1.bytes }) }
             guard let first = pending.first else { return 0 }
             let response: PushResponse = try await transport.send("push", PushRequest(clientID: clientID, changeSets: pending))
             connected()
@@ -250,6 +255,10 @@ public final class SyncSession: @unchecked Sendable {
                 noteUploaded(clientID, response.lastSequence, lowering: true)
             } else {
                 noteUploaded(clientID, response.lastSequence)
+                if wantsProgress {
+                    let taken = sizes.filter { $0.sequence <= response.lastSequence }.reduce(0) { $0 + $1.bytes }
+                    progress.record(.upload, transferred: taken, pending: sizes.filter { $0.sequence > response.lastSequence }.reduce(0) { $0 + $1.bytes })
+                }
             }
             return pending.count
         }
@@ -286,11 +295,15 @@ public final class SyncSession: @unchecked Sendable {
             }
             return realm.syncStatus?.serverVersion ?? 0
         }
+        // Download progress: the bytes of what came, and what the server said is left.
+        let bytes = response.changes.reduce(0) { $0 + $1.changeSet.bytes.count }
+            + (response.snapshot?.objects.reduce(0) { $0 + $1.state.count } ?? 0)
+        progress.record(.download, transferred: bytes, pending: Int(clamping: response.remainingBytes ?? 0))
         return (applied, response.serverVersion)
     }
 
     /// The last sequence of `client` the server is known to hold.
-    private func uploaded(by client: UInt64) -> UInt64 {
+    func uploaded(by client: UInt64) -> UInt64 {
         status.withLock { $0.uploadedClient == client ? $0.uploaded : 0 }
     }
 
@@ -456,7 +469,7 @@ public final class SyncSession: @unchecked Sendable {
         sync.errorHandler?(error)
     }
 
-    private func onQueue<T>(_ body: (Realm) throws -> T) throws -> T {
+    func onQueue<T>(_ body: (Realm) throws -> T) throws -> T {
         try queue.sync {
             let realm = try Realm(configuration: configuration, queue: queue)
             realm.refresh()

@@ -305,6 +305,16 @@ public final class SyncDatabase: Sendable {
                         response.changes.append(WireServerChangeSet(
                             version: UInt64(v), salt: UInt64(bitPattern: s), changeSet: EncodedChangeSet(bytes: Data(bytes.readableBytesView))))
                     }
+                    // What is left after a page that filled its limit, for the client's download progress.
+                    response.remainingBytes = 0
+                    if let last = response.changes.last, !recovery, response.changes.count >= limit, last.version < UInt64(version) {
+                        response.remainingBytes = try await Self.single(Int64.self, c.query("""
+                            SELECT coalesce(sum(octet_length(change_set)), 0)::bigint FROM strata_changes
+                            WHERE partition = \(partition) AND version > \(Int64(last.version))
+                            """, logger: logger)).map { UInt64($0) } ?? 0
+                    }
+                } else {
+                    response.remainingBytes = 0
                 }
                 try await c.query("COMMIT", logger: logger)
                 return response

@@ -173,6 +173,9 @@ public struct PullResponse: Sendable, Codable {
     public var diverged: Bool?
     /// A recovery asked for while another client's runs: nothing is given; ask again after this long.
     public var retryAfterMilliseconds: Int?
+    /// The bytes of the change sets after the last one given (a pull answered with its limit of them): what is
+    /// left to download, for progress notifications. Nil from servers before it was added, and 0 when nothing is.
+    public var remainingBytes: UInt64?
 
     public init(changes: [WireServerChangeSet], serverVersion: UInt64, lastSequence: UInt64, snapshot: WireSnapshot? = nil, diverged: Bool? = nil,
                 retryAfterMilliseconds: Int? = nil) {

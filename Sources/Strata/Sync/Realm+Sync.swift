@@ -33,6 +33,16 @@ extension Realm {
         }
     }
 
+    /// The bytes each change set after `sequence` in the outbox takes as stored, oldest first: what a sync
+    /// session's upload progress counts.
+    package func pendingChangeSizes(after sequence: UInt64 = 0) throws -> [(sequence: UInt64, bytes: Int)] {
+        do {
+            return try core.outboxSizes(after: sequence, at: core.readSnapshot)
+        } catch {
+            throw realmError(error, fileURL: configuration.fileURL)
+        }
+    }
+
     /// Removes the change sets through `sequence` from the outbox: an integration that keeps them elsewhere
     /// now (a server that stored them, a CloudKit upload that succeeded) says so. A sync session's server
     /// acknowledges by returning them in its change sets (`applyServerChanges(_:)`), which does this itself.

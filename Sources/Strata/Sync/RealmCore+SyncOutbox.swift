@@ -63,6 +63,22 @@ extension RealmCore {
         return out
     }
 
+    /// The bytes each outbox entry after `sequence` takes at `snapshot` (its header and operation chunks, as
+    /// stored), by sequence, oldest first; nothing is decoded.
+    func outboxSizes(after sequence: UInt64, at snapshot: Snapshot) throws -> [(sequence: UInt64, bytes: Int)] {
+        var out: [(sequence: UInt64, bytes: Int)] = []
+        let cursor = try snapshot.cursor(SyncStorage.partition, from: SyncStorage.outboxKey(sequence &+ 1, chunk: 0))
+        while let (key, value) = try cursor.next() {
+            guard let (tag, seq, _) = key.withUnsafeBytes({ SyncStorage.parse($0) }), tag == SyncStorage.outboxPrefix[0] else { break }
+            if out.last?.sequence == seq {
+                out[out.count - 1].bytes += value.count
+            } else {
+                out.append((seq, value.count))
+            }
+        }
+        return out
+    }
+
     /// The undo images of outbox entry `sequence`, and how many chunks hold them.
     func undoImages(_ sequence: UInt64, at snapshot: Snapshot) throws -> (images: [(ObjectReference, UndoImage)], chunks: Int) {
         var out: [(ObjectReference, UndoImage)] = []
