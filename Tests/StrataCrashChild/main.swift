@@ -238,6 +238,52 @@ if arguments.count == 6, arguments[1] == "syncclient", let url = URL(string: arg
         exit(1)
     }
 }
+// `syncshare PATH URL TOKEN COUNT` (SyncSharedFileTests): beside another process that syncs the same file, creates
+// objects 10000..<10000+COUNT (their value the object's id, one write each) with its own sync session running,
+// waits until the server holds every change set of the file, prints "uploaded", and exits.
+if arguments.count == 6, arguments[1] == "syncshare", let url = URL(string: arguments[3]), let count = Int(arguments[5]) {
+    let token = arguments[4]
+    var config = Realm.Configuration(fileURL: URL(fileURLWithPath: arguments[2]), objectTypes: [SyncKillItem.self])
+    config.syncConfiguration = SyncConfiguration(serverURL: url, partition: "team", token: { token })
+    let done = DispatchSemaphore(value: 0)
+    final class Failure: @unchecked Sendable {
+        private let lock = NSLock()
+        private var message: String?
+        func set(_ m: String) { lock.withLock { message = m } }
+        var value: String? { lock.withLock { message } }
+    }
+    struct NoSession: Error {}
+    let failure = Failure()
+    let configuration = config
+    Thread.detachNewThread {
+        do {
+            let realm = try Realm(configuration: configuration)
+            guard let session = realm.syncSession else { throw NoSession() }
+            for i in 0..<count {
+                try realm.write { realm.create(SyncKillItem.self, value: ["id": 10_000 + i, "value": 10_000 + i]) }
+                if i % 7 == 0 { Thread.sleep(forTimeInterval: 0.002) }
+            }
+            Task {
+                do {
+                    try await session.wait(for: .upload)
+                } catch {
+                    failure.set("\(error)")
+                }
+                done.signal()
+            }
+        } catch {
+            failure.set("\(error)")
+            done.signal()
+        }
+    }
+    done.wait()
+    if let message = failure.value {
+        FileHandle.standardError.write(Data("StrataCrashChild: \(message)\n".utf8))
+        exit(1)
+    }
+    say("uploaded")
+    exit(0)
+}
 if arguments.count == 3, arguments[1] == "convert" {
     do {
         try Realm.convertRealmFile(configuration: Realm.Configuration(fileURL: URL(fileURLWithPath: arguments[2])))
