@@ -123,7 +123,22 @@ import TestSupport
                 return try realm.pendingChanges().isEmpty && realm.syncStatus?.serverVersion == UInt64(version)
             }
         }
-        #expect(settled, "seed \(seed): the clients did not settle")
+        if !settled {
+            // What held them: each client's outbox and status, and what the server counts of each client.
+            var said: [String] = []
+            for (i, c) in clients.enumerated() {
+                let realm = try Realm(configuration: c)
+                let s = realm.syncStatus
+                let pending = try realm.pendingChanges().map { "\($0.clientID % 10000)/\($0.sequence)" }
+                said.append("client \(i): id \((s?.clientID ?? 0) % 10000) last \(s?.lastSequence ?? 0) acknowledged \(s?.acknowledgedSequence ?? 0) at version \(s?.serverVersion ?? 0), outbox \(pending)")
+            }
+            let rows = try setup.cluster.sql(
+                "SELECT client_id % 10000, last_sequence, cursor FROM strata_clients WHERE partition = '\(partition)' ORDER BY 1", database: setup.database)
+            let serverVersion = try setup.version(partition)
+            said.append("server at version \(serverVersion); clients (id|last sequence|cursor) \(rows.split(separator: "\n").joined(separator: "; "))")
+            let report = said.joined(separator: "\n")
+            Issue.record("seed \(seed): the clients did not settle\n\(report)")
+        }
         phase("settled")
 
         let history = try setup.history(partition)
