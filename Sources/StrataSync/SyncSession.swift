@@ -78,6 +78,8 @@ public final class SyncSession: @unchecked Sendable {
         var uploaded: UInt64 = 0
         /// The client id `uploaded` counts for (a recovery gives the file a new one).
         var uploadedClient: UInt64 = 0
+        /// The id a recovery of the file's client `from` gives it, until the file has it.
+        var recoveryClientID: (from: UInt64, id: UInt64)?
         /// Bumped by each local commit the change feed reports, and by `resume()`.
         var wakeUps: [CheckedContinuation<Void, Never>] = []
         var pendingWake = false
@@ -344,8 +346,15 @@ public final class SyncSession: @unchecked Sendable {
             }
             let shared = try await sharedVersion(known, clientID: clientID)
             if shared == version && version > 0 { return }
-            var newClientID: UInt64 = 0
-            while newClientID == 0 || newClientID == clientID { newClientID = UInt64.random(in: 1...UInt64.max) }
+            // The id the recovery's change sets will have, kept for a recovery tried again: the server leases the
+            // partition to it (for 30 s) at the first try, whose answer may have been lost on the way.
+            let newClientID = status.withLock { s -> UInt64 in
+                if let kept = s.recoveryClientID, kept.from == clientID { return kept.id }
+                var id: UInt64 = 0
+                while id == 0 || id == clientID { id = UInt64.random(in: 1...UInt64.max) }
+                s.recoveryClientID = (clientID, id)
+                return id
+            }
             var response: PullResponse
             while true {
                 response = try await transport.send(

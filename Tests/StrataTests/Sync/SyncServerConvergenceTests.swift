@@ -109,7 +109,7 @@ import TestSupport
         // Quiescence: every session back, every outbox on the server, every client at the server's version.
         for c in clients { try setup.session(c).resume() }
         var settled = false
-        for _ in 0..<6 where !settled {
+        for _ in 0..<12 where !settled {
             for (i, c) in clients.enumerated() {
                 for direction in [SyncSession.ProgressDirection.upload, .download] {
                     let began = Date()
