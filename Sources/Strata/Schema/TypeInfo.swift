@@ -287,7 +287,7 @@ final class TypeInfo: @unchecked Sendable {
     /// `let` properties).
     func unmanagedValues(of object: Object) -> [StoredValue] {
         // Values the setters recorded need no reading; the others are read from their storages.
-        if let set = object._setValues, set.count == schema.properties.count, !set.contains(where: { $0 == nil }) {
+        if let set = object._setValues, set.count == schema.properties.count, set.allSet {
             var values = set.map { $0 ?? .null }
             if let overrides = object._unmanagedValues {
                 for (i, v) in overrides { values[i] = v }
@@ -344,5 +344,14 @@ final class TypeInfo: @unchecked Sendable {
             if object._unmanagedValues == nil { object._unmanagedValues = [:] }
             object._unmanagedValues?[index] = value
         }
+    }
+}
+
+extension Array where Element == StoredValue? {
+    /// Whether every property was set: each element is tested by its case. (`$0 == nil` compared through
+    /// `StoredValue`'s `Equatable`, whose pair of operands the runtime destroyed generically: 4% of an insert.)
+    @inline(__always)
+    var allSet: Bool {
+        !contains { if case .none = $0 { true } else { false } }
     }
 }

@@ -57,7 +57,7 @@ extension RealmCore {
             "Embedded objects cannot be created directly: assign this \(info.schema.className) to a property, List or Map of its parent object")
         if info.holdsValuesOnly, !info.schema.isEmbedded, object._unmanagedValues == nil, object._unmanagedLinks == nil,
             object._unmanagedCollections == nil, let set = object._setValues, set.count == info.propertyCount,
-            !set.contains(where: { $0 == nil }), addNew(object, binding, set, w)
+            set.allSet, addNew(object, binding, set, w)
         {
             return
         }
