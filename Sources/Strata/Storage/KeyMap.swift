@@ -75,9 +75,6 @@ struct KeyMap {
         return keys.count - 1
     }
 
-    /// Makes room for `count` keys in the list.
-    mutating func reserveCapacity(_ count: Int) { keys.reserveCapacity(count) }
-
     private mutating func place(_ position: Int) {
         let mask = slots.count - 1
         var i = home(keys[position])

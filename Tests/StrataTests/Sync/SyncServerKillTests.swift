@@ -4,6 +4,10 @@ import StrataSyncWire
 import Testing
 import TestSupport
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 @testable import Strata
 
 /// A server killed inside a push's transaction: PostgreSQL keeps nothing of it, and the client's retry is taken
@@ -24,15 +28,22 @@ import TestSupport
             // The held push answers only when killed. An answer or a failure before the server holds it is a
             // refusal: under the whole suite's load a fresh server's first connections to PostgreSQL can time out
             // (503), and a request can fail on the way. It is sent again. A failure once it is held is the kill.
+            // Each attempt is bounded (30 s): under the whole suite, a request of Linux's URLSession was seen
+            // to get no answer and no error for minutes.
             let refusals = Locked<[String]>([])
             let inFlight = Task { () -> (Int, WireError?)? in
                 while !Task.isCancelled {
-                    do {
-                        let answer = try await SyncServerTests.post(url, "v1/partitions/team/push", body: body, token: token)
-                        if answer.0 == 200 { return answer }
-                        refusals.withLock { $0.append("\(answer.0)") }
-                    } catch {
-                        let held = (try? String(contentsOfFile: log, encoding: .utf8))?.contains("holding push") ?? false
+                    let attempt = await Self.bounded(seconds: 30) {
+                        try await SyncServerTests.post(url, "v1/partitions/team/push", body: body, token: token)
+                    }
+                    let held = (try? String(contentsOfFile: log, encoding: .utf8))?.contains("holding push") ?? false
+                    switch attempt {
+                    case .success(let answer?) where answer.0 == 200: return answer
+                    case .success(let answer?): refusals.withLock { $0.append("\(answer.0)") }
+                    case .success(nil):
+                        if held { return nil }
+                        refusals.withLock { $0.append("no answer in 30 s") }
+                    case .failure(let error):
                         if held { return nil }
                         refusals.withLock { $0.append("\(error)") }
                     }
@@ -44,7 +55,11 @@ import TestSupport
             while !holding.logText.contains("holding push 1 of 9") {
                 guard Date() < deadline else {
                     inFlight.cancel()
-                    Issue.record("the server never reached its commit (refusals \(refusals.withLock { $0 })): \(holding.logText)")
+                    let health = await Self.bounded(seconds: 10) { try await Self.health(url) }
+                    Issue.record("""
+                        the server never reached its commit (refusals \(refusals.withLock { $0 }); server running: \(holding.process.isRunning), \
+                        health: \(health)): \(holding.logText)
+                        """)
                     return
                 }
                 try await Task.sleep(for: .milliseconds(10))
@@ -67,5 +82,32 @@ import TestSupport
             #expect(try setup.history("team").map(\.changeSet) == [change])
             #expect(try setup.objects("team")[SyncTesting.ref("k")]?.fields["title"] == .value(.string("kept")))
         }
+    }
+
+    /// `body`'s result, or nil when it has none after `seconds` (it is left running then).
+    static func bounded<T: Sendable>(seconds: Int, _ body: @escaping @Sendable () async throws -> T) async -> Result<T?, any Error> {
+        let once = Locked(false)
+        return await withCheckedContinuation { (c: CheckedContinuation<Result<T?, any Error>, Never>) in
+            func finish(_ r: Result<T?, any Error>) {
+                if once.withLock({ done in defer { done = true }; return !done }) { c.resume(returning: r) }
+            }
+            Task {
+                do { finish(.success(try await body())) } catch { finish(.failure(error)) }
+            }
+            Task {
+                try? await Task.sleep(for: .seconds(seconds))
+                finish(.success(nil))
+            }
+        }
+    }
+
+    /// The status of the server's health check.
+    static func health(_ url: URL) async throws -> Int {
+        var request = URLRequest(url: url.appendingPathComponent("v1/health"))
+        request.setValue("close", forHTTPHeaderField: "Connection")
+        let session = URLSession(configuration: .ephemeral)
+        defer { session.finishTasksAndInvalidate() }
+        let (_, response) = try await session.data(for: request)
+        return (response as? HTTPURLResponse)?.statusCode ?? 0
     }
 }
