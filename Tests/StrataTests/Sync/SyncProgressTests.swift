@@ -41,12 +41,12 @@ import FoundationNetworking
             let token = try SyncServerProcess.token(write: ["team"])
             let a = setup.config("a.realm", token: token)
             let b = setup.config("b.realm", token: token)
+            // Suspended from its start: the outbox holds all that is written next when the notifications are added.
             let sessionA = try setup.session(a)
+            sessionA.suspend()
             let sessionB = try setup.session(b)
             try await sessionB.wait(for: .download)
 
-            // Written while suspended: the outbox holds it all when the notifications are added.
-            sessionA.suspend()
             for i in 0..<40 { try SyncServerTests.write(a) { r in r.add(SyncItem("item-\(i)", title: String(repeating: "t", count: 100))) } }
             let outstanding = Calls(), indefinite = Calls(), downloads = Calls()
             let outstandingToken = try #require(sessionA.addProgressNotification(for: .upload, mode: .forCurrentlyOutstandingWork) { outstanding.append($0) })
