@@ -23,9 +23,10 @@ import FoundationNetworking
         func append(_ p: SyncSession.Progress) { all.withLock { $0.append(p) } }
         var values: [SyncSession.Progress] { all.withLock { $0 } }
 
-        /// Waits (up to a generous bound: the whole suite shares two cores) for a call that satisfies `condition`.
+        /// Waits (up to a generous bound: in the whole suite, synchronous tests can hold the cooperative threads
+        /// for minutes) for a call that satisfies `condition`.
         func wait(_ what: String, until condition: @escaping ([SyncSession.Progress]) -> Bool) async throws {
-            let deadline = Date().addingTimeInterval(120)
+            let deadline = Date().addingTimeInterval(900)
             while !condition(values) {
                 guard Date() < deadline else {
                     Issue.record("no progress call \(what): \(values)")

@@ -39,7 +39,7 @@ import TestSupport
             }
             // The child ends by itself once the server holds the file's change sets (bounded: the whole suite
             // shares two cores).
-            let deadline = Date().addingTimeInterval(180)
+            let deadline = Date().addingTimeInterval(900)
             while process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
             if process.isRunning {
                 SystemProcess.killHard(process.processIdentifier)
