@@ -123,14 +123,19 @@ final class SyncKillCheck: Object {
         var acknowledged = 0
         var appliedSaid: UInt64 = 0
         var killedInApply = 0
-        for round in 0..<(10 * Seeds.scale) {
+        // Under the whole suite's load a child can be killed before it applies anything, round after round: past
+        // the planned rounds, more come, each giving the child half a second more, until one has applied.
+        var round = 0
+        while round < 10 * Seeds.scale || (appliedSaid == 0 && round < 30 * Seeds.scale) {
+            defer { round += 1 }
             let process = Process()
             process.executableURL = URL(fileURLWithPath: child)
             process.arguments = ["apply", url.path, historyURL.path, "\(seed &* 1000 &+ UInt64(round))"]
             let pipe = Pipe()
             process.standardOutput = pipe
             try process.run()
-            SystemProcess.sleep(microseconds: UInt32(20_000 + rng.next() % 120_000))
+            let extra = UInt32(max(0, round - 10 * Seeds.scale + 1)) * 500_000
+            SystemProcess.sleep(microseconds: UInt32(20_000 + rng.next() % 120_000) + extra)
             SystemProcess.killHard(process.processIdentifier)
             process.waitUntilExit()
             var unsure = 0
