@@ -4,7 +4,7 @@ import TestSupport
 
 /// Scans over many sources (`MergingIterator`): segments with disjoint key ranges (a bulk write's, stepped
 /// without comparing every source), overlapping ones, deletions in any of them, a memtable above, and scans
-/// that start in the middle agree with a model.
+/// that start in the middle agree with a model; so do point reads in key order (`OrderedLookup`).
 @Suite struct MergingScanTests {
     static var options: Database.Options {
         var o = Database.Options()
@@ -63,6 +63,22 @@ import TestSupport
                 try it.next()
             }
             #expect(n == model.entries(0).count, "seed \(seed) round \(round): a pull iterator")
+            // Point reads in ascending order by one iterator (`OrderedLookup`): gaps of one key (a step), of a few
+            // and of many (a seek), keys never written or deleted, now and then a key out of order (a lookup).
+            let ordered = OrderedLookup(snapshot, partition: 0)
+            var k = 0
+            while k < next + 5 {
+                let asked = rng.next() % 10 == 0 ? Int(rng.next() % UInt64(max(k, 1))) : k
+                var found: [UInt8]?
+                try key(asked).withUnsafeBytes { raw in try ordered.visitValue(forKey: raw) { found = $0.map { [UInt8]($0) } } }
+                #expect(found == model.partitions[0]?[key(asked)], "seed \(seed) round \(round): ordered read of \(asked)")
+                switch rng.next() % 4 {
+                case 0: k += 1
+                case 1: k += Int(rng.next() % 6)
+                case 2: k += Int(rng.next() % 40)
+                default: k += 1 + Int(rng.next() % 3)
+                }
+            }
         }
         try db.close()
     }

@@ -227,6 +227,12 @@ package final class Snapshot: @unchecked Sendable {
         return try MergingIterator(version: version, partition: partition, from: nil)
     }
 
+    /// `makeIterator` from `key` (inclusive).
+    package func makeIterator(_ partition: UInt32, from key: UnsafeRawBufferPointer) throws -> MergingIterator {
+        checkOpen("makeIterator")
+        return try MergingIterator(version: version, partition: partition, from: key)
+    }
+
     /// The number of live keys in `partition` (a full scan).
     package func count(_ partition: UInt32) throws -> Int {
         var n = 0

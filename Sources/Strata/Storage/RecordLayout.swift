@@ -214,6 +214,29 @@ package struct RecordLayout: Sendable, Equatable {
         return a..<b
     }
 
+    /// Whether field `i` holds the same bytes in records `a` and `b` of this layout (places `p`): the same null
+    /// bit and, when not nil, the same slot or variable payload. Equal bytes are an equal value; unequal bytes may
+    /// still be one (NaNs of other payloads), which a caller decodes to tell. Nil when a record's start table is
+    /// damaged.
+    func sameBytes(_ i: Int, _ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer, _ p: Places) -> Bool? {
+        let f = fields[i]
+        let x: Range<Int>, y: Range<Int>
+        if f.kind == .variable {
+            guard let ra = variableRange(f, in: a, p), let rb = variableRange(f, in: b, p) else { return nil }
+            (x, y) = (ra, rb)
+        } else {
+            if f.nullBit >= 0 {
+                let byte = p.fixedStart - nullBytes + f.nullBit / 8, mask: UInt8 = 1 << UInt8(f.nullBit % 8)
+                let nullA = a[byte] & mask != 0, nullB = b[byte] & mask != 0
+                if nullA || nullB { return nullA == nullB }
+            }
+            let at = p.fixedStart + f.position
+            guard at + f.kind.width <= min(a.count, b.count) else { return nil }
+            (x, y) = (at..<(at + f.kind.width), at..<(at + f.kind.width))
+        }
+        return x.count == y.count && Bytes.compare(UnsafeRawBufferPointer(rebasing: a[x]), UnsafeRawBufferPointer(rebasing: b[y])) == 0
+    }
+
     /// Encodes a record of `values` (by property index; nil writes as nil) as `plan` places them into `out`,
     /// replacing its contents, in one pass; fields `row` names are copied from its record instead. False, with
     /// `out` holding a partial record, when a value does not fit its slot (a value of another kind, or nil where

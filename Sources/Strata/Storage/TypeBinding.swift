@@ -255,6 +255,13 @@ final class TypeBinding: @unchecked Sendable {
         }
     }
 
+    /// Whether property `index` holds the same bytes in two records (`RecordLayout.sameBytes`); nil when a record
+    /// is not in this binding's layout or the property has no field in it (the caller compares decoded values).
+    func sameStoredBytes(_ index: Int, _ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool? {
+        guard hasCurrentLayout(a), hasCurrentLayout(b), index < directFields.count, directFields[index].layoutIndex >= 0 else { return nil }
+        return recordLayout.sameBytes(Int(directFields[index].layoutIndex), a, b, fastPlaces)
+    }
+
     /// How to write a value into the fixed-width slot of a property, in a record of this binding's layout:
     /// `width` little-endian bytes of `word` at `offset`, and the null bit at `nullByte` (-1: none) set or cleared.
     struct SlotWrite {

@@ -70,28 +70,29 @@ extension RealmCore {
     func captureChanges(_ w: WriteState) throws {
         let base = w.tx.snapshot
         let byPartition = bindingsByPartition()
-        var touched: [UInt32: Set<Int64>] = [:]
-        for k in w.allKeys() { touched[k.partition, default: []].insert(k.key) }
-        for k in w.spilledKeys { touched[k.partition, default: []].insert(k.key) }
+        // The keys each partition's objects were touched under: pending, spilled, or emptied by deleteAll.
+        var touched = w.pendingKeysByPartition()
+        for k in w.spilledKeys { touched[k.partition, default: []].append(k.key) }
         // Objects deleteAll removed: every object the type had.
         for partition in w.clearedPartitions {
             try base.scan(partition) { k, _ in
-                if let key = ObjectKey.decode(k) { touched[partition, default: []].insert(key) }
+                if let key = ObjectKey.decode(k) { touched[partition, default: []].append(key) }
                 return true
             }
         }
-        var topLevel: [(TypeBinding, Int64)] = []
+        var topLevel: [UInt32: (binding: TypeBinding, keys: [Int64])] = [:]
         var embedded: [String: Set<Int64>] = [:]
         for (partition, keys) in touched {
             guard let b = byPartition[partition] else { continue }
             if b.info.schema.isEmbedded {
                 embedded[b.info.schema.className, default: []].formUnion(keys)
             } else {
-                topLevel += keys.map { (b, $0) }
+                topLevel[partition] = (b, keys)
             }
         }
-        topLevel += ownersOfEmbedded(embedded, byPartition)
-
+        for (b, key) in ownersOfEmbedded(embedded, byPartition) {
+            topLevel[b.partition, default: (b, [])].keys.append(key)
+        }
         let before = SyncReader(core: self, snapshot: base)
         let after = SyncReader(core: self, snapshot: nil)
         var state = try syncClientState(at: base) ?? .new()
@@ -151,43 +152,39 @@ extension RealmCore {
             try writeSyncMeta(SyncStorage.ObjectMeta.of(newState), for: ref, old: meta, in: w.tx)
         }
         /// Records the changes of an object that was live before and after: only the properties whose stored
-        /// values differ (an embedded object's always: its own record may have changed) are read as sync's
-        /// model, and its undo image holds only those.
-        func recordChanged(_ ref: ObjectReference, _ binding: TypeBinding, _ old: [StoredValue], _ new: [StoredValue]) throws {
+        /// values differ (`changed`, by property index; `old[j]` and `new[j]` are property `changed[j]`'s values)
+        /// are read as sync's model, and its undo image holds only those.
+        func recordChanged(_ ref: ObjectReference, _ binding: TypeBinding, _ changed: [Int], _ old: [StoredValue], _ new: [StoredValue]) throws {
             let properties = binding.info.schema.properties
-            var changed: [Int] = []
-            for i in properties.indices where properties[i].type != .linkingObjects {
-                if !old[i].isIdentical(to: new[i]) || binding.holdsEmbedded(i) { changed.append(i) }
-            }
-            guard !changed.isEmpty else { return }
             if binding.syncPlainValues, w.increments.isEmpty {
                 // Plain values only: a set per changed property, written straight out (the operations and the
                 // undo image the general path gives, without its model of the object).
-                for i in changed {
+                for (j, i) in changed.enumerated() {
                     operations.add { out in
                         out.append(SyncCoding.OperationTag.set)
                         SyncCoding.write(ref, into: &out)
                         SyncCoding.writeString(properties[i].columnName, into: &out)
-                        SyncCoding.write(after.element(properties[i], new[i]), into: &out)
+                        SyncCoding.write(after.element(properties[i], new[j]), into: &out)
                     }
                 }
                 undo.add { out in
                     SyncCoding.write(ref, into: &out)
                     out.append(SyncCoding.UndoTag.fields)
                     out.appendVarint(UInt64(changed.count))
-                    for (name, i) in binding.syncSortedFields where changed.contains(i) {
+                    for (name, i) in binding.syncSortedFields {
+                        guard let j = changed.firstIndex(of: i) else { continue }
                         SyncCoding.writeString(name, into: &out)
                         out.append(SyncCoding.FieldTag.value)
-                        SyncCoding.write(before.element(properties[i], old[i]), into: &out)
+                        SyncCoding.write(before.element(properties[i], old[j]), into: &out)
                     }
                 }
                 return
             }
             var beforeFields: [String: FieldState] = [:]
             var afterFields: [String: FieldState] = [:]
-            for i in changed {
-                beforeFields[properties[i].columnName] = before.field(properties[i], old[i])
-                afterFields[properties[i].columnName] = after.field(properties[i], new[i])
+            for (j, i) in changed.enumerated() {
+                beforeFields[properties[i].columnName] = before.field(properties[i], old[j])
+                afterFields[properties[i].columnName] = after.field(properties[i], new[j])
             }
             let meta = try binding.hasListProperties && typeHasMeta(ref.type) ? syncMeta(ref, at: base) : nil
             guard case .live(let beforeObject) = Self.syncState(SyncObject(fields: beforeFields), meta: meta) else { return }
@@ -215,49 +212,68 @@ extension RealmCore {
         // halves (an object only before, or only after) are matched by reference at the end.
         var halves: [ObjectReference: (binding: TypeBinding, before: SyncObject?, after: SyncObject?)] = [:]
         var halfOrder: [ObjectReference] = []
-        topLevel.sort { a, b in a.0.partition != b.0.partition ? a.0.partition < b.0.partition : a.1 < b.1 }
-        var seen = Set<PendingKey>()
-        for (b, key) in topLevel where seen.insert(PendingKey(partition: b.partition, key: key)).inserted {
-            let oldValues = key > (try largestBaseKey(b.partition)) ? nil : before.values(b, key)
-            let newValues = after.values(b, key)
-            let oldRef = oldValues.flatMap { before.reference(b, $0) }
-            let newRef = newValues.flatMap { after.reference(b, $0) }
-            if let oldValues, let newValues, let oldRef, oldRef == newRef {
-                try recordChanged(oldRef, b, oldValues, newValues)
-                continue
-            }
-            // A new object of plain values, with an Int primary key (no other key of it) and no tombstone: its
-            // create, written straight out.
-            if b.syncPlainValues, b.intPrimaryKey, oldValues == nil, let newValues, let newRef, try !typeHasMeta(newRef.type) {
-                creates.add { out in
-                    out.append(SyncCoding.OperationTag.create)
-                    SyncCoding.write(newRef, into: &out)
-                    out.appendVarint(UInt64(b.syncSortedFields.count))
-                    for (name, i) in b.syncSortedFields {
-                        SyncCoding.writeString(name, into: &out)
-                        SyncCoding.write(after.element(b.info.schema.properties[i], newValues[i]), into: &out)
+        // Each partition's keys ascending, once each: the objects are read back in order (`visitInOrder`).
+        for partition in topLevel.keys.sorted() {
+            guard let (b, unsorted) = topLevel[partition] else { continue }
+            let largestBase = try largestBaseKey(partition)
+            let fields = b.info.schema.properties.indices.filter { b.info.schema.properties[$0].type != .linkingObjects }
+            let count = b.info.schema.properties.count
+            var previous: Int64?
+            for key in unsorted.isSorted ? unsorted : unsorted.sorted() {
+                if key == previous { continue }
+                previous = key
+                // The object's records before and after, compared where they lie (nothing may change the write
+                // meanwhile): a property whose bytes are equal is not decoded.
+                var compared = Compared.whole(nil, nil)
+                func compare(_ old: RecordRef?) throws {
+                    try after.visitInOrder(b, key) { new in
+                        compared = Self.compare(b, fields, count, old, new)
                     }
                 }
-                undo.add { out in
-                    SyncCoding.write(newRef, into: &out)
-                    SyncCoding.write(UndoImage.state(.absent), into: &out)
+                if key > largestBase { try compare(nil) } else { try before.visitInOrder(b, key, compare) }
+                let oldValues: [StoredValue]?, newValues: [StoredValue]?
+                switch compared {
+                case .unchanged: continue
+                case .changed(let pk, let changed, let old, let new):
+                    try recordChanged(ObjectReference(type: b.info.schema.className, primaryKey: before.plain(pk)), b, changed, old, new)
+                    continue
+                case .whole(let old, let new): (oldValues, newValues) = (old, new)
                 }
-                continue
-            }
-            let old = oldValues.map { before.object(b, $0) }
-            let new = newValues.map { after.object(b, $0) }
-            // An Int primary key is the object's key: its object has no other key.
-            if b.intPrimaryKey, let ref = oldRef ?? newRef {
-                try record(ref, b, before: old, after: new)
-                continue
-            }
-            for (ref, o, isBefore) in [(oldRef, old, true), (newRef, new, false)] {
-                guard let ref, let o else { continue }
-                if halves[ref] == nil {
-                    halfOrder.append(ref)
-                    halves[ref] = (b, nil, nil)
+                let oldRef = oldValues.flatMap { before.reference(b, $0) }
+                let newRef = newValues.flatMap { after.reference(b, $0) }
+                // A new object of plain values, with an Int primary key (no other key of it) and no tombstone: its
+                // create, written straight out.
+                if b.syncPlainValues, b.intPrimaryKey, oldValues == nil, let newValues, let newRef, try !typeHasMeta(newRef.type) {
+                    creates.add { out in
+                        out.append(SyncCoding.OperationTag.create)
+                        SyncCoding.write(newRef, into: &out)
+                        out.appendVarint(UInt64(b.syncSortedFields.count))
+                        for (name, i) in b.syncSortedFields {
+                            SyncCoding.writeString(name, into: &out)
+                            SyncCoding.write(after.element(b.info.schema.properties[i], newValues[i]), into: &out)
+                        }
+                    }
+                    undo.add { out in
+                        SyncCoding.write(newRef, into: &out)
+                        SyncCoding.write(UndoImage.state(.absent), into: &out)
+                    }
+                    continue
                 }
-                if isBefore { halves[ref]?.before = o } else { halves[ref]?.after = o }
+                let old = oldValues.map { before.object(b, $0) }
+                let new = newValues.map { after.object(b, $0) }
+                // An Int primary key is the object's key: its object has no other key.
+                if b.intPrimaryKey, let ref = oldRef ?? newRef {
+                    try record(ref, b, before: old, after: new)
+                    continue
+                }
+                for (ref, o, isBefore) in [(oldRef, old, true), (newRef, new, false)] {
+                    guard let ref, let o else { continue }
+                    if halves[ref] == nil {
+                        halfOrder.append(ref)
+                        halves[ref] = (b, nil, nil)
+                    }
+                    if isBefore { halves[ref]?.before = o } else { halves[ref]?.after = o }
+                }
             }
         }
         for ref in halfOrder {
@@ -271,6 +287,37 @@ extension RealmCore {
         try writeOutboxEntry(header, operationCount: creates.total + operations.total, operations: chunks, undo: undo.finish(), in: w.tx)
         state.nextSequence += 1
         try w.tx.put(SyncStorage.stateKey, state.encoded(), in: SyncStorage.partition)
+    }
+
+    /// An object's records before and after a write, as capture compares them.
+    enum Compared {
+        /// Live before and after under the same primary key, with equal values.
+        case unchanged
+        /// Live before and after under primary key `pk`: the indices of the properties whose values differ (an
+        /// embedded object's always: its own record may have changed), and their values before and after.
+        case changed(pk: StoredValue, [Int], old: [StoredValue], new: [StoredValue])
+        /// Every value of each side that has the object (absent, or another primary key: sync's model decides).
+        case whole([StoredValue]?, [StoredValue]?)
+    }
+
+    /// Compares an object's records before and after (properties `fields` of `count`): bytes first, where both
+    /// records are in the binding's layout, then the decoded values of the properties whose bytes differ.
+    static func compare(_ b: TypeBinding, _ fields: [Int], _ count: Int, _ old: RecordRef?, _ new: RecordRef?) -> Compared {
+        func all(_ r: RecordRef) -> [StoredValue] { (0..<count).map { r.value($0) } }
+        guard let old, let new, let pk = b.info.primaryKeyIndex else { return .whole(old.map(all), new.map(all)) }
+        let key = old.value(pk)
+        guard key.isIdentical(to: new.value(pk)) else { return .whole(all(old), all(new)) }
+        var changed: [Int] = []
+        var before: [StoredValue] = [], after: [StoredValue] = []
+        for i in fields {
+            if !b.holdsEmbedded(i), case .bytes(let x, _) = old, case .bytes(let y, _) = new, b.sameStoredBytes(i, x, y) == true { continue }
+            let (o, n) = (old.value(i), new.value(i))
+            guard b.holdsEmbedded(i) || !o.isIdentical(to: n) else { continue }
+            changed.append(i)
+            before.append(o)
+            after.append(n)
+        }
+        return changed.isEmpty ? .unchanged : .changed(pk: key, changed, old: before, new: after)
     }
 
     /// Writes an outbox entry: its header (chunk 0), its operations (chunks 1…) and its undo images.

@@ -164,6 +164,44 @@ import TestSupport
         #expect(deletes.count == 3000)
     }
 
+    /// A write that spills is read back in key order across its spills and the base (`OrderedLookup`), and its
+    /// records are compared by bytes: it records exactly the properties it changed, nothing for a value set to
+    /// what it was (a NaN included).
+    @Test func aSpillingWriteRecordsOnlyThePropertiesItChanged() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: SyncTesting.config(dir))
+        realm.core.spillThreshold = 64 * 1024
+        let ids = (0..<3000).map { String(format: "i%04d", $0) }
+        try realm.write {
+            for id in ids {
+                let item = SyncItem(id, title: String(repeating: "t", count: 40))
+                item.score = .nan
+                realm.add(item)
+            }
+        }
+        var spills = 0
+        try realm.write {
+            defer { spills = realm.core.write?.tx.spills ?? 0 }
+            for (n, id) in ids.enumerated() {
+                let item = try #require(realm.object(ofType: SyncItem.self, forPrimaryKey: id))
+                switch n % 3 {
+                case 0: item.title = "changed \(n)"
+                case 1:
+                    item.title = String(repeating: "t", count: 40)
+                    item.score = .nan
+                default: item.count = n
+                }
+            }
+        }
+        #expect(spills > 0, "the write spilled")
+        var expected: [ChangeOperation] = []
+        for (n, id) in ids.enumerated() where n % 3 != 1 {
+            let ref = SyncTesting.ref(id)
+            expected.append(n % 3 == 0 ? .set(ref, property: "title", value: .string("changed \(n)")) : .set(ref, property: "count", value: .int(Int64(n))))
+        }
+        #expect(try ops(realm, after: 1) == expected)
+    }
+
     @Test func theOutboxSurvivesReopenAndCompaction() throws {
         let dir = try TemporaryDirectory()
         do {
