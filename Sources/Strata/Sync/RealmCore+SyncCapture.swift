@@ -212,12 +212,13 @@ extension RealmCore {
         // halves (an object only before, or only after) are matched by reference at the end.
         var halves: [ObjectReference: (binding: TypeBinding, before: SyncObject?, after: SyncObject?)] = [:]
         var halfOrder: [ObjectReference] = []
-        // Each partition's keys ascending, once each: the objects are read back in order (`visitInOrder`).
+        // Each partition's keys ascending, once each: the objects are read back in order (`SyncReader.inOrder`).
         for partition in topLevel.keys.sorted() {
             guard let (b, unsorted) = topLevel[partition] else { continue }
             let largestBase = try largestBaseKey(partition)
             let fields = b.info.schema.properties.indices.filter { b.info.schema.properties[$0].type != .linkingObjects }
             let count = b.info.schema.properties.count
+            let (oldReader, newReader) = (before.inOrder(b), after.inOrder(b))
             var previous: Int64?
             for key in unsorted.isSorted ? unsorted : unsorted.sorted() {
                 if key == previous { continue }
@@ -226,11 +227,11 @@ extension RealmCore {
                 // meanwhile): a property whose bytes are equal is not decoded.
                 var compared = Compared.whole(nil, nil)
                 func compare(_ old: RecordRef?) throws {
-                    try after.visitInOrder(b, key) { new in
+                    try newReader.visit(key) { new in
                         compared = Self.compare(b, fields, count, old, new)
                     }
                 }
-                if key > largestBase { try compare(nil) } else { try before.visitInOrder(b, key, compare) }
+                if key > largestBase { try compare(nil) } else { try oldReader.visit(key, compare) }
                 let oldValues: [StoredValue]?, newValues: [StoredValue]?
                 switch compared {
                 case .unchanged: continue

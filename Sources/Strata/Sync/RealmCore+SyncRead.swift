@@ -11,8 +11,6 @@ extension RealmCore {
         let snapshot: Snapshot?
         private var primaryKeys: [PendingKey: SyncValue?] = [:]
         private var bindingsByName: [String: TypeBinding] = [:]
-        /// `visitInOrder`'s readers, by partition, with the snapshot each reads.
-        private var ordered: [UInt32: (snapshot: Snapshot, lookup: OrderedLookup)] = [:]
 
         init(core: RealmCore, snapshot: Snapshot?) {
             self.core = core
@@ -44,46 +42,46 @@ extension RealmCore {
             return core.withRecord(binding, key: key) { ref in (0..<count).map { ref.value($0) } }
         }
 
-        /// Calls `body` with object `key`'s record, nil when there is none, for keys asked in ascending order within
-        /// each partition (capture's walk over the objects a write touched): each partition is read by one forward
-        /// iterator (`OrderedLookup`), a step or a few per object instead of a lookup in every segment; a key asked
-        /// out of order is looked up on its own. The record is valid only during the call, which must not change
-        /// the write (a pending record lies in its batch).
-        func visitInOrder(_ binding: TypeBinding, _ key: Int64, _ body: (RecordRef?) throws -> Void) throws {
-            let partition = binding.partition
-            let source: Snapshot
-            if let snapshot {
-                source = snapshot
-            } else {
-                // The write's view: its pending objects first.
-                guard let w = core.write else { return try body(nil) }
-                var failure: (any Error)?
-                switch w.visit(PendingKey(partition: partition, key: key), { ref in
-                    do { try body(ref) } catch { failure = error }
-                }) {
-                case .live:
-                    if let failure { throw failure }
-                    return
-                case .deleted: return try body(nil)
-                case .none: break
+        /// A reader of one type's objects for keys asked in ascending order (capture's walk over the objects a
+        /// write touched): the partition is read by one forward iterator (`OrderedLookup`), a step or a few per
+        /// object instead of a lookup in every segment; a key asked out of order is looked up on its own.
+        func inOrder(_ binding: TypeBinding) -> InOrder {
+            if let snapshot { return InOrder(binding: binding, write: nil, lookup: OrderedLookup(snapshot, partition: binding.partition)) }
+            // The write's view, its pending objects first.
+            let w = core.write
+            return InOrder(binding: binding, write: w, lookup: w.map { OrderedLookup($0.tx.view, partition: binding.partition) })
+        }
+
+        struct InOrder {
+            let binding: TypeBinding
+            let write: WriteState?
+            let lookup: OrderedLookup?
+
+            /// Calls `body` with object `key`'s record, nil when there is none. The record is valid only during
+            /// the call, which must not change the write (a pending record lies in its batch).
+            func visit(_ key: Int64, _ body: (RecordRef?) throws -> Void) throws {
+                if let w = write {
+                    var failure: (any Error)?
+                    switch w.visit(PendingKey(partition: binding.partition, key: key), { ref in
+                        do { try body(ref) } catch { failure = error }
+                    }) {
+                    case .live:
+                        if let failure { throw failure }
+                        return
+                    case .deleted: return try body(nil)
+                    case .none: break
+                    }
+                    if w.isDropped(binding.partition) { return try body(nil) }
                 }
-                if w.isDropped(partition) { return try body(nil) }
-                source = w.tx.view
-            }
-            let lookup: OrderedLookup
-            if let known = ordered[partition], known.snapshot === source {
-                lookup = known.lookup
-            } else {
-                lookup = OrderedLookup(source, partition: partition)
-                ordered[partition] = (source, lookup)
-            }
-            try ObjectKey.withBytes(key) { k in
-                try lookup.visitValue(forKey: k) { raw in
-                    guard let raw else { return try body(nil) }
-                    if let migrated = binding.migratedRecord(raw) {
-                        try migrated.withUnsafeBytes { try body(.bytes($0, binding)) }
-                    } else {
-                        try body(.bytes(raw, binding))
+                guard let lookup else { return try body(nil) }
+                try ObjectKey.withBytes(key) { k in
+                    try lookup.visitValue(forKey: k) { raw in
+                        guard let raw else { return try body(nil) }
+                        if let migrated = binding.migratedRecord(raw) {
+                            try migrated.withUnsafeBytes { try body(.bytes($0, binding)) }
+                        } else {
+                            try body(.bytes(raw, binding))
+                        }
                     }
                 }
             }
