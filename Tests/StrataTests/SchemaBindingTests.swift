@@ -1,3 +1,4 @@
+import Engine
 import Foundation
 import Strata
 import Testing
@@ -11,6 +12,44 @@ import TestSupport
         try realm.write { realm.add(Note(value: ["text": "hello"])) }
         #expect(realm.objects(Note.self).count == 1)
         #expect(realm.schema["Note"]?.properties.map(\.name) == ["text", "priority", "payload"])
+    }
+
+    /// A file whose schema already holds the declared types, their indexes included, binds them without a write
+    /// transaction: a Realm opens while another thread's write is open (the open waited for that write before).
+    @Test func anOpenOfAnUnchangedSchemaDoesNotWaitForAnotherWrite() throws {
+        let dir = try TemporaryDirectory()
+        let config = Realm.Configuration(fileURL: URL(fileURLWithPath: dir.child("w.realm")), objectTypes: [Note.self])
+        do {
+            let realm = try Realm(configuration: config)
+            try realm.write { realm.add(Note(value: ["text": "first", "priority": 2])) }
+        }
+        let writing = DispatchSemaphore(value: 0), finish = DispatchSemaphore(value: 0), opened = DispatchSemaphore(value: 0)
+        let writer = Thread {
+            do {
+                let realm = try Realm(configuration: config)
+                realm.beginWrite()
+                realm.add(Note(value: ["text": "second"]))
+                writing.signal()
+                _ = finish.wait(timeout: .now() + 120)
+                try realm.commitWrite()
+            } catch {
+                Issue.record("the writer failed: \(error)")
+                writing.signal()
+            }
+        }
+        writer.start()
+        writing.wait()
+        let count = Locked<Int?>(nil)
+        Thread {
+            let realm = try? Realm(configuration: config)
+            count.withLock { $0 = realm?.objects(Note.self).filter("priority == 2").count }
+            opened.signal()
+        }.start()
+        let openedDuringTheWrite = opened.wait(timeout: .now() + 60) == .success
+        finish.signal()
+        if !openedDuringTheWrite { opened.wait() }
+        #expect(openedDuringTheWrite, "the open waited for another thread's write")
+        #expect(count.withLock { $0 } == 1)
     }
 
     @Test func aLowerSchemaVersionIsAnErrorNamingBothVersions() throws {

@@ -87,6 +87,7 @@ extension RealmCore {
             try bindReadOnly(infos)
             return
         }
+        if write == nil, try bindUnchanged(infos) { return }
         let ownTx = write == nil
         let tx = try write?.tx ?? database.beginWrite()
         var schemaToWrite: StoredSchema? = nil
@@ -177,18 +178,64 @@ extension RealmCore {
                     info: info, stored: t, schemaVersion: version, migration: shared.migration(for: t.name),
                     layouts: layouts(t.partition, boundSchema))
             }
-            // Online migrations under way, and types of an earlier release whose records are still in format 1.
-            let background = shared.storedSchema.withLock { s -> Set<String> in
-                Set((s?.pending ?? []).map(\.typeName)).union((s?.types ?? []).filter { $0.recordFormat != RecordLayout.storedFormat }.map(\.name))
-            }
-            if !background.isEmpty {
-                shared.migrator.schedule(background.sorted(), start: configuration.backgroundMigration)
-            }
+            scheduleBackgroundRewrites()
         } catch {
             if ownTx { tx.abort() }
             if let e = error as? StorageError { throw realmError(e, fileURL: configuration.fileURL) }
             throw error
         }
+    }
+
+    /// Online migrations under way, and types of an earlier release whose records are still in format 1: the
+    /// background migrator rewrites them.
+    private func scheduleBackgroundRewrites() {
+        let background = shared.storedSchema.withLock { s -> Set<String> in
+            Set((s?.pending ?? []).map(\.typeName)).union((s?.types ?? []).filter { $0.recordFormat != RecordLayout.storedFormat }.map(\.name))
+        }
+        if !background.isEmpty {
+            shared.migrator.schedule(background.sorted(), start: configuration.backgroundMigration)
+        }
+    }
+
+    /// Binds `infos` without a write transaction when the file's schema, as this Realm reads it, already holds
+    /// them exactly as declared: at the configuration's schema version, every property and index as declared,
+    /// and no online migration under way (this process may lack its transforms). That is the usual open, which
+    /// then neither waits for another process's write nor commits an empty one (two write transactions per
+    /// open before: the schema's and the indexes'). False when anything would change: the general path decides.
+    private func bindUnchanged(_ infos: [TypeInfo]) throws -> Bool {
+        guard let stored = shared.storedSchema.withLock({ $0 }), stored.schemaVersion == configuration.schemaVersion,
+            (stored.pending ?? []).isEmpty
+        else { return false }
+        // The schema this Realm's version holds: another process may have changed it since the file was opened here.
+        let bytes: [UInt8]?
+        do {
+            bytes = try snapshot.get(StoredSchema.schemaKey, in: StoredSchema.metadataPartition)
+        } catch let e as StorageError {
+            throw realmError(e, fileURL: configuration.fileURL)
+        }
+        guard let bytes, try StoredSchema.decode(bytes, file: shared.displayName) == stored else { return false }
+        guard SchemaDiff.differences(stored: stored, declared: infos).isEmpty else { return false }
+        var applied = stored
+        for info in infos where SchemaDiff.apply(info, to: &applied) { return false }
+        var bound: [(ObjectIdentifier, TypeBinding)] = []
+        for info in infos {
+            guard let t = stored.type(named: info.schema.className) else { return false }
+            let binding = TypeBinding(
+                info: info, stored: t, schemaVersion: stored.schemaVersion, migration: shared.migration(for: t.name),
+                layouts: layouts(t.partition, stored))
+            // The indexes as `reconcileIndexes` would leave them: each stored one declared as it is, each declared one stored.
+            let indexes = t.indexes ?? []
+            for index in indexes {
+                guard let i = binding.fieldIds.firstIndex(of: index.fieldId), SecondaryIndex.matches(index, info: info, property: i) else { return false }
+            }
+            for (i, p) in info.schema.properties.enumerated() where SecondaryIndex.isIndexable(p) {
+                guard indexes.contains(where: { $0.fieldId == binding.fieldIds[i] }) else { return false }
+            }
+            bound.append((ObjectIdentifier(info.objectClass), binding))
+        }
+        for (id, binding) in bound { bindings[id] = binding }
+        scheduleBackgroundRewrites()
+        return true
     }
 
     /// The transforms of older pending versions: the migration block called once per version in

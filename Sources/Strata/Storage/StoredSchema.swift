@@ -123,9 +123,20 @@ package struct StoredSchema: Codable, Equatable, Sendable {
 
     func type(named name: String) -> StoredType? { types.first { $0.name == name } }
 
+    /// The schemas decoded last, with their bytes (a decode is a function of them alone): an open reads the
+    /// stored schema three times (the file's, the latest as it registers its types, the index check), and an
+    /// app opens the same file again and again. JSON decoding was a third of an open's time.
+    private static let recentlyDecoded = Locked<[(bytes: [UInt8], schema: StoredSchema)]>([])
+
     package static func decode(_ bytes: [UInt8], file: String) throws -> StoredSchema {
+        if let known = recentlyDecoded.withLock({ $0.first { $0.bytes == bytes }?.schema }) { return known }
         do {
-            return try JSONDecoder().decode(StoredSchema.self, from: Data(bytes))
+            let schema = try JSONDecoder().decode(StoredSchema.self, from: Data(bytes))
+            recentlyDecoded.withLock { recent in
+                recent.insert((bytes, schema), at: 0)
+                if recent.count > 8 { recent.removeLast() }
+            }
+            return schema
         } catch {
             throw Realm.Error(.invalidDatabase, "the schema stored in \(file) cannot be read (\(error)); the file is damaged")
         }
