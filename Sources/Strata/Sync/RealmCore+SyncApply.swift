@@ -20,7 +20,8 @@ extension RealmCore {
         let snapshot: Snapshot
         private(set) var states: [ObjectReference: SyncObjectState] = [:]
         /// The states and metadata as the file had them.
-        private(set) var original: [ObjectReference: (state: SyncObjectState, meta: SyncStorage.ObjectMeta?, key: Int64?)] = [:]
+        private(set) var original: [ObjectReference: Original] = [:]
+        typealias Original = (state: SyncObjectState, meta: SyncStorage.ObjectMeta?, key: Int64?)
         /// While set: the state of each object before its first change (undo images of an entry applied again).
         var recording: [ObjectReference: SyncObjectState]?
         private(set) var recordingOrder: [ObjectReference] = []
@@ -39,8 +40,22 @@ extension RealmCore {
             return loaded.state
         }
 
+        /// Whether each type has any sync metadata at `snapshot` (`syncTypeHasMeta`), once asked.
+        private var metaByType: [String: Bool] = [:]
+
+        /// Makes room for `count` objects (the operations of a batch: one object each at most).
+        func reserve(_ count: Int) {
+            states.reserveCapacity(count)
+            original.reserveCapacity(count)
+        }
+
         private func load(_ ref: ObjectReference) -> (state: SyncObjectState, meta: SyncStorage.ObjectMeta?, key: Int64?) {
-            let meta = core.mustRead("the sync metadata of \(ref)") { try core.syncMeta(ref, at: snapshot) }
+            let hasMeta = metaByType[ref.type] ?? core.mustRead("the sync metadata of \(ref.type)") {
+                let found = try core.syncTypeHasMeta(ref.type, at: snapshot)
+                metaByType[ref.type] = found
+                return found
+            }
+            let meta = hasMeta ? core.mustRead("the sync metadata of \(ref)") { try core.syncMeta(ref, at: snapshot) } : nil
             guard let binding = reader.binding(ref.type), let pk = Self.stored(ref.primaryKey),
                 let key = core.objectKey(forPrimaryKey: pk, binding: binding), let values = reader.values(binding, key)
             else { return (RealmCore.syncState(nil, meta: meta), meta, nil) }
@@ -179,6 +194,7 @@ extension RealmCore {
             }
             let entries = try outboxEntries(after: state.acknowledged, at: view)
             let store = WriteSyncStore(core: self, snapshot: view)
+            store.reserve(batch.reduce(snapshot?.states.count ?? 0) { $0 + $1.changeSet.operations.count })
             let undoChunks = try undoOutbox(entries, into: store, at: view)
             var acknowledged = max(state.acknowledged, heldThrough)
             if let snapshot {
@@ -250,19 +266,25 @@ extension RealmCore {
 
     /// Gives every object the store changed its end state, through the object layer, and its metadata.
     func writeOut(_ store: WriteSyncStore, _ w: WriteState) throws {
-        let changed = store.states.keys.filter { store.states[$0] != store.original[$0]?.state }.sorted()
+        // Each changed object once, with its state as the file had it and as it ends (one lookup of each).
+        var changed: [(ref: ObjectReference, original: WriteSyncStore.Original?, state: SyncObjectState)] = []
+        changed.reserveCapacity(store.states.count)
+        for (ref, state) in store.states {
+            let original = store.original[ref]
+            if state != original?.state { changed.append((ref, original, state)) }
+        }
+        changed.sort { $0.ref < $1.ref }
         // Deletions first, then new objects (so that links between them resolve), then every value.
-        for ref in changed {
-            guard let old = store.original[ref], old.state.object != nil, store.states[ref]?.object == nil, let key = old.key,
-                let binding = store.reader.binding(ref.type)
+        for (ref, original, state) in changed {
+            guard let old = original, old.state.object != nil, state.object == nil, let key = old.key, let binding = store.reader.binding(ref.type)
             else { continue }
             deleteCascading(binding, key, w, nullifyLinks: true)
         }
         // A new object whose values hold no link is added whole; one with links gets its primary key now and
         // its values below, once every new object exists.
         var addedWhole = Set<ObjectReference>()
-        for ref in changed where store.states[ref]?.object != nil && store.original[ref]?.state.object == nil {
-            guard let object = store.states[ref]?.object, let binding = store.reader.binding(ref.type), let pkIndex = binding.info.primaryKeyIndex
+        for (ref, original, state) in changed where state.object != nil && original?.state.object == nil {
+            guard let object = state.object, let binding = store.reader.binding(ref.type), let pkIndex = binding.info.primaryKeyIndex
             else { continue }
             var values: [String: Any?] = [binding.info.schema.properties[pkIndex].name: swiftValue(ref.primaryKey, binding.info.schema.properties[pkIndex])]
             if binding.syncPlainValues {
@@ -273,16 +295,15 @@ extension RealmCore {
             }
             upsert(ref.type, values)
         }
-        for ref in changed {
-            let meta = store.original[ref]?.meta
-            try writeSyncMeta(store.states[ref].flatMap { SyncStorage.ObjectMeta.of($0) }, for: ref, old: meta, in: w.tx)
-            guard !addedWhole.contains(ref), let object = store.states[ref]?.object, let binding = store.reader.binding(ref.type) else { continue }
+        for (ref, original, state) in changed {
+            try writeSyncMeta(SyncStorage.ObjectMeta.of(state), for: ref, old: original?.meta, in: w.tx)
+            guard let object = state.object, !addedWhole.contains(ref), let binding = store.reader.binding(ref.type) else { continue }
             // An object live before keeps its key; a new one's is looked up.
-            let known = store.original[ref]?.state.object != nil ? store.original[ref]?.key : nil
+            let before = original?.state.object
+            let known = before != nil ? original?.key : nil
             guard let key = known ?? WriteSyncStore.stored(ref.primaryKey).flatMap({ objectKey(forPrimaryKey: $0, binding: binding) }) else { continue }
             // A partial update: only the properties that differ are set (a dictionary given to `add` would set
             // every other property to its default).
-            let before = store.original[ref]?.state.object
             let managed = makeObject(binding: binding, key: key, record: nil)
             for (i, p) in binding.info.schema.properties.enumerated() where p.type != .linkingObjects && !p.isPrimaryKey {
                 let field = object.fields[p.columnName]

@@ -118,10 +118,7 @@ extension RealmCore {
         var metaByType: [String: Bool] = [:]
         func typeHasMeta(_ type: String) throws -> Bool {
             if let known = metaByType[type] { return known }
-            var prefix = SyncStorage.objectKey(ObjectReference(type: type, primaryKey: .null))
-            prefix.removeLast()  // The primary key's tag: the prefix is the tag and the type's name.
-            let cursor = try base.cursor(SyncStorage.partition, from: prefix)
-            let found = try cursor.next().map { $0.key.starts(with: prefix) } ?? false
+            let found = try syncTypeHasMeta(type, at: base)
             metaByType[type] = found
             return found
         }
@@ -319,6 +316,15 @@ extension RealmCore {
             after.append(n)
         }
         return changed.isEmpty ? .unchanged : .changed(pk: key, changed, old: before, new: after)
+    }
+
+    /// Whether any object of `type` has sync metadata at `snapshot` (one seek): a type without any (no deletion
+    /// and no list seen yet) needs no lookup of it per object.
+    func syncTypeHasMeta(_ type: String, at snapshot: Snapshot) throws -> Bool {
+        var prefix = SyncStorage.objectKey(ObjectReference(type: type, primaryKey: .null))
+        prefix.removeLast()  // The primary key's tag: the prefix is the tag and the type's name.
+        let cursor = try snapshot.cursor(SyncStorage.partition, from: prefix)
+        return try cursor.next().map { $0.key.starts(with: prefix) } ?? false
     }
 
     /// Writes an outbox entry: its header (chunk 0), its operations (chunks 1…) and its undo images.
