@@ -228,8 +228,12 @@ public final class SyncDatabase: Sendable {
     /// `afterSalt` (non-zero): the salt the client saw at `after`. Another salt there, or no version `after` at
     /// all, means this database lost what the client saw (restored from a backup): the answer says `diverged`
     /// and gives nothing. `recovery`: the snapshot and every change set after `after` still kept, together.
+    ///
+    /// `again`: the same pull repeated after it waited for a push (a long poll woken): its cursor was noted the
+    /// first time, and is not again. (Its salt is checked again: a restore may have come during the wait, and the
+    /// check must read the same snapshot as the changes it lets through.)
     public func pull(partition: String, clientID: UInt64, after: UInt64, afterSalt: UInt64 = 0, limit: Int,
-                     recovery: Bool = false, recoveryClientID: UInt64 = 0) async throws -> PullResponse {
+                     recovery: Bool = false, recoveryClientID: UInt64 = 0, again: Bool = false) async throws -> PullResponse {
         let client64 = Int64(bitPattern: clientID)
         if recovery {
             // Recoveries take turns (Invariant 6).
@@ -255,17 +259,19 @@ public final class SyncDatabase: Sendable {
             // snapshot of objects is the state at that version.
             try await c.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
             do {
+                // The partition's row and the client's last sequence, in one statement (each is a round trip).
                 var version: Int64 = 0
                 var compacted: Int64 = 0
                 var salt: Int64 = 0
-                for try await (v, through, s) in try await c.query(
-                    "SELECT version, compacted_through, salt FROM strata_partitions WHERE name = \(partition)", logger: logger
-                ).decode((Int64, Int64, Int64).self) {
-                    (version, compacted, salt) = (v, through, s)
+                var last: Int64 = 0
+                for try await (v, through, s, sequence) in try await c.query("""
+                    SELECT coalesce(p.version, 0), coalesce(p.compacted_through, 0), coalesce(p.salt, 0),
+                           coalesce((SELECT last_sequence FROM strata_clients WHERE partition = \(partition) AND client_id = \(client64)), 0)
+                    FROM (SELECT 1) AS one LEFT JOIN strata_partitions p ON p.name = \(partition)
+                    """, logger: logger
+                ).decode((Int64, Int64, Int64, Int64).self) {
+                    (version, compacted, salt, last) = (v, through, s, sequence)
                 }
-                let last = try await Self.single(Int64.self, c.query(
-                    "SELECT last_sequence FROM strata_clients WHERE partition = \(partition) AND client_id = \(client64)",
-                    logger: logger)) ?? 0
                 var response = PullResponse(changes: [], serverVersion: UInt64(version), lastSequence: UInt64(bitPattern: last))
                 if after > 0 && afterSalt != 0 && !recovery {
                     let held = after > UInt64(version) ? nil : try await Self.single(Int64.self, c.query(
@@ -323,7 +329,7 @@ public final class SyncDatabase: Sendable {
                 throw error
             }
         }
-        if clientID != 0 && after > 0 && response.diverged != true && !recovery {
+        if clientID != 0 && after > 0 && response.diverged != true && !recovery && !again {
             try await client.query("""
                 UPDATE strata_clients SET cursor = \(Int64(clamping: after))
                 WHERE partition = \(partition) AND client_id = \(client64) AND cursor < \(Int64(clamping: after))

@@ -120,7 +120,7 @@ struct Routes: Sendable {
             if response.changes.isEmpty && response.snapshot == nil && response.diverged != true {
                 await waiters.wait(ticket, timeout: min(.milliseconds(pull.waitMilliseconds), configuration.maxWait))
                 response = try await database.pull(
-                    partition: partition, clientID: pull.clientID, after: pull.after, afterSalt: pull.afterSalt ?? 0, limit: limit)
+                    partition: partition, clientID: pull.clientID, after: pull.after, afterSalt: pull.afterSalt ?? 0, limit: limit, again: true)
             } else {
                 await waiters.cancel(ticket)
             }
