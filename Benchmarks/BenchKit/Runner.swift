@@ -398,6 +398,20 @@ public final class Runner {
                     record("commit 1 record during a merge, another process: p99", Self.strata, merge.otherP99)
                     record("commit 1 record during a merge, another process: commits", Self.strata, Double(merge.otherCommits))
                 }
+                if config.peers.contains("sqlite") {
+                    progress("SQLite: commits during a checkpoint")
+                    let checkpoint = try sqliteCommitsDuringACheckpoint(in: dir, entries: config.n)
+                    if checkpoint.commits > 0 {
+                        record("commit 1 record during a merge: median", "SQLite", checkpoint.median)
+                        record("commit 1 record during a merge: p99", "SQLite", checkpoint.p99)
+                        record("commit 1 record during a merge: commits", "SQLite", Double(checkpoint.commits))
+                    }
+                    if checkpoint.otherCommits > 0 {
+                        record("commit 1 record during a merge, another process: median", "SQLite", checkpoint.otherMedian)
+                        record("commit 1 record during a merge, another process: p99", "SQLite", checkpoint.otherP99)
+                        record("commit 1 record during a merge, another process: commits", "SQLite", Double(checkpoint.otherCommits))
+                    }
+                }
                 progress("strata: commits during another process's large writes")
                 let large = try commitsDuringLargeWrites(in: dir, entries: config.n)
                 record("commit 1 record during large writes of another process: writes waited through", Self.strata, Double(large.writesWaitedThrough))
@@ -520,7 +534,7 @@ public final class Runner {
             ("commit 1 record: idle second process", .milliseconds, "the same with a second process (the Bench started again) holding the database open and idle"),
             ("commit 1 record: two processes alternating", .milliseconds, "commits alternate between this process and the second one, each timed by the process that makes it (each first catches up with the other's last commit)"),
             ("refresh after another process's commit", .milliseconds, "after each 1-record commit of the second process, this one's catch-up and read of it (Strata: refresh() and a get; SQLite: the SELECT; LMDB: a read transaction and mdb_get)"),
-            ("commit 1 record during a merge: median", .milliseconds, "Strata's engine, shared: durable 1-record commits made while a background merge of N records (four segments) runs, until it installs"),
+            ("commit 1 record during a merge: median", .milliseconds, "Strata's engine, shared: durable 1-record commits made while a background merge of N records (four segments) runs, until it installs. SQLite: the same commits (WAL, synchronous=FULL) while another connection runs a PASSIVE checkpoint of a WAL holding N records, until it returns"),
             ("commit 1 record during a merge: p99", .milliseconds, "their 99th percentile (the aim: at most 5 ms)"),
             ("commit 1 record during a merge: commits", .factor, "how many commits the merge's run allowed"),
             ("commit 1 record during a merge, another process: median", .milliseconds, "the same commits made by a second process (the Bench started again) while this process merges"),

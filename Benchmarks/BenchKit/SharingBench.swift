@@ -392,6 +392,71 @@ extension Runner {
 }
 
 extension Runner {
+    /// SQLite's side of `commitsDuringAMerge`: durable one-record commits (WAL, synchronous=FULL) made while another
+    /// connection of this process checkpoints a WAL holding the same `entries` records (written in four
+    /// transactions with automatic checkpoints off), until the checkpoint returns; then the same commits from a
+    /// second process. `PASSIVE`, SQLite's own automatic kind: it never waits for a writer, and a writer waits for
+    /// it only for the WAL index's locks. The figures fill the same rows.
+    func sqliteCommitsDuringACheckpoint(in directory: String, entries: Int) throws -> MergeCommitFigures {
+        var f = MergeCommitFigures()
+        let value = [UInt8](repeating: 0x5A, count: 64)
+        func percentile(_ xs: [Double], _ p: Double) -> Double {
+            guard !xs.isEmpty else { return 0 }
+            let sorted = xs.sorted()
+            return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+        }
+        for fromOtherProcess in [false, true] {
+            let path = directory + "/checkpointing-\(fromOtherProcess ? "other" : "same").db"
+            let store = try SQLiteSharingStore(path)
+            guard sqlite3_exec(store.db, "PRAGMA wal_autocheckpoint=0", nil, nil, nil) == SQLITE_OK else {
+                throw BenchFailure("SQLite: PRAGMA wal_autocheckpoint=0 failed")
+            }
+            let quarter = max(1, entries / 4)
+            for s in 0..<4 {
+                guard sqlite3_exec(store.db, "BEGIN", nil, nil, nil) == SQLITE_OK else { throw BenchFailure("SQLite: BEGIN failed") }
+                for i in 0..<quarter { try store.commit(s * quarter + i, value) }
+                guard sqlite3_exec(store.db, "COMMIT", nil, nil, nil) == SQLITE_OK else { throw BenchFailure("SQLite: COMMIT failed") }
+            }
+            let other = fromOtherProcess ? try SharingPeerProcess(.sqlite, path, executable: config.secondProcess) : nil
+            // The checkpoint, on a connection of its own, on a thread of its own.
+            let checkpointer = try SQLiteSharingStore(path)
+            // Used by the checkpoint's thread alone until it says it is done.
+            nonisolated(unsafe) let connection = checkpointer.db
+            let done = Locked(false)
+            let result = Locked<Int32>(SQLITE_OK)
+            let thread = Thread {
+                let rc = sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+                result.withLock { $0 = rc }
+                done.withLock { $0 = true }
+            }
+            thread.start()
+            var times: [Double] = []
+            let start = now()
+            var key = entries
+            while !done.withLock({ $0 }), now() - start < 30, times.count < 20_000 {
+                if let other {
+                    times.append(try other.commit(key))
+                } else {
+                    let t = now()
+                    try store.commit(key, value)
+                    times.append(now() - t)
+                }
+                key += 1
+            }
+            while !done.withLock({ $0 }) { Thread.sleep(forTimeInterval: 0.001) }
+            guard result.withLock({ $0 }) == SQLITE_OK else { throw BenchFailure("SQLite: the checkpoint failed (\(result.withLock { $0 }))") }
+            if fromOtherProcess {
+                (f.otherMedian, f.otherP99, f.otherCommits) = (Measurement.median(times) * 1000, percentile(times, 0.99) * 1000, times.count)
+            } else {
+                (f.median, f.p99, f.commits) = (Measurement.median(times) * 1000, percentile(times, 0.99) * 1000, times.count)
+            }
+            other?.end()
+            try checkpointer.close()
+            try store.close()
+        }
+        return f
+    }
+
     /// A second process's one-record commits while this process makes ten write transactions of `entries / 10`
     /// records back to back (Strata's engine, shared mode). A commit that waits for one of those writes is
     /// inherent; one that waits through several is starvation (the writer lock went straight back to the process
