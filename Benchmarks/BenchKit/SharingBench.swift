@@ -342,16 +342,39 @@ extension Runner {
         var otherMedian = 0.0
         var otherP99 = 0.0
         var otherCommits = 0
+
+        /// Times one-record commits of keys from `firstKey` on, made by `other` or by `commit` here, until
+        /// `finished` says so (or 30 s, or 20,000 commits), and keeps their figures as this process's or the
+        /// other's.
+        mutating func time(
+            from firstKey: Int, by other: SharingPeerProcess?, until finished: () -> Bool, _ commit: (Int) throws -> Void
+        ) throws {
+            var times: [Double] = []
+            let start = now()
+            var key = firstKey
+            while !finished(), now() - start < 30, times.count < 20_000 {
+                if let other {
+                    times.append(try other.commit(key))
+                } else {
+                    let t = now()
+                    try commit(key)
+                    times.append(now() - t)
+                }
+                key += 1
+            }
+            let sorted = times.sorted()
+            let p99 = sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))]
+            if other != nil {
+                (otherMedian, otherP99, otherCommits) = (Measurement.median(times) * 1000, p99 * 1000, times.count)
+            } else {
+                (median, self.p99, commits) = (Measurement.median(times) * 1000, p99 * 1000, times.count)
+            }
+        }
     }
 
     func commitsDuringAMerge(in directory: String, entries: Int) throws -> MergeCommitFigures {
         var f = MergeCommitFigures()
         let value = [UInt8](repeating: 0x5A, count: 64)
-        func percentile(_ xs: [Double], _ p: Double) -> Double {
-            guard !xs.isEmpty else { return 0 }
-            let sorted = xs.sorted()
-            return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
-        }
         for fromOtherProcess in [false, true] {
             let path = directory + "/merging-\(fromOtherProcess ? "other" : "same")"
             let store = try StrataSharingStore(path, sharing: .shared)
@@ -365,25 +388,8 @@ extension Runner {
                 try store.db.flush()
             }
             let before = store.db.statistics().compactions
-            var times: [Double] = []
-            let start = now()
-            var key = 0
-            // Commits until the merge is installed (or 30 s, or 20,000 commits).
-            while store.db.statistics().compactions == before, now() - start < 30, times.count < 20_000 {
-                if let other {
-                    times.append(try other.commit(key))
-                } else {
-                    let t = now()
-                    try store.commit(key, value)
-                    times.append(now() - t)
-                }
-                key += 1
-            }
-            if fromOtherProcess {
-                (f.otherMedian, f.otherP99, f.otherCommits) = (Measurement.median(times) * 1000, percentile(times, 0.99) * 1000, times.count)
-            } else {
-                (f.median, f.p99, f.commits) = (Measurement.median(times) * 1000, percentile(times, 0.99) * 1000, times.count)
-            }
+            // Commits until the merge is installed.
+            try f.time(from: 0, by: other, until: { store.db.statistics().compactions != before }) { try store.commit($0, value) }
             other?.end()
             try store.close()
         }
@@ -400,11 +406,6 @@ extension Runner {
     func sqliteCommitsDuringACheckpoint(in directory: String, entries: Int) throws -> MergeCommitFigures {
         var f = MergeCommitFigures()
         let value = [UInt8](repeating: 0x5A, count: 64)
-        func percentile(_ xs: [Double], _ p: Double) -> Double {
-            guard !xs.isEmpty else { return 0 }
-            let sorted = xs.sorted()
-            return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
-        }
         for fromOtherProcess in [false, true] {
             let path = directory + "/checkpointing-\(fromOtherProcess ? "other" : "same").db"
             let store = try SQLiteSharingStore(path)
@@ -430,26 +431,9 @@ extension Runner {
                 done.withLock { $0 = true }
             }
             thread.start()
-            var times: [Double] = []
-            let start = now()
-            var key = entries
-            while !done.withLock({ $0 }), now() - start < 30, times.count < 20_000 {
-                if let other {
-                    times.append(try other.commit(key))
-                } else {
-                    let t = now()
-                    try store.commit(key, value)
-                    times.append(now() - t)
-                }
-                key += 1
-            }
+            try f.time(from: entries, by: other, until: { done.withLock { $0 } }) { try store.commit($0, value) }
             while !done.withLock({ $0 }) { Thread.sleep(forTimeInterval: 0.001) }
             guard result.withLock({ $0 }) == SQLITE_OK else { throw BenchFailure("SQLite: the checkpoint failed (\(result.withLock { $0 }))") }
-            if fromOtherProcess {
-                (f.otherMedian, f.otherP99, f.otherCommits) = (Measurement.median(times) * 1000, percentile(times, 0.99) * 1000, times.count)
-            } else {
-                (f.median, f.p99, f.commits) = (Measurement.median(times) * 1000, percentile(times, 0.99) * 1000, times.count)
-            }
             other?.end()
             try checkpointer.close()
             try store.close()
