@@ -200,7 +200,7 @@ extension RealmCore {
     /// Binds `infos` without a write transaction when the file's schema, as this Realm reads it, already holds
     /// them exactly as declared: at the configuration's schema version, every property and index as declared,
     /// and no online migration under way (this process may lack its transforms). That is the usual open, which
-    /// then neither waits for another process's write nor commits an empty one (two write transactions per
+    /// then neither waits for another thread's write nor commits an empty one (two write transactions per
     /// open before: the schema's and the indexes'). False when anything would change: the general path decides.
     private func bindUnchanged(_ infos: [TypeInfo]) throws -> Bool {
         guard let stored = shared.storedSchema.withLock({ $0 }), stored.schemaVersion == configuration.schemaVersion,
