@@ -132,6 +132,73 @@ import TestSupport
         try db.close()
     }
 
+    /// A merge a close suspended is resumed by the next open the way a new merge is built, holding nothing: while
+    /// the resumed merge is held, it is out of the manifest's pending merges (no other instance can take it too),
+    /// and commits go on in this process and from another; then it finishes in the output it had begun.
+    @Test func aResumedMergeIsBuiltWithoutTheLock() throws {
+        guard let child = SharedProcessTests.childPath else {
+            Issue.record("EngineCrashChild was not built beside the tests")
+            return
+        }
+        let temp = try TemporaryDirectory()
+        let path = temp.child("db")
+        var options = Database.Options()
+        options.sharing = .shared
+        options.compactionSegmentTrigger = 3
+        options.closeMergeShare = false
+        // The first session writes four segments and suspends a merge of them after 6,000 entries.
+        options.backgroundMaintenance = false
+        options.mergeEntriesBeforeSuspending = 6_000
+        let first = try Database.open(at: path, options: options)
+        for segment in 0..<4 {
+            try first.write { tx in
+                for i in 0..<Self.perSegment { try tx.put(Self.key(segment * Self.perSegment + i), Self.value(segment * Self.perSegment + i), in: 5) }
+            }
+            try first.flush()
+        }
+        try first.mergeWhereNeededNow()
+        let suspended = try #require(first.pendingMerges.first)
+        try first.close()
+        // The next session resumes it in the background, held at its first check.
+        let gate = MergeGate()
+        options.backgroundMaintenance = true
+        options.mergeEntriesBeforeSuspending = nil
+        options.mergeCheckHook = { gate.check() }
+        let db = try Database.open(at: path, options: options)
+        #expect(gate.reached.wait(timeout: .now() + 60) == .success, "the suspended merge was not resumed")
+        #expect(db.pendingMerges.isEmpty, "a merge being resumed is still listed for another instance to take")
+        let small = Self.finishes { try db.write { try $0.put(Self.key(1_000_000), [1], in: 6) } }
+        #expect(small.finished && small.error == nil, "a commit waited for the resumed merge: \(String(describing: small.error))")
+        let result = Locked<(status: Int32, out: String, err: String)?>(nil)
+        let run = Self.finishes { let r = try runProcess(child, [path, "shared", "9", "commits", "1"]); result.withLock { $0 = r } }
+        gate.release.signal()
+        #expect(run.finished, "another process's commit waited for the resumed merge")
+        let r = result.withLock { $0 }
+        #expect(r?.status == 0, "child: \(r?.err ?? "") \(r?.out ?? "")")
+        db.waitForMaintenance()
+        try db.refresh()
+        #expect(db.pendingMerges.isEmpty)
+        #expect(db.partitionStatistics()[5]?.segments == 1)
+        #expect(
+            FileManager.default.fileExists(atPath: path + "/" + FileName.segment(suspended.output).name),
+            "the resumed merge did not finish in the output it had begun")
+        let snapshot = try db.snapshot()
+        var count = 0
+        try snapshot.scan(5) { k, v in
+            let i = Int(k.reduce(0) { $0 << 8 | UInt64($1) })
+            if [UInt8](v) != Self.value(i) { Issue.record("key \(i): wrong value") }
+            count += 1
+            return true
+        }
+        #expect(count == 4 * Self.perSegment)
+        #expect(try snapshot.get(Self.key(1_000_000), in: 6) == [1])
+        #expect(try snapshot.get(SharedProcessTests.key(9 << 32), in: 0) == crashChildValue(0))
+        snapshot.close()
+        #expect(db.checkConsistency() == [])
+        try db.close()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".merge") }.isEmpty)
+    }
+
     /// A close while a merge is held stops it (suspended for the next open, as before) and closes; the next open
     /// finishes the merge and loses nothing.
     @Test(arguments: [Database.Sharing.exclusive, .shared])

@@ -8,25 +8,41 @@ import Dispatch
 // flushes, a large write's spills and install, and other processes' commits go on while it runs: a commit never
 // waits for a merge, only for the moment one is installed. The install checks that the inputs are still the
 // partition's, in order (flushes and spills only put segments above them); when a drop or another process's merge
-// took them meanwhile, the output is removed.
+// took them meanwhile, the output is removed. A merge a close suspended is resumed the same way: its plan takes it
+// out of the manifest's pending merges, keeping its partial output, so that no other process resumes it too, and
+// builds on from its saved state; another close suspends it again (listed once more), and a death leaves its
+// output an orphan.
 //
 // Invariants:
 // (1) Only the plan and install steps (and a suspension) read or write the manifest, allocate file numbers or
 //     delete files. The plan creates the output file exclusively under a number allocated there, so that another
 //     process allocating the same number from the manifest's counter finds the file and takes the next one
-//     (`createSegmentFile`). The build reads only the segments mapped at the plan (an unlinked file stays
-//     readable while mapped) and writes only its own output.
+//     (`createSegmentFile`); a resumed merge's output is in no manifest from its plan on. The build reads only the
+//     segments mapped at the plan (an unlinked file stays readable while mapped) and writes only its own output.
 // (2) One merge at a time per instance (`merging` is serial). A close or a pause stops it at its next check and
 //     suspends it (`SuspendedMerge.swift`), then goes on; a simulated death stops it and keeps nothing.
 
 extension Database {
-    /// A merge chosen by the policy: what it reads and the file it writes.
+    /// A merge chosen by the policy, or one a close suspended: what it reads and the file it writes.
     struct MergePlan {
         let id: UInt32
         let version: Version
         let partition: PartitionState
         let window: Range<Int>
-        let output: (number: UInt64, file: any WritableFile)
+        let output: MergeOutput
+    }
+
+    /// A merge's output: a new file created at the plan, or a suspended merge's partial output, taken out of the
+    /// manifest at the plan (`takePendingMerge`) and written on from its writer's saved state.
+    enum MergeOutput {
+        case new(number: UInt64, file: any WritableFile)
+        case resumed(number: UInt64, state: SuspendedSegment)
+
+        var number: UInt64 {
+            switch self {
+            case .new(let number, _), .resumed(let number, _): return number
+            }
+        }
     }
 
     /// Queues the merges the size-tiered policy asks for, built in the background without the writer gate or
@@ -54,33 +70,56 @@ extension Database {
     }
 
     /// Resumes the merges a close suspended, then plans, builds and installs merges until the policy asks for
-    /// none, a close or pause begins, or an output cannot be installed (the next trigger plans again).
+    /// none, a close or pause begins, or an output cannot be installed (the next trigger plans again). A
+    /// suspended merge is taken and built as a new one is: only its plan and install hold the lock.
     func mergeInBackground() throws {
         guard let trigger = options.compactionSegmentTrigger else { return }
-        // Suspended merges resume holding the lock (rare: the first merge after an open that follows a close
-        // that suspended one).
-        let going = try asMaintenance { () throws -> Bool in
-            guard !isClosing, !published.withLock({ $0.closed }) else { return false }
-            try resumePendingMerges()
-            return true
-        }
-        guard going else { return }
         while true {
             let plan = try asMaintenance { () throws -> MergePlan? in
                 guard !isClosing, !published.withLock({ $0.closed }) else { return nil }
+                if let resumed = try takePendingMerge() { return resumed }
                 let v = currentVersion
                 for id in v.partitions.keys.sorted() {
                     guard let ps = v.partitions[id],
                         let window = Self.compactionWindow(
                             sizes: ps.segments.map(\.fileBytes), entries: ps.segments.map(\.entryCount), minimumSegments: trigger)
                     else { continue }
-                    return MergePlan(id: id, version: v, partition: ps, window: window, output: try createSegmentFile())
+                    let output = try createSegmentFile()
+                    return MergePlan(id: id, version: v, partition: ps, window: window, output: .new(number: output.number, file: output.file))
                 }
                 return nil
             }
             guard let plan else { return }
             guard try buildAndInstall(plan) else { return }
         }
+    }
+
+    /// The first merge a close suspended whose inputs and files are still whole, taken out of the manifest (its
+    /// output file kept) so that no other process resumes it too: this instance builds it on from where it
+    /// stopped, holding nothing, and installs it or suspends it again. Merges that no longer apply are dropped
+    /// with their files. As maintenance work. A death before the install leaves the output an orphan (removed
+    /// at the next open that finds no other process) and the inputs as they were: it costs the merge's
+    /// progress, never data.
+    func takePendingMerge() throws -> MergePlan? {
+        for merge in manifestState.withLock({ $0.manifest.pendingMerges }) {
+            let v = currentVersion
+            guard let ps = v.partitions[merge.partition], merge.applies(to: ps.segments.map(\.fileNumber)),
+                let state = loadSuspendedState(merge), state.partition == merge.partition
+            else {
+                try dropPendingMerge(merge)
+                continue
+            }
+            try manifestState.withLock { ms in
+                try writeManifest(
+                    for: v, lastFlushedSequence: ms.manifest.lastFlushedSequence, logNumber: ms.manifest.logNumber, state: &ms,
+                    pendingMerges: ms.manifest.pendingMerges.filter { $0 != merge }, keepingOutputOf: merge)
+            }
+            let start = ps.segments.firstIndex { $0.fileNumber == merge.inputs[0] }!
+            return MergePlan(
+                id: merge.partition, version: v, partition: ps, window: start..<(start + merge.inputs.count),
+                output: .resumed(number: merge.output, state: state))
+        }
+        return nil
     }
 
     /// Builds `plan`'s output holding nothing, then installs it as maintenance work. Returns whether it was
@@ -92,12 +131,26 @@ extension Database {
         var created: [UInt64] = [plan.output.number]
         let output: SegmentReader?
         do {
-            let it = try MergingIterator(version: plan.version, runs: [], segments: inputs, from: nil, includeTombstones: !reachesOldest)
+            let it: MergingIterator
+            var resuming: (number: UInt64, state: SuspendedSegment)? = nil
+            var new: (number: UInt64, file: any WritableFile)? = nil
+            switch plan.output {
+            case .new(let number, let file):
+                new = (number, file)
+                it = try MergingIterator(version: plan.version, runs: [], segments: inputs, from: nil, includeTombstones: !reachesOldest)
+            case .resumed(let number, let state):
+                resuming = (number, state)
+                // From the key after the last one written.
+                it = try state.lastKey.withUnsafeBytes {
+                    try MergingIterator(version: plan.version, runs: [], segments: inputs, from: $0, includeTombstones: !reachesOldest)
+                }
+                if it.isValid, it.currentKey.elementsEqual(state.lastKey) { try it.next() }
+            }
             output = try writeSegment(
                 partition: plan.id, from: it, expectedEntries: inputs.reduce(0) { $0 + $1.entryCount }, dropTombstones: reachesOldest,
                 stopWhenClosed: true,
                 minSequence: inputs.map(\.minSequence).min() ?? 0, maxSequence: inputs.map(\.maxSequence).max() ?? 0,
-                userMetadata: inputs.map(\.userMetadata).min() ?? 0, created: &created,
+                userMetadata: inputs.map(\.userMetadata).min() ?? 0, created: &created, resuming: resuming,
                 suspend: { writer, number in
                     // A death keeps nothing; a close or a pause keeps the merge for later.
                     guard !self.dying.load(ordering: .acquiring) else { return false }
@@ -108,7 +161,7 @@ extension Database {
                         return try self.suspendMerge(merge, writer: writer)
                     }
                 },
-                output: plan.output)
+                output: new)
         } catch {
             for n in created { try? fileSystem.removeFile(atPath: path(.segment(n))) }  // try?: an output no manifest names
             throw error

@@ -17,25 +17,6 @@ extension Database {
         try onMaintenance(work)
     }
 
-    /// Compacts every partition whose segments the size-tiered policy says to merge (`compactionWindow`),
-    /// until none does. On the maintenance queue. A close in the meantime stops it (the next open starts again).
-    func compactWhereNeeded() throws {
-        guard let trigger = options.compactionSegmentTrigger else { return }
-        do {
-            try resumePendingMerges()
-            for id in currentVersion.partitions.keys.sorted() {
-                while let ps = currentVersion.partitions[id],
-                    let window = Self.compactionWindow(
-                        sizes: ps.segments.map(\.fileBytes), entries: ps.segments.map(\.entryCount), minimumSegments: trigger)
-                {
-                    guard try compactPartition(id, window: window) else { break }
-                }
-            }
-        } catch let error as StorageError where error.code == .closed {
-            return
-        }
-    }
-
     /// Runs the merges the size-tiered policy asks for whose inputs total at most
     /// `Tuning.closeCompactionBudgetBytes`, to the end (they do not stop at a close). Called by a close after
     /// its last flush, and by an open that flushed the commits of a session that never closed (a process that

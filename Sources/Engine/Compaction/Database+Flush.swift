@@ -172,7 +172,8 @@ extension Database {
             number = resuming.number
             try fileSystem.truncateFile(atPath: path(.segment(number)), toSize: resuming.state.committedBytes)
             file = try fileSystem.openForAppending(atPath: path(.segment(number)))
-            created.append(number)
+            // A background merge's caller lists it from the plan on (it took it out of the manifest).
+            if !created.contains(number) { created.append(number) }
             writer = SegmentWriter(
                 resuming: resuming.state, file: file, fileNumber: number, databaseID: databaseID, compress: options.compression, cipher: cipher)
         } else {
@@ -194,7 +195,7 @@ extension Database {
             writtenNow += 1
             if (stopWhenClosed && sinceCheck >= Tuning.mergeCloseCheckEntries) || writtenNow == stopAfter {
                 sinceCheck = 0
-                if stopWhenClosed, output != nil { options.mergeCheckHook?() }
+                if stopWhenClosed, output != nil || resuming != nil { options.mergeCheckHook?() }
                 // A merge with nothing left to write is finished instead.
                 if (stopWhenClosed && isClosing) || writtenNow == stopAfter, it.isValid {
                     // A merge stopped with more to write is worth keeping. A suspension that fails costs only the

@@ -175,10 +175,10 @@ extension Database {
         return kept
     }
 
-    /// Finishes the merges a close suspended, when their inputs are still there; drops the others. On the
-    /// maintenance queue, before the policy picks new merges. A close in the meantime suspends them again;
-    /// with `budgetBytes` (a close's share), each goes on for about that many bytes of input and is suspended
-    /// again. Returns the budget left.
+    /// Goes on with the merges a close suspended, when their inputs are still there, holding the lock; drops the
+    /// others. A close's share of merging (`advanceMergesAtClose`): with `budgetBytes`, each goes on for about
+    /// that many bytes of input and is suspended again. (The background resumes them without the lock:
+    /// `takePendingMerge`.) Returns the budget left.
     @discardableResult
     func resumePendingMerges(budgetBytes: Int? = nil) throws -> Int {
         var budget = budgetBytes ?? Int.max
@@ -241,7 +241,7 @@ extension Database {
     }
 
     /// The state of a pending merge's writer, when its files are whole; nil otherwise.
-    private func loadSuspendedState(_ merge: PendingMerge) -> SuspendedSegment? {
+    func loadSuspendedState(_ merge: PendingMerge) -> SuspendedSegment? {
         do {
             let region = try fileSystem.map(atPath: path(.mergeState(merge.state)))
             let state = try region.withUnsafeBytes {

@@ -6,9 +6,11 @@ extension Database {
 
     /// Writes a manifest describing `version`'s segments, switches CURRENT to it, and deletes the segments and
     /// manifest it no longer names. Pending merges (`pendingMerges`, or the current manifest's) are kept while
-    /// their inputs are there; the files of the others are deleted.
+    /// their inputs are there; the files of the others are deleted, except the output of `taken` (a pending merge
+    /// this instance takes out of the list to build on: `takePendingMerge`).
     func writeManifest(
-        for version: Version, lastFlushedSequence: UInt64, logNumber: UInt64, state ms: inout ManifestState, pendingMerges: [PendingMerge]? = nil
+        for version: Version, lastFlushedSequence: UInt64, logNumber: UInt64, state ms: inout ManifestState, pendingMerges: [PendingMerge]? = nil,
+        keepingOutputOf taken: PendingMerge? = nil
     ) throws {
         var partitions: [UInt32: [SegmentInfo]] = [:]
         for (id, ps) in version.partitions where !ps.segments.isEmpty {
@@ -35,7 +37,7 @@ extension Database {
         // try?: a pending merge's files that could not be removed now are orphans, removed at the next open.
         // (The output of a finished one is now a live segment.)
         for m in old.pendingMerges where !manifest.pendingMerges.contains(where: { $0.output == m.output }) {
-            if !live.contains(m.output) { try? fileSystem.removeFile(atPath: path(.segment(m.output))) }
+            if !live.contains(m.output), m.output != taken?.output { try? fileSystem.removeFile(atPath: path(.segment(m.output))) }
             try? fileSystem.removeFile(atPath: path(.mergeState(m.state)))
         }
         for m in old.pendingMerges {
