@@ -47,10 +47,13 @@ public final class Runner {
     let config: Configuration
     public init(_ config: Configuration) { self.config = config }
 
+    /// `STRATA_BENCH_VARIANTS=0` leaves out the encrypted and portable-codec peers (profiles of one peer).
+    static let variants = ProcessInfo.processInfo.environment["STRATA_BENCH_VARIANTS"] != "0"
+
     func makeEngines() -> [any BenchEngine] {
         var engines: [any BenchEngine] = [StrataObjectPeer(), StrataEnginePeer()]
-        if !config.workloads.isDisjoint(with: Self.encryptedWorkloads) { engines.append(StrataObjectPeer(encrypted: true)) }
-        if Codecs.systemCodecsLinked && !config.workloads.isDisjoint(with: Self.portableWorkloads) {
+        if Self.variants && !config.workloads.isDisjoint(with: Self.encryptedWorkloads) { engines.append(StrataObjectPeer(encrypted: true)) }
+        if Self.variants && Codecs.systemCodecsLinked && !config.workloads.isDisjoint(with: Self.portableWorkloads) {
             engines.append(StrataObjectPeer(name: Self.strataPortable))
             engines.append(StrataEnginePeer(name: Self.strataEnginePortable))
         }

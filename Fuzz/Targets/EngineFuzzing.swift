@@ -58,7 +58,6 @@ package enum EngineFuzzing {
         }
         _ = reader.verify()
         if let it = try? SegmentIterator(segment: reader, from: nil) {
-            var it = it
             var n = 0
             while it.isValid && n < 100_000 {
                 let k = [UInt8](it.key)

@@ -19,16 +19,18 @@ struct RunIterator {
 }
 
 /// A position in one segment; decompresses into its own scratch buffer.
-package struct SegmentIterator {
+// A class, not a struct: the merging iterator steps its sources in place, and a struct in an array was checked for
+// uniqueness (a runtime call) at every step. Used by one thread at a time: dynamic exclusivity checks are off.
+package final class SegmentIterator {
     let segment: SegmentReader
     private let scratch = GrowableBuffer(capacity: Tuning.blockBytes + 1024)
-    private var block = -1
-    private var view: BlockView? = nil
-    private var position = 0
-    private var nextPosition = 0
-    package private(set) var key = UnsafeRawBufferPointer(start: nil, count: 0)
-    package private(set) var value: UnsafeRawBufferPointer? = nil
-    package private(set) var isValid = false
+    @exclusivity(unchecked) private var block = -1
+    @exclusivity(unchecked) private var view: BlockView? = nil
+    @exclusivity(unchecked) private var position = 0
+    @exclusivity(unchecked) private var nextPosition = 0
+    @exclusivity(unchecked) package private(set) var key = UnsafeRawBufferPointer(start: nil, count: 0)
+    @exclusivity(unchecked) package private(set) var value: UnsafeRawBufferPointer? = nil
+    @exclusivity(unchecked) package private(set) var isValid = false
 
     package init(segment: SegmentReader, from key: UnsafeRawBufferPointer?) throws {
         self.segment = segment
@@ -56,14 +58,14 @@ package struct SegmentIterator {
         }
     }
 
-    private mutating func load(_ b: Int) throws {
+    private func load(_ b: Int) throws {
         block = b
         // The block view borrows the segment's mapping or `scratch`, both kept alive by `self`.
         view = try segment.withBlock(b, scratch: scratch) { $0 }
         nextPosition = 0
     }
 
-    private mutating func advanceBlock() throws {
+    private func advanceBlock() throws {
         if block + 1 < segment.blockCount {
             try load(block + 1)
             try decode()
@@ -73,7 +75,7 @@ package struct SegmentIterator {
         }
     }
 
-    private mutating func decode() throws {
+    private func decode() throws {
         guard let view else { isValid = false; return }
         if nextPosition >= view.entriesEnd {
             try advanceBlock()
@@ -87,7 +89,7 @@ package struct SegmentIterator {
         isValid = true
     }
 
-    package mutating func next() throws { try decode() }
+    package func next() throws { try decode() }
 }
 
 /// Merges a partition's sources into one ordered view with the newest version of each key.
@@ -107,6 +109,11 @@ package final class MergingIterator {
     @exclusivity(unchecked) private var rival = MergingIterator.tie
     private static let tie = -1
     private static let noRival = -2
+    /// When `current` is a segment that `next()` moves alone (`rival` is not `tie`): that segment, and the rival's
+    /// key (nil: no rival), which does not move meanwhile. A step is then one call into the segment and one
+    /// comparison. Unretained: `segments` keeps it.
+    @exclusivity(unchecked) private var stepping: Unmanaged<SegmentIterator>? = nil
+    @exclusivity(unchecked) private var rivalKey: UnsafeRawBufferPointer? = nil
     private let includeTombstones: Bool
 
     /// - Parameter includeTombstones: Whether deletions are reported (as nil values); flush needs them.
@@ -172,9 +179,14 @@ package final class MergingIterator {
                 }
             }
             current = best
+            stepping = nil
             if best < 0 { return }
             if includeTombstones || value != nil {
                 rival = second < 0 ? Self.noRival : Bytes.compare(key(best), key(second)) < 0 ? second : Self.tie
+                if rival != Self.tie && best >= runs.count {
+                    stepping = Unmanaged.passUnretained(segments[best - runs.count])
+                    rivalKey = rival >= 0 ? key(rival) : nil
+                }
                 return
             }
             // A tombstone: skip this key everywhere and look again.
@@ -193,7 +205,30 @@ package final class MergingIterator {
         current < runs.count ? runs[current].value : segments[current - runs.count].value
     }
 
+    /// The current key and value (a nil value: a deletion, reported only with `includeTombstones`); nil at the
+    /// end. Valid until the iterator moves. One call for what a step reads.
+    package var entry: (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?)? {
+        if let stepping { return stepping._withUnsafeGuaranteedRef { ($0.key, $0.value) } }
+        guard current >= 0 else { return nil }
+        if current < runs.count { return (runs[current].key, runs[current].value) }
+        let s = current - runs.count
+        return (segments[s].key, segments[s].value)
+    }
+
     package func next() throws {
+        if let stepping {
+            // The current source is a segment no other source reaches yet (below, in general).
+            let moved = try stepping._withUnsafeGuaranteedRef { s -> Bool in
+                while true {
+                    try s.next()
+                    guard s.isValid else { return false }
+                    if let rivalKey, Bytes.compare(s.key, rivalKey) >= 0 { return false }
+                    if includeTombstones || s.value != nil { return true }
+                }
+            }
+            if moved { return }
+            return try settle(skipCurrentKey: false)
+        }
         guard current >= 0 else { return }
         if sourceCount == 1 {
             // One source: its keys are unique and ordered already.

@@ -3,7 +3,7 @@ import Foundation
 /// The state of a managed object: which Realm, which type, which record.
 @usableFromInline
 final class ObjectAccessor {
-    let core: RealmCore
+    @usableFromInline let core: RealmCore
     @usableFromInline let binding: TypeBinding
     @inlinable var info: TypeInfo { binding.info }
     // An accessor is used on its object's thread without re-entry: dynamic exclusivity checks are off on
@@ -17,7 +17,7 @@ final class ObjectAccessor {
     /// the scan, keeps the bytes mapped meanwhile.
     @usableFromInline @exclusivity(unchecked) private(set) var lent: UnsafeRawBufferPointer?
     @exclusivity(unchecked) private var lender: AnyObject?
-    @exclusivity(unchecked) var recordVersion: UInt64 = .max
+    @usableFromInline @exclusivity(unchecked) var recordVersion: UInt64 = .max
     /// The Realm's `invalidate()` count when this accessor was made: a later `invalidate()` invalidates it.
     @exclusivity(unchecked) private(set) var epoch: Int
     /// The write (`RealmCore.writeSerial`) that added the object, 0 when it was read: a cancel of that write
@@ -79,7 +79,8 @@ final class ObjectAccessor {
         epoch = core.invalidations
         addedIn = 0
         removed = false
-        record = nil
+        // (Assigning nil to a nil record would still call the release of the old value.)
+        if record != nil { record = nil }
         lent = bytes
         if self.lender !== lender { self.lender = lender }
         recordVersion = version
@@ -134,8 +135,8 @@ final class ObjectAccessor {
 
     /// Whether `record` is this object's record at the Realm's current version, outside a write transaction:
     /// then it can be read in place.
-    @usableFromInline var recordIsCurrent: Bool {
-        recordVersion == core.versionToken && !core.hasPendingWrite && (lent != nil || record != nil)
+    @inlinable var recordIsCurrent: Bool {
+        recordVersion == core.inPlaceToken && (lent != nil || record != nil)
     }
 
     /// Property `index` read straight from the record's bytes as a `V`, for the types that have a direct

@@ -44,23 +44,34 @@ final class ObjectStream {
         if !isKnownUniquelyReferenced(&last!) || !isKnownUniquelyReferenced(&last!._accessor!) { last!._accessor!.keepRecord() }
     }
 
-    /// Before the scan moves on: the object handed out last when nothing but the scan refers to it any more
-    /// (the loop body kept no reference), to be pointed at the next record; nil otherwise. Whatever may still
-    /// read the bytes lent to it (the object, kept elsewhere; its accessor, held by a list or map view) first
-    /// gets its own copy of them. Also says whether the object's accessor is its alone (then it is pointed at
-    /// the next record too). The object is moved out of `last`: the step puts back the one it hands out.
+    /// What the step may reuse of the object handed out last (which stays in `last` when reused).
+    enum Reuse {
+        /// Nothing: `last` is nil.
+        case nothing
+        /// The object, with a new accessor.
+        case object
+        /// The object and its accessor.
+        case objectAndAccessor
+    }
+
+    /// Before the scan moves on: whether the object handed out last is referred to by nothing but the scan (the
+    /// loop body kept no reference), to be pointed at the next record; otherwise `last` is let go. Whatever may
+    /// still read the bytes lent to it (the object, kept elsewhere; its accessor, held by a list or map view)
+    /// first gets its own copy of them. Also says whether the object's accessor is its alone (then it is pointed
+    /// at the next record too). Done in place: moving the object out and back cost a release per step.
     @inline(__always)
-    private func takeReusable() -> (object: Object, ownAccessor: Bool)? {
-        guard var object = last.take() else { return nil }
+    private func reusable() -> Reuse {
+        guard last != nil else { return .nothing }
         // An object with `let` properties is never reused: they may outlive it, bound to its accessor.
-        if !hasLegacyProperties, isKnownUniquelyReferenced(&object) {
-            guard object._accessor != nil else { return (object, false) }
-            if isKnownUniquelyReferenced(&object._accessor!) { return (object, true) }
-            object._accessor!.keepRecord()
-            return (object, false)
+        if !hasLegacyProperties, isKnownUniquelyReferenced(&last!) {
+            guard last!._accessor != nil else { return .object }
+            if isKnownUniquelyReferenced(&last!._accessor!) { return .objectAndAccessor }
+            last!._accessor!.keepRecord()
+            return .object
         }
-        object._accessor?.keepRecord()
-        return nil
+        last!._accessor?.keepRecord()
+        last = nil
+        return .nothing
     }
 
     /// A read of the scan failed: out of line, so that formatting the message costs the step nothing.
@@ -72,20 +83,22 @@ final class ObjectStream {
     /// The next object; nil at the end.
     @usableFromInline
     func next() -> Object? {
-        let reusable = takeReusable()
+        let reuse = reusable()
         do {
             if started { try stream.next() } else { started = true }
         } catch {
             failed(error)
         }
-        guard stream.isValid, let value = stream.value, let key = ObjectKey.decode(stream.currentKey) else { return nil }
+        guard let (rawKey, stored) = stream.entry, let value = stored, let key = ObjectKey.decode(rawKey) else {
+            last = nil
+            return nil
+        }
         if needsMigration, let record = binding.migratedRecord(value) {
             // Through the pending transforms, encoded at the current version: the object owns the record, and
             // the next one reuses the object as a lent record would.
-            if let (object, ownAccessor) = reusable, ownAccessor {
-                object._accessor!.reset(key: key, record: record, version: version)
-                last = object
-                return object
+            if reuse == .objectAndAccessor {
+                last!._accessor!.reset(key: key, record: record, version: version)
+                return last
             }
             let object = make(key: key, record: record)
             if lends { last = object }
@@ -94,20 +107,23 @@ final class ObjectStream {
         if !lends {
             return make(key: key, record: [UInt8](value))
         }
-        if let (object, ownAccessor) = reusable {
-            if ownAccessor {
-                object._accessor!.lend(key: key, value, by: stream, version: version)
-            } else {
-                // A list or another view of the old object keeps its accessor (with its own copy, made above):
-                // this object gets a new one.
-                object._accessor = ObjectAccessor(core: core, binding: binding, key: key, lent: value, lender: stream, version: version)
+        switch reuse {
+        case .objectAndAccessor:
+            // `last` keeps the accessor for the call: unretained.
+            Unmanaged.passUnretained(last.unsafelyUnwrapped._accessor.unsafelyUnwrapped)._withUnsafeGuaranteedRef {
+                $0.lend(key: key, value, by: stream, version: version)
             }
+            return last
+        case .object:
+            // A list or another view of the old object keeps its accessor (with its own copy, made above): this
+            // object gets a new one.
+            last!._accessor = ObjectAccessor(core: core, binding: binding, key: key, lent: value, lender: stream, version: version)
+            return last
+        case .nothing:
+            let object = make(key: key, lent: value)
             last = object
             return object
         }
-        let object = make(key: key, lent: value)
-        last = object
-        return object
     }
 
     // Making an object, out of line: inlined, its code (reflection for `let` properties among it) made every

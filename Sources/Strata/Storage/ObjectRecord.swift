@@ -381,10 +381,9 @@ enum ObjectKey {
     static func withBytes<R>(_ key: Int64, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try withUnsafeBytes(of: (UInt64(bitPattern: key) ^ (1 << 63)).bigEndian, body)
     }
+    @inline(__always)
     static func decode(_ b: UnsafeRawBufferPointer) -> Int64? {
         guard b.count == 8 else { return nil }
-        var x: UInt64 = 0
-        for byte in b { x = x << 8 | UInt64(byte) }
-        return Int64(bitPattern: x ^ (1 << 63))
+        return Int64(bitPattern: UInt64(bigEndian: b.loadUnaligned(as: UInt64.self)) ^ (1 << 63))
     }
 }

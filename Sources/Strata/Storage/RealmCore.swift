@@ -13,6 +13,7 @@ import Atomics
 //     metadata partition, read and advanced only while the engine's writer lock is held.
 
 /// The state of one Realm instance: its file, its version, and its write transaction.
+@usableFromInline
 final class RealmCore: @unchecked Sendable {
     let configuration: Realm.Configuration
     let shared: SharedFile
@@ -41,6 +42,7 @@ final class RealmCore: @unchecked Sendable {
             // commits or is cancelled, as RealmSwift's does (`try! Realm().beginWrite()`, then
             // `try! Realm().create(...)` in the same write). The thread's cache holds it meanwhile, so a thread
             // that ends with a write open still lets it go (and the write with it).
+            inPlaceToken = write == nil ? versionToken : Self.writing
             if (write == nil) != (oldValue == nil) { RealmCache.holdWhileWriting(self, write != nil) }
             if write == nil, oldValue != nil { shared.writeEnded(by: self) }
         }
@@ -104,6 +106,7 @@ final class RealmCore: @unchecked Sendable {
         observerList = ObserverList(fileObservers: core.shared.observers)
         snapshot = try core.snapshot.duplicate()
         versionToken = Self.newVersionToken()
+        inPlaceToken = versionToken  // (observers do not run in an init)
         bindings = core.bindings
         isFrozen = true
         // A frozen Realm never changes: nothing to tell a tracking.
@@ -137,6 +140,7 @@ final class RealmCore: @unchecked Sendable {
         observerList = ObserverList(fileObservers: shared.observers)
         self.snapshot = try shared.database.snapshot()
         versionToken = Self.newVersionToken()
+        inPlaceToken = versionToken  // (observers do not run in an init)
         try bindDeclaredTypes()
         try checkSchemaForCapture()
         // Only a Realm with a queue or an actor, and the main thread's once it has an observer, acts on other
@@ -151,7 +155,15 @@ final class RealmCore: @unchecked Sendable {
     /// Changes whenever this Realm's view of the data changes (a snapshot of another version, a write ended
     /// without a commit), to a value no Realm of the process had before: a record stamped with it is the
     /// record at this view. Stored, because every property read checks it.
-    private(set) var versionToken: UInt64 = 0
+    private(set) var versionToken: UInt64 = 0 {
+        didSet { inPlaceToken = write == nil ? versionToken : Self.writing }
+    }
+    /// `versionToken` while no write transaction is open, `writing` during one: an object whose record was read
+    /// at this token reads it in place (`ObjectAccessor.recordIsCurrent`), one load and one comparison on every
+    /// property read, compiled into the getter.
+    @usableFromInline @exclusivity(unchecked) private(set) var inPlaceToken: UInt64 = 0
+    /// No version's token (`newVersionToken` counts up from 2).
+    static let writing = UInt64.max - 1
 
     private static let versionTokens = ManagedAtomic<UInt64>(1)
     static func newVersionToken() -> UInt64 { versionTokens.wrappingIncrementThenLoad(by: 1, ordering: .relaxed) }

@@ -39,26 +39,27 @@ final class TypeBinding: @unchecked Sendable {
     // The layout again, flattened for the read path: the header (format, schema version, layout check) as one
     // little-endian word when it fits in 8 bytes (`fastPrefixCount` 0 otherwise), the shortest record of the
     // layout, and where the variable area starts.
-    private let fastPrefix: UInt64
-    private let fastPrefixMask: UInt64
-    private let fastPrefixCount: Int
-    private let fastMinimumLength: Int
+    // (Read by the getters' inlined fast path.)
+    @usableFromInline let fastPrefix: UInt64
+    @usableFromInline let fastPrefixMask: UInt64
+    @usableFromInline let fastPrefixCount: Int
+    @usableFromInline let fastMinimumLength: Int
     private let fastPlaces: RecordLayout.Places
     /// Per property index: where its value sits in a record of this layout, for direct reads.
-    private struct DirectField {
-        enum Mode: UInt8 { case absent, fixed, bool, variable }
-        let mode: Mode
+    @usableFromInline struct DirectField {
+        @usableFromInline enum Mode: UInt8 { case absent, fixed, bool, variable }
+        @usableFromInline let mode: Mode
         /// A fixed field's tag (format 1's, which direct readers take).
-        let tag: UInt8
+        @usableFromInline let tag: UInt8
         /// A fixed field's place in the record; a variable field's start-table entry (-1: the first variable field).
-        let at: Int32
+        @usableFromInline let at: Int32
         /// The null bitmap byte and bit of a fixed field that may be nil (byte -1: it may not).
-        let nullByte: Int32
+        @usableFromInline let nullByte: Int32
         let nullMask: UInt8
         /// The field's index in `recordLayout.fields` (-1: absent).
         let layoutIndex: Int32
     }
-    private let directFields: ContiguousArray<DirectField>
+    @usableFromInline let directFields: ContiguousArray<DirectField>
     /// Per property: whether it is optional (a nil stored in a required property reads as its default).
     private let isOptional: [Bool]
     /// The model class, for making objects.
@@ -154,7 +155,7 @@ final class TypeBinding: @unchecked Sendable {
 
     /// Whether `record` is in this binding's layout (format 3, its schema version and field list), long enough
     /// for every fixed field and the variable fields' start table.
-    @inline(__always)
+    @inlinable @inline(__always)
     func hasCurrentLayout(_ record: UnsafeRawBufferPointer) -> Bool {
         guard fastPrefixCount > 0, record.count >= fastMinimumLength else { return false }
         return record.loadUnaligned(as: UInt64.self).littleEndian & fastPrefixMask == fastPrefix
@@ -227,10 +228,18 @@ final class TypeBinding: @unchecked Sendable {
     /// Where property `index`'s payload starts in `record`, and its tag (format 1's, which fixed fields do not
     /// store: it comes from the layout), when the record has this binding's layout; nil otherwise (the general
     /// path reads it). A direct reader then decodes the payload in place.
-    @usableFromInline
+    /// A fixed field that cannot be nil is compiled into the getter; the rest is a call.
+    @inlinable @inline(__always)
     func directPayload(_ index: Int, in record: UnsafeRawBufferPointer) -> (tag: UInt8, start: Int)? {
         guard hasCurrentLayout(record), index < directFields.count else { return nil }
         let f = directFields[index]
+        if f.mode == .fixed && f.nullByte < 0 { return (f.tag, Int(f.at)) }
+        return directPayload(of: f, in: record)
+    }
+
+    /// `directPayload` of the other fields.
+    @usableFromInline
+    func directPayload(of f: DirectField, in record: UnsafeRawBufferPointer) -> (tag: UInt8, start: Int)? {
         switch f.mode {
         case .fixed:
             if f.nullByte >= 0, record[Int(f.nullByte)] & f.nullMask != 0 { return (DirectTag.null, 0) }
