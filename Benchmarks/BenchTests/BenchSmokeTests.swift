@@ -5,23 +5,17 @@ import TestSupport
 
 /// Every Bench workload at a tiny N: the engines must compute the same results. No timing assertions.
 @Suite struct BenchSmokeTests {
-    @Test func everyWorkloadRunsAndAllEnginesAgree() async throws {
-        let dir = NSTemporaryDirectory() + "strata-bench-smoke-\(getpid())"
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        var config = Runner.Configuration(directory: dir)
-        config.n = 2_000
-        config.lookups = 5_000
-        config.runs = 1
-        config.progress = false
-        // The sharing rows' second process: the Bench built beside the tests.
+    @Test func everyWorkloadRunsAndAllEnginesAgree() throws {
+        let dir = try TemporaryDirectory()
+        // The Bench built beside the tests, run as a process of its own: its sync server's rows then wait for no
+        // other test's work on a shared concurrency pool (in this process they once waited ten minutes).
         let bench: String = try #require(BuildProducts.executable("Bench"), "the Bench was not built beside the tests")
-        config.secondProcess = bench
-        // On a thread of its own: the sync server's rows wait for work on the concurrency pool, which a test's
-        // own thread belongs to.
-        let runConfig = config
-        let report = try await withCheckedThrowingContinuation { (c: CheckedContinuation<Report, any Error>) in
-            Thread { c.resume(with: Result { try Runner(runConfig).run() }) }.start()
-        }
+        let json = dir.child("report.json")
+        let run = try runProcess(bench, [
+            "--smoke", "--n", "2000", "--lookups", "5000", "--runs", "1", "--dir", dir.child("databases"), "--json", json,
+        ])
+        try #require(run.status == 0, "the Bench failed (\(run.status)): \(run.err.suffix(2_000)) \(run.out.suffix(2_000))")
+        let report = try JSONDecoder().decode(Report.self, from: Data(contentsOf: URL(fileURLWithPath: json)))
         #expect(Runner.disagreements(report) == [])
         let data = Dataset(count: 2_000, lookups: 5_000)
         for engine in [Runner.strata, Runner.strataEngine, "SQLite", "LMDB"] {
