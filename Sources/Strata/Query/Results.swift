@@ -312,9 +312,18 @@ public struct Results<Element: _RealmResultsElement>: RandomAccessCollection, Cu
             var keys: [Int64] = []
             let context = queryContext()
             let rows = RowPredicate(predicate)
-            forEachCandidate { key, ref in
-                if rows.evaluate(ref, key: key, in: context) { keys.append(key) }
-                return true
+            if base == nil && primaryKeyCandidates() == nil && primaryKeyRange() == nil {
+                // Every object of the type, read where it lies.
+                let binding = self.binding
+                core.forEachStoredRecord(binding) { key, record in
+                    if rows.matches(record, binding, key: key, in: context) { keys.append(key) }
+                    return true
+                }
+            } else {
+                forEachCandidate { key, ref in
+                    if rows.evaluate(ref, key: key, in: context) { keys.append(key) }
+                    return true
+                }
             }
             cache.keys = keys
             cache.records = []

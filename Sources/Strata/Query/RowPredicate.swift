@@ -54,13 +54,19 @@ struct RowPredicate {
         guard case .bytes(let raw, let binding) = r else {
             return generals.allSatisfy { $0.evaluate(r, key: key, in: context) }
         }
-        return tests.withUnsafeBufferPointer { tests in
+        return matches(raw, binding, key: key, in: context)
+    }
+
+    /// `evaluate` of a record's bytes, in `binding`'s type.
+    @inline(__always)
+    func matches(_ raw: UnsafeRawBufferPointer, _ binding: TypeBinding, key: Int64, in context: QueryContext?) -> Bool {
+        tests.withUnsafeBufferPointer { tests in
             for test in tests {
                 switch test.kind {
                 case .int:
                     if let (tag, start) = binding.directPayload(test.index, in: raw), tag == DirectTag.int, let w = DirectTag.word(raw, start) {
                         if !Predicate.compare(Int64(bitPattern: w), test.compare, test.value) { return false }
-                    } else if !generals[test.slot].evaluate(r, key: key, in: context) {
+                    } else if !generals[test.slot].evaluate(.bytes(raw, binding), key: key, in: context) {
                         return false
                     }
                 case .ascii:
@@ -70,11 +76,11 @@ struct RowPredicate {
                                                 test.stringOp, patterns[Int(test.value)])
                     {
                         if !result { return false }
-                    } else if !generals[test.slot].evaluate(r, key: key, in: context) {
+                    } else if !generals[test.slot].evaluate(.bytes(raw, binding), key: key, in: context) {
                         return false
                     }
                 case .general:
-                    if !generals[test.slot].evaluate(r, key: key, in: context) { return false }
+                    if !generals[test.slot].evaluate(.bytes(raw, binding), key: key, in: context) { return false }
                 }
             }
             return true

@@ -240,6 +240,24 @@ extension RealmCore {
         }
     }
 
+    /// Outside a write transaction: calls `body` with each object's key and its record where it lies (through
+    /// the pending transforms when an online migration needs them), in key order, until it returns false. What
+    /// `forEachRecord(_:_:)` gives without a write, with no `RecordRef` and no write checks per object: a
+    /// query's count reads every object of a type this way.
+    func forEachStoredRecord(_ binding: TypeBinding, _ body: (Int64, UnsafeRawBufferPointer) -> Bool) {
+        precondition(write == nil, "forEachStoredRecord reads no write's changes")
+        do {
+            try readSnapshot.scan(binding.partition) { k, v in
+                guard let key = ObjectKey.decode(k) else { return true }
+                if let migrated = binding.migratedRecord(v) { return migrated.withUnsafeBytes { body(key, $0) } }
+                return body(key, v)
+            }
+        } catch {
+            // A query cannot throw, and a scan that stopped at damaged bytes would give a wrong answer.
+            fatalError("reading the objects of \(binding.info.schema.className) in \(shared.displayName) failed: \(error)\(RealmCore.damageAdvice)")
+        }
+    }
+
     /// Calls `body` with each live object among `keys` (no duplicates), pending changes included, in the
     /// order a scan gives them (`forEachRecord(_:_:)`: keys of the snapshot ascending, then keys added by
     /// this write in the order they were added; once a write has spilled, the keys it spilled are among the
