@@ -110,9 +110,10 @@ extension Database {
                 continue
             }
             try manifestState.withLock { ms in
+                // The version read under the manifest's lock, as every manifest switch reads it.
                 try writeManifest(
-                    for: v, lastFlushedSequence: ms.manifest.lastFlushedSequence, logNumber: ms.manifest.logNumber, state: &ms,
-                    pendingMerges: ms.manifest.pendingMerges.filter { $0 != merge }, keepingOutputOf: merge)
+                    for: currentVersion, lastFlushedSequence: ms.manifest.lastFlushedSequence, logNumber: ms.manifest.logNumber,
+                    state: &ms, pendingMerges: ms.manifest.pendingMerges.filter { $0 != merge }, keepingOutputOf: merge)
             }
             let start = ps.segments.firstIndex { $0.fileNumber == merge.inputs[0] }!
             return MergePlan(

@@ -419,10 +419,13 @@ extension RealmCore {
     func write(_ accessor: ObjectAccessor, _ index: Int, _ value: StoredValue) {
         let w = requireWrite("setting \(accessor.binding.info.schema.className).\(accessor.binding.info.schema.properties[index].name)")
         require(!accessor.isDead, "Object has been deleted or invalidated.")
-        let property = accessor.binding.info.schema.properties[index]
-        require(!property.isPrimaryKey, "Primary key can't be changed after an object is inserted.")
-        require(!value.isNull || property.isNullable, "\(accessor.binding.info.schema.className).\(property.name) is not optional and cannot be set to nil")
         let binding = accessor.binding
+        // From the binding's flat arrays: a copy of the property's schema retained and released its strings on
+        // every set.
+        require(index != binding.info.primaryKeyIndex, "Primary key can't be changed after an object is inserted.")
+        require(
+            !value.isNull || binding.isOptional[index],
+            "\(binding.info.schema.className).\(binding.info.schema.properties[index].name) is not optional and cannot be set to nil")
         if binding.info.holdsValuesOnly {
             // A value of a type holding plain values: written into the object's encoded record in the
             // transaction's batch (put there from the stored record on its first change) in place when it is

@@ -245,7 +245,7 @@ extension RealmCore {
     /// `forEachRecord(_:_:)` gives without a write, with no `RecordRef` and no write checks per object: a
     /// query's count reads every object of a type this way.
     func forEachStoredRecord(_ binding: TypeBinding, _ body: (Int64, UnsafeRawBufferPointer) -> Bool) {
-        precondition(write == nil, "forEachStoredRecord reads no write's changes")
+        require(write == nil, "forEachStoredRecord reads no write's changes")
         do {
             try readSnapshot.scan(binding.partition) { k, v in
                 guard let key = ObjectKey.decode(k) else { return true }

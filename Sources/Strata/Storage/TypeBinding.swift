@@ -61,7 +61,7 @@ final class TypeBinding: @unchecked Sendable {
     }
     @usableFromInline let directFields: ContiguousArray<DirectField>
     /// Per property: whether it is optional (a nil stored in a required property reads as its default).
-    private let isOptional: [Bool]
+    let isOptional: [Bool]
     /// The model class, for making objects.
     let objectClass: Object.Type
     let schemaVersion: UInt64
