@@ -54,6 +54,29 @@ import TestSupport
         return db
     }
 
+    /// Every key of the four segments of partition 5 is there once, with its value.
+    static func expectEveryValue(_ snapshot: Snapshot) throws {
+        var count = 0
+        try snapshot.scan(5) { k, v in
+            let i = Int(k.reduce(0) { $0 << 8 | UInt64($1) })
+            if [UInt8](v) != Self.value(i) { Issue.record("key \(i): wrong value") }
+            count += 1
+            return true
+        }
+        #expect(count == 4 * perSegment)
+    }
+
+    /// A child process commits one record (key `9 << 32` of partition 0) while this process's merge is held,
+    /// then the merge is let go (also when the commit hung, so that the child finishes before the test ends).
+    static func commitFromAnotherProcess(_ child: String, _ path: String, releasing gate: MergeGate, _ failure: String) {
+        let result = Locked<(status: Int32, out: String, err: String)?>(nil)
+        let run = finishes { let r = try runProcess(child, [path, "shared", "9", "commits", "1"]); result.withLock { $0 = r } }
+        gate.release.signal()
+        #expect(run.finished, "\(failure)")
+        let r = result.withLock { $0 }
+        #expect(r?.status == 0, "child: \(r?.err ?? "") \(r?.out ?? "")")
+    }
+
     /// Runs `body` on another thread; false when it does not finish within a minute (a hang).
     static func finishes(_ body: @escaping @Sendable () throws -> Void) -> (finished: Bool, error: (any Error)?) {
         let done = DispatchSemaphore(value: 0)
@@ -92,14 +115,7 @@ import TestSupport
         // oldest); those that came while it was held are merged after it, or wait for the next trigger.
         #expect((db.partitionStatistics()[5]?.segments ?? 0) <= 2)
         let snapshot = try db.snapshot()
-        var count = 0
-        try snapshot.scan(5) { k, v in
-            let i = Int(k.reduce(0) { $0 << 8 | UInt64($1) })
-            if [UInt8](v) != Self.value(i) { Issue.record("key \(i): wrong value") }
-            count += 1
-            return true
-        }
-        #expect(count == 4 * Self.perSegment)
+        try Self.expectEveryValue(snapshot)
         #expect(try snapshot.get(Self.key(1_000_000), in: 6) == [1] && snapshot.get(Self.key(2_003_999), in: 6) == [2])
         snapshot.close()
         #expect(db.checkConsistency() == [])
@@ -117,13 +133,7 @@ import TestSupport
         let gate = MergeGate()
         let db = try Self.databaseWithSegments(path, sharing: .shared, gate: gate)
         #expect(gate.reached.wait(timeout: .now() + 60) == .success, "no background merge started")
-        let result = Locked<(status: Int32, out: String, err: String)?>(nil)
-        let run = Self.finishes { result.withLock { $0 = nil }; let r = try runProcess(child, [path, "shared", "9", "commits", "1"]); result.withLock { $0 = r } }
-        if !run.finished { gate.release.signal() }  // let the child finish before the test ends
-        #expect(run.finished, "the other process's commit waited for this process's merge")
-        let r = result.withLock { $0 }
-        #expect(r?.status == 0, "child: \(r?.err ?? "") \(r?.out ?? "")")
-        if run.finished { gate.release.signal() }
+        Self.commitFromAnotherProcess(child, path, releasing: gate, "the other process's commit waited for this process's merge")
         db.waitForMaintenance()
         try db.refresh()
         #expect(try db.snapshot().get(SharedProcessTests.key(9 << 32), in: 0) == crashChildValue(0))
@@ -169,12 +179,7 @@ import TestSupport
         #expect(db.pendingMerges.isEmpty, "a merge being resumed is still listed for another instance to take")
         let small = Self.finishes { try db.write { try $0.put(Self.key(1_000_000), [1], in: 6) } }
         #expect(small.finished && small.error == nil, "a commit waited for the resumed merge: \(String(describing: small.error))")
-        let result = Locked<(status: Int32, out: String, err: String)?>(nil)
-        let run = Self.finishes { let r = try runProcess(child, [path, "shared", "9", "commits", "1"]); result.withLock { $0 = r } }
-        gate.release.signal()
-        #expect(run.finished, "another process's commit waited for the resumed merge")
-        let r = result.withLock { $0 }
-        #expect(r?.status == 0, "child: \(r?.err ?? "") \(r?.out ?? "")")
+        Self.commitFromAnotherProcess(child, path, releasing: gate, "another process's commit waited for the resumed merge")
         db.waitForMaintenance()
         try db.refresh()
         #expect(db.pendingMerges.isEmpty)
@@ -183,14 +188,7 @@ import TestSupport
             FileManager.default.fileExists(atPath: path + "/" + FileName.segment(suspended.output).name),
             "the resumed merge did not finish in the output it had begun")
         let snapshot = try db.snapshot()
-        var count = 0
-        try snapshot.scan(5) { k, v in
-            let i = Int(k.reduce(0) { $0 << 8 | UInt64($1) })
-            if [UInt8](v) != Self.value(i) { Issue.record("key \(i): wrong value") }
-            count += 1
-            return true
-        }
-        #expect(count == 4 * Self.perSegment)
+        try Self.expectEveryValue(snapshot)
         #expect(try snapshot.get(Self.key(1_000_000), in: 6) == [1])
         #expect(try snapshot.get(SharedProcessTests.key(9 << 32), in: 0) == crashChildValue(0))
         snapshot.close()
