@@ -313,15 +313,17 @@ extension RealmCore {
             var target = t
             var increments: [String: Int64] = [:]
             let touchedFields = touched.fields[ref] ?? []
-            for (name, field) in o.fields where Self.differs(field, t.fields[name]) && !touchedFields.contains(name) {
+            for (name, field) in o.fields where !touchedFields.contains(name) {
                 if case .value(.int(let now))? = t.fields[name], case .value(.int(let had)) = field {
                     // What this file had over the value at the shared version goes on as an addition, so that
-                    // the server's additions since (and any made before this recovery arrives) are kept.
+                    // the server's additions since (and any made before this recovery arrives) are kept. Also when
+                    // the two values are equal: the server's additions since may sum to what the lost history
+                    // added here, and both are kept.
                     let delta = had &- (now &- (touched.additions[ref]?[name] ?? 0))
                     guard delta != 0 else { continue }
                     increments[name] = delta
                     target.fields[name] = .value(.int(now &+ delta))
-                } else if touched.additions[ref]?[name] == nil {
+                } else if Self.differs(field, t.fields[name]) && touched.additions[ref]?[name] == nil {
                     target.fields[name] = field
                 }
             }

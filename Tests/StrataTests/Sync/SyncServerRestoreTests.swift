@@ -127,6 +127,54 @@ import TestSupport
         }
     }
 
+    /// A recovery measures an integer as what the file added over the value at the last shared version, also when
+    /// the server's additions since the restore happen to sum to the same: the two values are then equal, and both
+    /// additions must still be kept (found by the convergence test under load: a lost +5 where a +2 and a +3 came
+    /// after the restore).
+    @Test func aRecoveredAdditionIsKeptWhenTheServersNewAdditionsSumToTheSame() async throws {
+        try await Setup.with { setup in
+            let token = try SyncServerProcess.token(write: ["team"])
+            let proxy = try FaultyProxy(target: setup.servers[0].port, seed: 2, faults: Self.noFaults)
+            defer { proxy.stop() }
+            let (a, b, c) = (setup.config("a.realm", partition: "team", url: proxy.url, token: token),
+                             setup.config("b.realm", partition: "team", url: proxy.url, token: token),
+                             setup.config("c.realm", partition: "team", url: proxy.url, token: token))
+            try SyncServerTests.write(a) { r in r.add(SyncItem("counter")) }
+            try await setup.session(a).wait(for: .upload)
+            try await setup.session(b).wait(for: .download)
+            let backup = setup.dir.child("backup.dump")
+            try setup.cluster.dump(setup.database, to: backup)
+
+            // a adds 5 after the backup, and b sees it: the restore loses it.
+            try SyncServerTests.write(a) { r in r.object(ofType: SyncItem.self, forPrimaryKey: "counter")!.increment("count", by: 5) }
+            try await setup.session(a).wait(for: .upload)
+            try await setup.session(b).wait(for: .download)
+            #expect(try SyncServerTests.item(b, "counter")?.count == 5)
+            try setup.session(a).suspend()
+            try setup.session(b).suspend()
+            setup.servers[0].kill()
+            try setup.cluster.restore(setup.database, from: backup)
+            setup.servers[0] = try SyncServerProcess(cluster: setup.cluster, database: setup.database, dir: setup.dir, name: "restored")
+            proxy.retarget(setup.servers[0].port)
+
+            // c, new, adds 2 and then 3 on the restored server: its counter is 5 too.
+            try await setup.session(c).wait(for: .download)
+            try SyncServerTests.write(c) { r in r.object(ofType: SyncItem.self, forPrimaryKey: "counter")!.increment("count", by: 2) }
+            try SyncServerTests.write(c) { r in r.object(ofType: SyncItem.self, forPrimaryKey: "counter")!.increment("count", by: 3) }
+            try await setup.session(c).wait(for: .upload)
+
+            for config in [b, a] {
+                try setup.session(config).resume()
+                try await setup.session(config).wait(for: .download)
+                try await setup.session(config).wait(for: .upload)
+            }
+            try await Self.settle(setup, [a, b, c], partition: "team")
+            for config in [a, b, c] {
+                #expect(try SyncServerTests.item(config, "counter")?.count == 5 + 2 + 3, "\(config.fileURL!.lastPathComponent): every addition once")
+            }
+        }
+    }
+
     /// Waits until every client's outbox is on the server and every client is at the server's version.
     static func settle(_ setup: Setup, _ clients: [Realm.Configuration], partition: String) async throws {
         var settled = false
