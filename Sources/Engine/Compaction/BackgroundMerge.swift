@@ -132,21 +132,13 @@ extension Database {
         var created: [UInt64] = [plan.output.number]
         let output: SegmentReader?
         do {
-            let it: MergingIterator
             var resuming: (number: UInt64, state: SuspendedSegment)? = nil
             var new: (number: UInt64, file: any WritableFile)? = nil
             switch plan.output {
-            case .new(let number, let file):
-                new = (number, file)
-                it = try MergingIterator(version: plan.version, runs: [], segments: inputs, from: nil, includeTombstones: !reachesOldest)
-            case .resumed(let number, let state):
-                resuming = (number, state)
-                // From the key after the last one written.
-                it = try state.lastKey.withUnsafeBytes {
-                    try MergingIterator(version: plan.version, runs: [], segments: inputs, from: $0, includeTombstones: !reachesOldest)
-                }
-                if it.isValid, it.currentKey.elementsEqual(state.lastKey) { try it.next() }
+            case .new(let number, let file): new = (number, file)
+            case .resumed(let number, let state): resuming = (number, state)
             }
+            let it = try Self.mergeInput(plan.version, inputs, after: resuming?.state.lastKey, reachesOldest: reachesOldest)
             output = try writeSegment(
                 partition: plan.id, from: it, expectedEntries: inputs.reduce(0) { $0 + $1.entryCount }, dropTombstones: reachesOldest,
                 stopWhenClosed: true,

@@ -107,6 +107,19 @@ extension Database {
         }
     }
 
+    /// What a merge of `inputs` reads: every entry, deletions too unless it reaches the oldest segment; from the
+    /// key after `lastKey` when it resumes a suspended merge.
+    static func mergeInput(_ version: Version, _ inputs: [SegmentReader], after lastKey: [UInt8]?, reachesOldest: Bool) throws -> MergingIterator {
+        guard let lastKey else {
+            return try MergingIterator(version: version, runs: [], segments: inputs, from: nil, includeTombstones: !reachesOldest)
+        }
+        let it = try lastKey.withUnsafeBytes {
+            try MergingIterator(version: version, runs: [], segments: inputs, from: $0, includeTombstones: !reachesOldest)
+        }
+        if it.isValid, it.currentKey.elementsEqual(lastKey) { try it.next() }
+        return it
+    }
+
     /// With `stopWhenClosed`, a close stops the merge and suspends it for the next open (`SuspendedMerge.swift`);
     /// `resuming` goes on with such a merge of the same window.
     func compactPartition(
@@ -119,16 +132,7 @@ extension Database {
         let reachesOldest = window.upperBound == ps.segments.count
         var created: [UInt64] = []
         do {
-            let it: MergingIterator
-            if let resuming {
-                // From the key after the last one written.
-                it = try resuming.state.lastKey.withUnsafeBytes {
-                    try MergingIterator(version: v, runs: [], segments: inputs, from: $0, includeTombstones: !reachesOldest)
-                }
-                if it.isValid, it.currentKey.elementsEqual(resuming.state.lastKey) { try it.next() }
-            } else {
-                it = try MergingIterator(version: v, runs: [], segments: inputs, from: nil, includeTombstones: !reachesOldest)
-            }
+            let it = try Self.mergeInput(v, inputs, after: resuming?.state.lastKey, reachesOldest: reachesOldest)
             let suspend: ((SegmentWriter, UInt64) throws -> Bool)? =
                 stopWhenClosed || stopAfterEntries != nil
                 ? { writer, number in
