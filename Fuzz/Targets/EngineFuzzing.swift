@@ -275,8 +275,47 @@ extension EngineFuzzing {
         // The index and the footer.
         let indexLength = Int(clamping: u64(footerAt + 24) ?? 0)
         if indexOffset >= 0, indexLength >= 0, indexOffset <= footerAt, indexLength <= footerAt - indexOffset {
-            let sum = bytes.withUnsafeBytes { Checksum.xxh3(UnsafeRawBufferPointer(rebasing: $0[indexOffset..<(indexOffset + indexLength)])) }
-            put64(sum, at: footerAt + 72)
+            let end = indexOffset + indexLength
+            func sum(_ from: Int, _ to: Int) -> UInt64 { bytes.withUnsafeBytes { Checksum.xxh3(UnsafeRawBufferPointer(rebasing: $0[from..<to])) } }
+            var checked = indexOffset..<end
+            // Format 3: each page's and filter chunk's checksum in the directory, and the footer's over the directory.
+            if (u32(8) ?? 0) >= 3, indexLength >= 16, let pages = u32(end - 16), let words = u32(end - 12), let dirBytes = u32(end - 4),
+                Int(dirBytes) >= 16, Int(dirBytes) <= indexLength
+            {
+                let directory = end - Int(dirBytes)
+                let filterStart = directory - Int(words) * 8
+                var starts: [(at: Int, sumAt: Int)] = []
+                var o = directory
+                for _ in 0..<min(Int(pages), indexLength) {
+                    guard o + 12 < end - 16, let start = u32(o) else { break }
+                    starts.append((indexOffset + Int(start), o + 4))
+                    var keyCount = 0, shift = 0
+                    o += 12
+                    while o < end - 16, shift < 35 {
+                        let b = Int(bytes[o])
+                        o += 1
+                        keyCount |= (b & 0x7F) << shift
+                        shift += 7
+                        if b < 0x80 { break }
+                    }
+                    o += keyCount
+                }
+                if filterStart >= indexOffset {
+                    for (i, page) in starts.enumerated() {
+                        let pageEnd = i + 1 < starts.count ? starts[i + 1].at : filterStart
+                        if page.at >= indexOffset, page.at <= pageEnd, page.sumAt + 8 <= end { put64(sum(page.at, pageEnd), at: page.sumAt) }
+                    }
+                    var chunk = filterStart
+                    while chunk < directory, o + 8 <= end - 16 {
+                        let chunkEnd = min(directory, chunk + 512 * 8)
+                        put64(sum(chunk, chunkEnd), at: o)
+                        o += 8
+                        chunk = chunkEnd
+                    }
+                }
+                checked = directory..<end
+            }
+            put64(sum(checked.lowerBound, checked.upperBound), at: footerAt + 72)
         }
         let footerSum = bytes.withUnsafeBytes { Checksum.xxh3(UnsafeRawBufferPointer(rebasing: $0[footerAt..<(bytes.count - 8)])) }
         put64(footerSum, at: bytes.count - 8)

@@ -3,12 +3,20 @@
 /// ```
 /// header (32)  magic "STRATASG" u64 · formatVersion u32 · flags u32 · partition u32 · reserved u32 · identity u64
 /// block*       BlockHeader (24) · stored bytes (raw, or LZ4 when that saved space)
-/// index        per block: u64 block offset · varint firstKeyCount · first key; then, with flag bit 0 (format
-///              2), the key filter: wordCount x u64 · u32 wordCount · u32 probeCount
+/// index        format 3: pages of up to 64 blocks, each `n x u32` entry offsets (from the page's start) then
+///              `n` entries (u64 block offset · varint firstKeyCount · first key); the key filter, wordCount x
+///              u64 (flag bit 0); the directory: per page u32 offset in the area · u64 checksum (XXH3-64 of the
+///              page) · varint firstKeyCount · first key, per 512 filter words u64 checksum; the trailer: u32
+///              pageCount · u32 wordCount · u32 probeCount · u32 directoryBytes (directory and trailer)
+///              formats 1-2: per block u64 block offset · varint firstKeyCount · first key; then, with flag
+///              bit 0 (format 2), the key filter: wordCount x u64 · u32 wordCount · u32 probeCount
 /// footer (88)  magic "STRATASF" u64 · formatVersion u32 · partition u32 · indexOffset u64 · indexBytes u64
 ///              · blockCount u64 · entryCount u64 · minSequence u64 · maxSequence u64 · userMetadata u64
 ///              · indexChecksum u64 · footerChecksum u64 (XXH3-64 of the 80 bytes before it)
 /// ```
+/// The index checksum covers the whole index area before format 3, and the directory and trailer from format 3
+/// on: a reader then checks a page or a filter chunk the first time it uses it, so that opening a segment and
+/// reading one key does not hash an index that grows with the segment (1.5 MB for a million keys).
 /// In an encrypted segment (header flag bit 1) each block's stored bytes and the index area are sealed
 /// (`Cipher`: nonce · AES-GCM ciphertext · tag, bound to the file number and offset), and a block header's flag
 /// bit 1 says so; checksums cover the sealed bytes. Header and footer stay plain (counts and offsets only).
@@ -17,8 +25,14 @@
 package enum SegmentFormat {
     static let headerMagic: UInt64 = 0x4753_4154_4152_5453  // "STRATASG"
     static let footerMagic: UInt64 = 0x4653_4154_4152_5453  // "STRATASF"
-    /// 2 added the key filter (header flag bit 0); format 1 segments still read, without one.
-    static let formatVersion: UInt32 = 2
+    /// 2 added the key filter (header flag bit 0); format 1 segments still read, without one. 3 split the index
+    /// into pages and the filter into chunks with checksums of their own (a paged index, `SegmentIndex`).
+    static let formatVersion: UInt32 = 3
+    /// Blocks per index page, and filter words per checksummed chunk (4 KiB), in format 3.
+    static let indexPageBlocks = 64
+    static let filterChunkWords = 512
+    /// The trailer at the end of a format-3 index area: page count, filter words, probes, directory length.
+    static let indexTrailerBytes = 16
     static let flagKeyFilter: UInt32 = 1
     static let flagEncrypted: UInt32 = 2
     package static let headerBytes = 32

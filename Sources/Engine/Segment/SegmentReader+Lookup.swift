@@ -19,11 +19,8 @@ extension SegmentReader {
 
     /// Looks `key` up: at most one block read.
     package func lookup<R>(_ key: UnsafeRawBufferPointer, hash: UInt64? = nil, _ body: (Lookup) throws -> R) throws -> R {
-        if let filter = try index().filter,
-            !KeyFilter.mayContain(
-                hash: hash ?? KeyFilter.hash(key), words: UnsafeRawBufferPointer(rebasing: indexArea(try index())[filter.offset...]),
-                wordCount: filter.wordCount, probeCount: filter.probeCount)
-        {
+        let index = try index()
+        if index.filter != nil, !(try mayContain(hash: hash ?? KeyFilter.hash(key), index)) {
             return try body(.absent)
         }
         guard let b = try blockIndex(for: key) else { return try body(.absent) }
@@ -45,19 +42,23 @@ extension SegmentReader {
         }
     }
 
+    /// Whether the key whose filter hash is `hash` may be in this segment, by its key filter.
+    func mayContain(hash: UInt64, _ index: SegmentIndex) throws -> Bool {
+        do {
+            return try index.mayContain(hash: hash, in: indexArea(index))
+        } catch let error as StorageError {
+            throw error.file == nil ? error.located(file: name) : error
+        }
+    }
+
     /// Whether any of `segments` may hold an entry of `key`, by their key filters (no block read). A segment
     /// whose index cannot be read may: the lookup that follows reports the damage.
     static func mayHold(_ key: UnsafeRawBufferPointer, in segments: [SegmentReader]) -> Bool {
         let hash = KeyFilter.hash(key)
         for segment in segments {
-            guard let index = try? segment.index() else { return true }  // try?: the read that follows reports it
-            guard let filter = index.filter else { return true }
-            if KeyFilter.mayContain(
-                hash: hash, words: UnsafeRawBufferPointer(rebasing: segment.indexArea(index)[filter.offset...]),
-                wordCount: filter.wordCount, probeCount: filter.probeCount)
-            {
-                return true
-            }
+            // try?: a segment whose index or filter cannot be read may hold it; the read that follows reports it.
+            guard let index = try? segment.index(), let may = try? segment.mayContain(hash: hash, index) else { return true }
+            if may { return true }
         }
         return false
     }
@@ -76,7 +77,7 @@ extension SegmentReader {
             }
             guard let found else { continue }
             guard found, let b = try segment.blockIndex(for: key) else { return nil }
-            return (segment.name, try segment.index().blockOffsets[b])
+            return (segment.name, try segment.blockOffset(b, try segment.index()))
         }
         return nil
     }

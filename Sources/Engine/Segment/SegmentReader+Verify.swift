@@ -13,7 +13,8 @@ extension SegmentReader {
         }
         var unreadable: [UnreadableBlock] = []
         let scratch = GrowableBuffer(capacity: Tuning.blockBytes + 1024)
-        for i in 0..<blockCount {
+        var i = 0
+        while i < blockCount {
             do {
                 try withBlock(i, scratch: scratch) { view in
                     for j in 0..<view.entryCount {
@@ -21,10 +22,11 @@ extension SegmentReader {
                         body(e.key, e.value)
                     }
                 }
+                i += 1
             } catch {
-                unreadable.append(UnreadableBlock(
-                    offset: index.blockOffsets[i], firstKey: [UInt8](firstKey(i, index)),
-                    endKey: i + 1 < blockCount ? [UInt8](firstKey(i + 1, index)) : nil, error: error))
+                let lost = index.loss(ofBlock: i, in: indexArea(index))
+                unreadable.append(UnreadableBlock(offset: lost.offset, firstKey: lost.firstKey, endKey: lost.endKey, error: error))
+                i = lost.next
             }
         }
         return unreadable
@@ -47,12 +49,23 @@ extension SegmentReader {
         var seen = 0
         let blockOffsets: [Int]
         do {
-            blockOffsets = try index().blockOffsets
+            let index = try index()
+            try index.checkAll(in: indexArea(index))
+            blockOffsets = try (0..<blockCount).map { try blockOffset($0, index) }
+        } catch let error as StorageError {
+            return ["\(error.file == nil ? error.located(file: name) : error)"]
         } catch {
             return ["\(error)"]
         }
         for i in 0..<blockOffsets.count {
             do {
+                let end = i + 1 < blockOffsets.count ? blockOffsets[i + 1] : indexOffset
+                let stored = try locate(i).stored
+                guard stored.upperBound == end else {
+                    throw StorageError.corrupted(
+                        "block \(i) ends at \(stored.upperBound), the index puts the next \(i + 1 < blockOffsets.count ? "block" : "part") at \(end)",
+                        file: name, offset: blockOffsets[i])
+                }
                 try withBlock(i, scratch: scratch) { view in
                     var pos = 0
                     for j in 0..<view.entryCount {

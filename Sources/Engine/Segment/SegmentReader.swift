@@ -21,8 +21,10 @@ package final class SegmentReader: Sendable {
     let indexOffset: Int
     let indexBytes: Int
     let indexSum: UInt64
-    /// Whether the index area ends with a key filter (format 2).
+    /// Whether the index area holds a key filter (from format 2).
     let hasFilter: Bool
+    /// The segment's format (`SegmentFormat.formatVersion`): from 3 the index is paged.
+    let formatVersion: UInt32
     /// The block index, read and checked on first use: open reads only headers and footers, so that its cost
     /// does not grow with the data (an index has one entry per 32 KiB block).
     let lazyIndex = LazyReference<SegmentIndex>()
@@ -65,6 +67,7 @@ package final class SegmentReader: Sendable {
             let version = try h.readUInt32LE()
             let flags = try h.readUInt32LE()
             hasFilter = version >= 2 && flags & SegmentFormat.flagKeyFilter != 0
+            formatVersion = version
             guard version <= SegmentFormat.formatVersion else {
                 throw StorageError(.formatTooNew, "segment format version \(version) is newer than this build's \(SegmentFormat.formatVersion)", file: name, offset: 8)
             }
@@ -143,15 +146,19 @@ package final class SegmentReader: Sendable {
     func loadIndex() throws -> SegmentIndex {
         do {
             let stored = UnsafeRawBufferPointer(rebasing: region.unsafeBytes[indexOffset..<(indexOffset + indexBytes)])
-            let computed = Checksum.xxh3(stored)
+            // A plain segment of format 3 checks its directory here and each page and filter chunk on first use; an
+            // encrypted area is sealed, and checked, whole.
+            let checked = cipher == nil ? try SegmentIndex.checkedRange(of: stored, version: formatVersion) : 0..<stored.count
+            let computed = Checksum.xxh3(UnsafeRawBufferPointer(rebasing: stored[checked]))
             guard computed == indexSum else {
                 throw StorageError.corrupted(
                     "index checksum mismatch (stored 0x\(String(indexSum, radix: 16)), computed 0x\(String(computed, radix: 16)))",
-                    file: nil, offset: indexOffset)
+                    file: nil, offset: indexOffset + checked.lowerBound)
             }
             guard let cipher else {
                 return try SegmentIndex(
-                    area: stored, areaOffset: indexOffset, blocksEnd: indexOffset, blockCount: blockCount, hasFilter: hasFilter, plainArea: nil)
+                    area: stored, areaOffset: indexOffset, blocksEnd: indexOffset, blockCount: blockCount, hasFilter: hasFilter,
+                    version: formatVersion, plainArea: nil)
             }
             let footer = SegmentFormat.authenticatedFooter(
                 partition: partition, blockCount: blockCount, entryCount: entryCount, minSequence: minSequence, maxSequence: maxSequence,
@@ -162,7 +169,7 @@ package final class SegmentReader: Sendable {
             let area = plain.withUnsafeBytes { MappedRegion(copying: $0) }
             return try SegmentIndex(
                 area: area.unsafeBytes, areaOffset: indexOffset, blocksEnd: indexOffset, blockCount: blockCount, hasFilter: hasFilter,
-                plainArea: area)
+                version: formatVersion, plainArea: area)
         } catch let error as StorageError {
             throw error.file == nil ? error.located(file: name) : error
         }
@@ -175,23 +182,23 @@ package final class SegmentReader: Sendable {
     }
 
     /// The first key of block `i`.
-    @inline(__always)
-    func firstKey(_ i: Int, _ index: SegmentIndex) -> UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(rebasing: indexArea(index)[index.firstKeyOffsets[i]..<(index.firstKeyOffsets[i] + index.firstKeyCounts[i])])
+    func firstKey(_ i: Int, _ index: SegmentIndex) throws -> UnsafeRawBufferPointer {
+        try index.firstKey(i, in: indexArea(index))
+    }
+
+    /// Where block `i` starts.
+    func blockOffset(_ i: Int, _ index: SegmentIndex) throws -> Int {
+        try index.blockOffset(i, in: indexArea(index))
     }
 
     /// The last block whose first key is at or before `key`, or nil when `key` precedes them all.
     func blockIndex(for key: UnsafeRawBufferPointer) throws -> Int? {
         let index = try index()
-        let p = Bytes.prefix64(key)
-        var lo = 0, hi = index.blockOffsets.count
-        while lo < hi {
-            let mid = (lo + hi) >> 1
-            let fp = index.firstKeyPrefixes[mid]
-            let atOrBefore = fp != p ? fp < p : Bytes.compare(firstKey(mid, index), key) <= 0
-            if atOrBefore { lo = mid + 1 } else { hi = mid }
+        do {
+            return try index.lastBlock(atOrBefore: key, in: indexArea(index))
+        } catch let error as StorageError {
+            throw error.file == nil ? error.located(file: name) : error
         }
-        return lo == 0 ? nil : lo - 1
     }
 
     /// Where block `i`'s bytes are and what its header declares; checks the header and, once, the checksum.
@@ -208,19 +215,23 @@ package final class SegmentReader: Sendable {
 
     func locate(_ i: Int) throws -> BlockLocation {
         let index = try index()
-        let blockOffsets = index.blockOffsets
-        let start = blockOffsets[i]
-        let end = i + 1 < blockOffsets.count ? blockOffsets[i + 1] : indexOffset
+        let start = try blockOffset(i, index)
+        // The block's end is its header's (which its checksum covers), not the next block's offset: a block
+        // reads without the next block's index page. `verify()` checks that the blocks follow one another.
+        guard start >= SegmentFormat.headerBytes, start <= indexOffset - BlockHeader.byteCount else {
+            throw StorageError.corrupted("block \(i) at \(start) leaves no room for its header before the index", file: name, offset: start)
+        }
         let bytes = region.unsafeBytes
-        var h = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
+        var h = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[start..<(start + BlockHeader.byteCount)]))
         let storedCount = try h.readUInt32LE("block stored length")
         let rawCount = try h.readUInt32LE("block raw length")
         let entryCount = try h.readUInt32LE("block entry count")
         let flags = try h.readUInt32LE("block flags")
         let checksum = try h.readUInt64LE("block checksum")
-        guard Int(storedCount) == end - start - BlockHeader.byteCount else {
+        let end = start + BlockHeader.byteCount + Int(storedCount)
+        guard end <= indexOffset else {
             throw StorageError.corrupted(
-                "block \(i) declares \(storedCount) stored bytes, the index leaves room for \(end - start - BlockHeader.byteCount)",
+                "block \(i) declares \(storedCount) stored bytes, the index leaves room for \(indexOffset - start - BlockHeader.byteCount)",
                 file: name, offset: start)
         }
         guard flags & ~(BlockHeader.flagLZ4 | BlockHeader.flagEncrypted) == 0 else {
@@ -264,7 +275,7 @@ package final class SegmentReader: Sendable {
             return try body()
         } catch let error as StorageError {
             if error.file != nil { throw error }
-            let offset = (try? index())?.blockOffsets[i]
+            let offset = (try? index()).flatMap { try? blockOffset(i, $0) }  // try?: the error being reported names the damage
             var e = error
             e.file = name
             e.message = "block \(i) at offset \(offset.map(String.init) ?? "?"): " + e.message
@@ -344,7 +355,7 @@ package final class SegmentReader: Sendable {
                 if let r = block.region {
                     raw = r.unsafeBytes
                 } else {
-                    let start = try index().blockOffsets[i] + BlockHeader.byteCount
+                    let start = try blockOffset(i, try index()) + BlockHeader.byteCount
                     raw = UnsafeRawBufferPointer(rebasing: region.unsafeBytes[start..<(start + block.entriesEnd + 4 * block.entryCount)])
                 }
                 return try body(BlockView(raw: raw, entryCount: block.entryCount, entriesEnd: block.entriesEnd), block.prefixes)

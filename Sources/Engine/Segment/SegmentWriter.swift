@@ -149,9 +149,7 @@ final class SegmentWriter {
     /// Writes the last block, the index and the footer, and syncs the file. Returns the file's size.
     func finish(minSequence: UInt64, maxSequence: UInt64, userMetadata: UInt64) throws -> Int {
         try finishBlock()
-        for w in filter.words { index.appendUInt64LE(w) }
-        index.appendUInt32LE(UInt32(filter.words.count))
-        index.appendUInt32LE(filter.probeCount)
+        index = try Self.pagedIndexArea(entries: index, blockCount: blockCount, filter: filter)
         let indexOffset = written + output.count
         if let cipher {
             // The footer's counts are authenticated with the index (the footer itself stays plain).
@@ -164,7 +162,11 @@ final class SegmentWriter {
             index.removeAll()
             sealed.withUnsafeBytes { index.append($0) }
         }
-        let indexChecksum = index.withUnsafeBytes { Checksum.xxh3($0) }
+        // A plain area's checksum covers its directory (which holds the pages' and filter chunks'); a sealed
+        // area's covers all of it.
+        let indexChecksum = index.withUnsafeBytes { area in
+            Checksum.xxh3(cipher == nil ? UnsafeRawBufferPointer(rebasing: area[(area.count - directoryBytes(area))...]) : area)
+        }
         index.withUnsafeBytes { output.append($0) }
         var footer: [UInt8] = []
         footer.appendUInt64LE(SegmentFormat.footerMagic)
@@ -185,5 +187,63 @@ final class SegmentWriter {
         try file.sync(.ordered)
         file.close()
         return written
+    }
+
+    private func directoryBytes(_ area: UnsafeRawBufferPointer) -> Int {
+        Int(Bytes.loadUInt32LE(area, at: area.count - 4) ?? 0)
+    }
+
+    /// The index area of format 3 (`SegmentFormat`) from the blocks' entries as they were written (`u64 block
+    /// offset · varint firstKeyCount · first key` each, the form a suspended merge keeps) and the key filter.
+    static func pagedIndexArea(entries: GrowableBuffer, blockCount: Int, filter: KeyFilter) throws -> GrowableBuffer {
+        let area = GrowableBuffer(capacity: entries.count + blockCount * 4 + filter.words.count * 8 + 4096)
+        var directory: [UInt8] = []
+        try entries.withUnsafeBytes { bytes in
+            var r = ByteReader(bytes)
+            var page: [Int] = []  // where each of the page's entries starts in `bytes`
+            func flush() {
+                guard let first = page.first else { return }
+                let pageStart = area.count
+                let end = r.position
+                var table: [UInt8] = []
+                table.reserveCapacity(4 * page.count)
+                for start in page { table.appendUInt32LE(UInt32(4 * page.count + start - first)) }
+                area.append(contentsOf: table)
+                area.append(UnsafeRawBufferPointer(rebasing: bytes[first..<end]))
+                directory.appendUInt32LE(UInt32(pageStart))
+                directory.appendUInt64LE(area.withUnsafeBytes { Checksum.xxh3(UnsafeRawBufferPointer(rebasing: $0[pageStart...])) })
+                // The page's first key: its first entry's, after the block offset.
+                var k = ByteReader(bytes, position: first + 8)
+                let keyCount = Int((try? k.readVarint()) ?? 0)  // try?: entries this writer wrote itself
+                directory.appendVarint(UInt64(keyCount))
+                directory.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[k.position..<(k.position + keyCount)]))
+                page.removeAll(keepingCapacity: true)
+            }
+            for _ in 0..<blockCount {
+                if page.count == SegmentFormat.indexPageBlocks { flush() }
+                page.append(r.position)
+                try r.skip(8)
+                try r.skip(Int(try r.readVarint()))
+            }
+            flush()
+        }
+        var words: [UInt8] = []
+        words.reserveCapacity(filter.words.count * 8)
+        for w in filter.words { words.appendUInt64LE(w) }
+        area.append(contentsOf: words)
+        words.withUnsafeBytes { bytes in
+            var chunk = 0
+            while chunk < bytes.count {
+                let end = min(bytes.count, chunk + SegmentFormat.filterChunkWords * 8)
+                directory.appendUInt64LE(Checksum.xxh3(UnsafeRawBufferPointer(rebasing: bytes[chunk..<end])))
+                chunk = end
+            }
+        }
+        directory.appendUInt32LE(UInt32((blockCount + SegmentFormat.indexPageBlocks - 1) / SegmentFormat.indexPageBlocks))
+        directory.appendUInt32LE(UInt32(filter.words.count))
+        directory.appendUInt32LE(filter.probeCount)
+        directory.appendUInt32LE(UInt32(directory.count + 4))
+        area.append(contentsOf: directory)
+        return area
     }
 }
