@@ -17,6 +17,8 @@ import Testing
             "Engine/System/MetadataSections.swift", "Engine/Compression/LZ4.swift",
             // Drains inotify's events into a buffer it owns (read(2) with the buffer's own count).
             "Engine/System/DirectoryWatch.swift",
+            // A bit set's words in one allocation it owns, read through swift-atomics at a checked index.
+            "Engine/System/AtomicBits.swift",
             // Loopback TCP for the sync tests: socket addresses for bind and getsockname, recv into its own buffer.
             "Engine/System/LoopbackSocket.swift",
             // The Swift codecs: every access is checked against the buffers' bounds (CodecCompatibilityTests).

@@ -3,11 +3,12 @@
 /// ```
 /// header (32)  magic "STRATASG" u64 · formatVersion u32 · flags u32 · partition u32 · reserved u32 · identity u64
 /// block*       BlockHeader (24) · stored bytes (raw, or LZ4 when that saved space)
-/// index        format 3: pages of up to 64 blocks, each `n x u32` entry offsets (from the page's start) then
-///              `n` entries (u64 block offset · varint firstKeyCount · first key); the key filter, wordCount x
-///              u64 (flag bit 0); the directory: per page u32 offset in the area · u64 checksum (XXH3-64 of the
-///              page) · varint firstKeyCount · first key, per 512 filter words u64 checksum; the trailer: u32
-///              pageCount · u32 wordCount · u32 probeCount · u32 directoryBytes (directory and trailer)
+/// index        format 3: pages of up to 64 blocks, each `n x u32` entry offsets (from the page's start) ·
+///              `n x u64` first-key prefixes (a key's first 8 bytes, zero-padded, as a big-endian number) · `n`
+///              entries (u64 block offset · varint firstKeyCount · first key); then the key filter, wordCount x
+///              u64 (flag bit 0); then the directory: per page u32 offset in the area · u64 checksum (XXH3-64
+///              of the page) · varint firstKeyCount · first key, and per 512 filter words a u64 checksum; then
+///              the trailer: u32 pageCount · u32 wordCount · u32 probeCount · u32 directoryBytes (with trailer)
 ///              formats 1-2: per block u64 block offset · varint firstKeyCount · first key; then, with flag
 ///              bit 0 (format 2), the key filter: wordCount x u64 · u32 wordCount · u32 probeCount
 /// footer (88)  magic "STRATASF" u64 · formatVersion u32 · partition u32 · indexOffset u64 · indexBytes u64

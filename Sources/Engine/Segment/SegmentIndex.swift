@@ -7,7 +7,8 @@
 ///   hashes all of it and parses every entry into arrays. For a segment of a million keys that is 1.5 MB.
 /// - **Paged** (format 3): the footer's checksum covers a small directory only: each index page's place,
 ///   checksum and first key, and a checksum per filter chunk. A page (64 blocks) or a filter chunk (4 KiB) is
-///   hashed and checked the first time it is used, and read in place; nothing is copied. A point read after
+///   hashed and checked the first time it is used, and read in place; nothing is copied. A page holds its
+///   entries' key prefixes as fixed-width words, so a search in it reads keys only to break ties. A point read after
 ///   open checks the directory, about seven filter chunks and one page.
 ///
 /// Methods take the area (`SegmentReader.indexArea`: the mapping's bytes, or an encrypted area's opened copy).
@@ -20,50 +21,37 @@ final class SegmentIndex: Sendable {
     let authenticated: Locked<[UInt64]>
     /// The opened index area of an encrypted segment; nil when the area is read in place from the mapping.
     let plainArea: MappedRegion?
-    /// Where the key filter lies in the area (nil in format-1 segments): read in place.
-    let filter: Filter?
-    private let layout: Layout
     /// The area's offset in the segment, for errors (an opened area's offsets do not exist in the file: errors
     /// then point at the area's start).
     private let areaOffset: Int
 
-    struct Filter: Sendable {
-        let offset: Int
-        let wordCount: Int
-        let probeCount: UInt32
-        /// A checksum per `SegmentFormat.filterChunkWords` words, and which chunks matched (format 3); nil when
-        /// the area's checksum covered the filter.
-        let chunks: (sums: [UInt64], checked: AtomicBits)?
-    }
+    // The layout's fields are stored flat (no enum or struct of arrays): a lookup reads them without copying
+    // and retaining arrays.
 
-    private enum Layout: Sendable {
-        case flat(FlatBlocks)
-        case paged(PagedBlocks)
-    }
+    /// Format 3: the index is read page by page; before, `keyOffsets` and the rest hold every block's entry.
+    private let paged: Bool
+    /// Flat: each block's first key (its place in the area, length and prefix). Paged: each page's, as the
+    /// directory holds it.
+    private let keyOffsets: [Int]
+    private let keyCounts: [Int]
+    private let keyPrefixes: [UInt64]
+    /// Flat: where each block starts in the segment. Paged: where each page starts in the area, then where the
+    /// last one ends.
+    private let starts: [Int]
+    /// Paged: each page's checksum, and the pages whose checksum matched and whose entries were checked.
+    private let pageSums: [UInt64]
+    private let pagesChecked: AtomicBits
+    /// Where the blocks end (the index area's offset in the segment): no block offset reaches past it.
+    private let blocksEnd: Int
 
-    /// Formats 1 and 2: every entry parsed when the index is loaded.
-    private struct FlatBlocks: Sendable {
-        let blockOffsets: [Int]
-        /// Where each block's first key lies in the area, and its length.
-        let firstKeyOffsets: [Int]
-        let firstKeyCounts: [Int]
-        let firstKeyPrefixes: [UInt64]
-    }
-
-    /// Format 3: the directory parsed when the index is loaded; the pages checked and read in place.
-    private struct PagedBlocks: Sendable {
-        /// Where each page starts in the area, then where the last one ends (the filter's start).
-        let pageStarts: [Int]
-        let pageSums: [UInt64]
-        /// Each page's first key, as the directory holds it (its place in the area, length and prefix).
-        let keyOffsets: [Int]
-        let keyCounts: [Int]
-        let keyPrefixes: [UInt64]
-        /// Pages whose checksum matched and whose entries were checked.
-        let checked: AtomicBits
-        /// Where the blocks end (the index area's offset in the segment): no block offset reaches past it.
-        let blocksEnd: Int
-    }
+    /// Whether the segment has a key filter (from format 2), where it lies in the area, and its shape.
+    let hasFilter: Bool
+    private let filterOffset: Int
+    private let filterWordCount: Int
+    private let filterProbes: UInt32
+    /// Format 3: a checksum per `SegmentFormat.filterChunkWords` words, and the chunks that matched.
+    private let chunkSums: [UInt64]
+    private let chunksChecked: AtomicBits
 
     /// Parses the index area `area` (at `areaOffset` in the segment, whose blocks end at `blocksEnd`; the footer
     /// already checked that `blockCount` fits) of a segment of format `version`. `plainArea` owns `area` when it
@@ -76,17 +64,82 @@ final class SegmentIndex: Sendable {
         self.areaOffset = areaOffset
         self.blockCount = blockCount
         self.plainArea = plainArea
+        self.blocksEnd = blocksEnd
+        self.hasFilter = hasFilter
         let at = { (relative: Int) in plainArea == nil ? areaOffset + relative : areaOffset }
         let fail = { (message: String, relative: Int) in StorageError.corrupted(message, file: nil, offset: at(relative)) }
         verified = Locked(Array(repeating: 0, count: (blockCount + 63) / 64))
         authenticated = Locked(Array(repeating: 0, count: (blockCount + 63) / 64))
         if version >= 3 {
-            var parsedFilter: Filter?
-            layout = .paged(
-                try Self.parseDirectory(area, blocksEnd: blocksEnd, blockCount: blockCount, hasFilter: hasFilter, filter: &parsedFilter, fail: fail))
-            filter = parsedFilter
+            paged = true
+            // The directory: per page `u32 offset · u64 checksum · varint firstKeyCount · first key`, per filter
+            // chunk `u64 checksum`, then the trailer `u32 pageCount · u32 filterWordCount · u32 probeCount ·
+            // u32 directoryBytes` (the directory and trailer together).
+            let directory = try Self.checkedRange(of: area, version: 3)
+            var t = ByteReader(area, position: area.count - SegmentFormat.indexTrailerBytes)
+            let pageCount = Int(try t.readUInt32LE("index page count"))
+            let wordCount = Int(try t.readUInt32LE("filter word count"))
+            let probes = try t.readUInt32LE("filter probe count")
+            let perPage = SegmentFormat.indexPageBlocks
+            guard pageCount == (blockCount + perPage - 1) / perPage else {
+                throw fail("index has \(pageCount) pages, \(blockCount) blocks need \((blockCount + perPage - 1) / perPage)", area.count - 16)
+            }
+            let filterStart = directory.lowerBound - wordCount * 8
+            if hasFilter {
+                guard wordCount > 0, filterStart >= 0, probes > 0, probes <= 30 else {
+                    throw fail("key filter of \(wordCount) words and \(probes) probes does not fit the index", area.count - 12)
+                }
+            } else {
+                guard wordCount == 0 else { throw fail("index of a segment without a key filter declares \(wordCount) filter words", area.count - 12) }
+            }
+            var r = ByteReader(UnsafeRawBufferPointer(rebasing: area[..<(area.count - SegmentFormat.indexTrailerBytes)]), position: directory.lowerBound)
+            var starts: [Int] = [], sums: [UInt64] = [], keyOffsets: [Int] = [], keyCounts: [Int] = [], prefixes: [UInt64] = []
+            starts.reserveCapacity(pageCount + 1)
+            sums.reserveCapacity(pageCount)
+            keyOffsets.reserveCapacity(pageCount)
+            keyCounts.reserveCapacity(pageCount)
+            prefixes.reserveCapacity(pageCount)
+            for p in 0..<pageCount {
+                let entryAt = r.position
+                let start = Int(try r.readUInt32LE("index page offset"))
+                guard p == 0 ? start == 0 : start > starts[p - 1], start < filterStart else {
+                    throw fail("index page \(p) offset \(start) is out of order or past the pages", entryAt)
+                }
+                starts.append(start)
+                sums.append(try r.readUInt64LE("index page checksum"))
+                let keyCount = try r.readLength("page first key length", limit: Limits.maxKeyBytes)
+                keyOffsets.append(r.position)
+                keyCounts.append(keyCount)
+                prefixes.append(Bytes.prefix64(try r.readBytes(count: keyCount, "page first key")))
+            }
+            guard pageCount > 0 || filterStart == 0 else { throw fail("an index without blocks holds \(filterStart) bytes of pages", 0) }
+            starts.append(filterStart)
+            var chunkSums: [UInt64] = []
+            if hasFilter {
+                let chunkCount = (wordCount + SegmentFormat.filterChunkWords - 1) / SegmentFormat.filterChunkWords
+                chunkSums.reserveCapacity(chunkCount)
+                for _ in 0..<chunkCount { chunkSums.append(try r.readUInt64LE("filter chunk checksum")) }
+            }
+            guard r.isAtEnd else { throw fail("\(r.remaining) unexpected bytes at the end of the index directory", r.position) }
+            self.starts = starts
+            self.keyOffsets = keyOffsets
+            self.keyCounts = keyCounts
+            self.keyPrefixes = prefixes
+            pageSums = sums
+            pagesChecked = AtomicBits(count: pageCount)
+            filterOffset = filterStart
+            filterWordCount = wordCount
+            filterProbes = probes
+            self.chunkSums = chunkSums
+            chunksChecked = AtomicBits(count: chunkSums.count)
             return
         }
+        paged = false
+        pageSums = []
+        // Nothing to check page by page: empty sets, full from the start.
+        pagesChecked = AtomicBits(count: 0)
+        chunkSums = []
+        chunksChecked = AtomicBits(count: 0)
         var index = area
         if hasFilter {
             guard index.count >= 8 else { throw fail("index of \(index.count) bytes has no room for its key filter", 0) }
@@ -97,10 +150,14 @@ final class SegmentIndex: Sendable {
                 throw fail("key filter of \(wordCount) words and \(probes) probes does not fit the index", index.count - 8)
             }
             let start = index.count - 8 - wordCount * 8
-            filter = Filter(offset: start, wordCount: wordCount, probeCount: probes, chunks: nil)
+            filterOffset = start
+            filterWordCount = wordCount
+            filterProbes = probes
             index = UnsafeRawBufferPointer(rebasing: index[0..<start])
         } else {
-            filter = nil
+            filterOffset = 0
+            filterWordCount = 0
+            filterProbes = 0
         }
         var offsets: [Int] = [], keyOffsets: [Int] = [], keyCounts: [Int] = []
         offsets.reserveCapacity(blockCount)
@@ -126,10 +183,10 @@ final class SegmentIndex: Sendable {
             previousEnd = offset + BlockHeader.byteCount
         }
         guard r.isAtEnd else { throw fail("\(r.remaining) unexpected bytes at the end of the index", r.position) }
-        layout = .flat(
-            FlatBlocks(
-                blockOffsets: offsets, firstKeyOffsets: keyOffsets, firstKeyCounts: keyCounts,
-                firstKeyPrefixes: zip(keyOffsets, keyCounts).map { o, c in Bytes.prefix64(UnsafeRawBufferPointer(rebasing: area[o..<(o + c)])) }))
+        starts = offsets
+        self.keyOffsets = keyOffsets
+        self.keyCounts = keyCounts
+        keyPrefixes = zip(keyOffsets, keyCounts).map { o, c in Bytes.prefix64(UnsafeRawBufferPointer(rebasing: area[o..<(o + c)])) }
     }
 
     /// The bytes of a plain index area that the footer's checksum covers: all of them before format 3, the
@@ -148,136 +205,72 @@ final class SegmentIndex: Sendable {
         return (area.count - directoryBytes)..<area.count
     }
 
-    /// Format 3's directory: per page `u32 offset · u64 checksum · varint firstKeyCount · first key`, per
-    /// filter chunk `u64 checksum`, then the trailer `u32 pageCount · u32 filterWordCount · u32 probeCount ·
-    /// u32 directoryBytes` (the directory and trailer together).
-    private static func parseDirectory(
-        _ area: UnsafeRawBufferPointer, blocksEnd: Int, blockCount: Int, hasFilter: Bool, filter: inout Filter?,
-        fail: (String, Int) -> StorageError
-    ) throws -> PagedBlocks {
-        let directory = try checkedRange(of: area, version: 3)
-        var t = ByteReader(area, position: area.count - SegmentFormat.indexTrailerBytes)
-        let pageCount = Int(try t.readUInt32LE("index page count"))
-        let wordCount = Int(try t.readUInt32LE("filter word count"))
-        let probes = try t.readUInt32LE("filter probe count")
-        let perPage = SegmentFormat.indexPageBlocks
-        guard pageCount == (blockCount + perPage - 1) / perPage else {
-            throw fail("index has \(pageCount) pages, \(blockCount) blocks need \((blockCount + perPage - 1) / perPage)", t.position - 12)
-        }
-        let filterStart = directory.lowerBound - wordCount * 8
-        if hasFilter {
-            guard wordCount > 0, filterStart >= 0, probes > 0, probes <= 30 else {
-                throw fail("key filter of \(wordCount) words and \(probes) probes does not fit the index", t.position - 8)
-            }
-        } else {
-            guard wordCount == 0 else { throw fail("index of a segment without a key filter declares \(wordCount) filter words", t.position - 8) }
-        }
-        var r = ByteReader(UnsafeRawBufferPointer(rebasing: area[..<(area.count - SegmentFormat.indexTrailerBytes)]), position: directory.lowerBound)
-        var starts: [Int] = [], sums: [UInt64] = [], keyOffsets: [Int] = [], keyCounts: [Int] = [], prefixes: [UInt64] = []
-        starts.reserveCapacity(pageCount + 1)
-        sums.reserveCapacity(pageCount)
-        keyOffsets.reserveCapacity(pageCount)
-        keyCounts.reserveCapacity(pageCount)
-        prefixes.reserveCapacity(pageCount)
-        for p in 0..<pageCount {
-            let entryAt = r.position
-            let start = Int(try r.readUInt32LE("index page offset"))
-            guard p == 0 ? start == 0 : start > starts[p - 1], start < filterStart else {
-                throw fail("index page \(p) offset \(start) is out of order or past the pages", entryAt)
-            }
-            starts.append(start)
-            sums.append(try r.readUInt64LE("index page checksum"))
-            let keyCount = try r.readLength("page first key length", limit: Limits.maxKeyBytes)
-            keyOffsets.append(r.position)
-            keyCounts.append(keyCount)
-            prefixes.append(Bytes.prefix64(try r.readBytes(count: keyCount, "page first key")))
-        }
-        starts.append(pageCount == 0 ? 0 : filterStart)
-        guard pageCount > 0 || filterStart == 0 else { throw fail("an index without blocks holds \(filterStart) bytes of pages", 0) }
-        if hasFilter {
-            let chunkCount = (wordCount + SegmentFormat.filterChunkWords - 1) / SegmentFormat.filterChunkWords
-            var chunkSums: [UInt64] = []
-            chunkSums.reserveCapacity(chunkCount)
-            for _ in 0..<chunkCount { chunkSums.append(try r.readUInt64LE("filter chunk checksum")) }
-            filter = Filter(offset: filterStart, wordCount: wordCount, probeCount: probes, chunks: (chunkSums, AtomicBits(count: chunkCount)))
-        }
-        guard r.isAtEnd else { throw fail("\(r.remaining) unexpected bytes at the end of the index directory", r.position) }
-        return PagedBlocks(
-            pageStarts: starts, pageSums: sums, keyOffsets: keyOffsets, keyCounts: keyCounts, keyPrefixes: prefixes,
-            checked: AtomicBits(count: pageCount), blocksEnd: blocksEnd)
-    }
-
     private func segmentOffset(_ relative: Int) -> Int { plainArea == nil ? areaOffset + relative : areaOffset }
+
+    /// Flat: block `i`'s first key. Paged: page `i`'s, from the directory.
+    @inline(__always)
+    private func listedKey(_ i: Int, _ area: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: area[keyOffsets[i]..<(keyOffsets[i] + keyCounts[i])])
+    }
 
     // MARK: Reading
 
     /// Where block `i` starts in the segment.
     func blockOffset(_ i: Int, in area: UnsafeRawBufferPointer) throws -> Int {
-        switch layout {
-        case .flat(let f):
-            return f.blockOffsets[i]
-        case .paged(let p):
-            let (page, j) = i.quotientAndRemainder(dividingBy: SegmentFormat.indexPageBlocks)
-            let bytes = try checkedPage(page, p, area)
-            return try Self.pageEntry(j, of: bytes).blockOffset
-        }
+        guard paged else { return starts[i] }
+        let (page, j) = i.quotientAndRemainder(dividingBy: SegmentFormat.indexPageBlocks)
+        return try Self.pageEntry(j, of: try checkedPage(page, area)).blockOffset
     }
 
     /// The first key of block `i`.
     func firstKey(_ i: Int, in area: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer {
-        switch layout {
-        case .flat(let f):
-            return UnsafeRawBufferPointer(rebasing: area[f.firstKeyOffsets[i]..<(f.firstKeyOffsets[i] + f.firstKeyCounts[i])])
-        case .paged(let p):
-            let (page, j) = i.quotientAndRemainder(dividingBy: SegmentFormat.indexPageBlocks)
-            return try Self.pageEntry(j, of: try checkedPage(page, p, area)).key
-        }
+        guard paged else { return listedKey(i, area) }
+        let (page, j) = i.quotientAndRemainder(dividingBy: SegmentFormat.indexPageBlocks)
+        return try Self.pageEntry(j, of: try checkedPage(page, area)).key
     }
 
     /// The last block whose first key is at or before `key`, or nil when `key` precedes them all.
     func lastBlock(atOrBefore key: UnsafeRawBufferPointer, in area: UnsafeRawBufferPointer) throws -> Int? {
         let prefix = Bytes.prefix64(key)
-        switch layout {
-        case .flat(let f):
-            let last = Self.lastAtOrBefore(key, prefix, count: blockCount) { f.firstKeyPrefixes[$0] } key: {
-                UnsafeRawBufferPointer(rebasing: area[f.firstKeyOffsets[$0]..<(f.firstKeyOffsets[$0] + f.firstKeyCounts[$0])])
-            }
-            return last
-        case .paged(let p):
-            guard
-                let page = Self.lastAtOrBefore(key, prefix, count: p.keyPrefixes.count, prefix: { p.keyPrefixes[$0] }, key: {
-                    UnsafeRawBufferPointer(rebasing: area[p.keyOffsets[$0]..<(p.keyOffsets[$0] + p.keyCounts[$0])])
-                })
-            else { return nil }
-            let bytes = try checkedPage(page, p, area)
-            let n = Self.blocks(inPage: page, blockCount)
-            // The page's first key is the directory's (checked with the page), at or before `key`: j >= 0.
-            var lo = 1, hi = n
-            while lo < hi {
-                let mid = (lo + hi) >> 1
-                let k = try Self.pageEntry(mid, of: bytes).key
-                let fp = Bytes.prefix64(k)
-                if fp != prefix ? fp < prefix : Bytes.compare(k, key) <= 0 { lo = mid + 1 } else { hi = mid }
-            }
-            return page * SegmentFormat.indexPageBlocks + lo - 1
+        // Flat: the block. Paged: the page, whose first key (checked with the page to be the directory's) is at
+        // or before `key`, so the block is in it.
+        var lo = 0, hi = keyPrefixes.count
+        while lo < hi {
+            let mid = (lo + hi) >> 1
+            let fp = keyPrefixes[mid]
+            if fp != prefix ? fp < prefix : Bytes.compare(listedKey(mid, area), key) <= 0 { lo = mid + 1 } else { hi = mid }
         }
+        guard lo > 0 else { return nil }
+        guard paged else { return lo - 1 }
+        let page = lo - 1
+        let bytes = try checkedPage(page, area)
+        let n = Self.blocks(inPage: page, blockCount)
+        lo = 1
+        hi = n
+        while lo < hi {
+            let mid = (lo + hi) >> 1
+            let fp = Self.pagePrefix(mid, n, of: bytes)
+            if fp != prefix ? fp < prefix : Bytes.compare(try Self.pageEntry(mid, of: bytes).key, key) <= 0 { lo = mid + 1 } else { hi = mid }
+        }
+        return page * SegmentFormat.indexPageBlocks + lo - 1
     }
 
     /// Whether the key whose filter hash is `hash` may be in the segment (true without a filter). In format 3,
     /// each filter chunk a probe reads is checked the first time.
     func mayContain(hash: UInt64, in area: UnsafeRawBufferPointer) throws -> Bool {
-        guard let filter else { return true }
-        let words = UnsafeRawBufferPointer(rebasing: area[filter.offset...])
-        guard let chunks = filter.chunks else {
-            return KeyFilter.mayContain(hash: hash, words: words, wordCount: filter.wordCount, probeCount: filter.probeCount)
+        guard hasFilter else { return true }
+        let words = UnsafeRawBufferPointer(rebasing: area[filterOffset...])
+        if chunksChecked.isFull {
+            return KeyFilter.mayContain(hash: hash, words: words, wordCount: filterWordCount, probeCount: filterProbes)
         }
-        let bits = UInt64(filter.wordCount) * 64
+        let checked = chunksChecked
+        let bits = UInt64(filterWordCount) * 64
         var (bit, step) = KeyFilter.firstProbe(hash, bits: bits)
-        for _ in 0..<filter.probeCount {
+        for _ in 0..<filterProbes {
             defer { bit = KeyFilter.nextProbe(bit, step, bits: bits) }
             let w = Int(bit >> 6)
             let chunk = w / SegmentFormat.filterChunkWords
-            if !chunks.checked.contains(chunk) { try checkFilterChunk(chunk, filter, chunks.sums, words) }
+            if !checked.contains(chunk) { try checkFilterChunk(chunk, words, checked) }
             let word = UInt64(littleEndian: words.loadUnaligned(fromByteOffset: w * 8, as: UInt64.self))
             if word & (1 << (bit & 63)) == 0 { return false }
         }
@@ -286,37 +279,28 @@ final class SegmentIndex: Sendable {
 
     /// Checks every page and filter chunk not checked yet (`strata verify`).
     func checkAll(in area: UnsafeRawBufferPointer) throws {
-        if case .paged(let p) = layout {
-            for page in 0..<p.pageSums.count { _ = try checkedPage(page, p, area) }
-        }
-        if let filter, let chunks = filter.chunks {
-            let words = UnsafeRawBufferPointer(rebasing: area[filter.offset...])
-            for chunk in 0..<chunks.sums.count where !chunks.checked.contains(chunk) { try checkFilterChunk(chunk, filter, chunks.sums, words) }
-        }
+        guard paged else { return }
+        for page in 0..<pageSums.count { _ = try checkedPage(page, area) }
+        let words = UnsafeRawBufferPointer(rebasing: area[filterOffset...])
+        for chunk in 0..<chunkSums.count where !chunksChecked.contains(chunk) { try checkFilterChunk(chunk, words, chunksChecked) }
     }
 
     /// What a block that cannot be read loses (`salvageEntries`): its offset and keys, up to the next block's
     /// first key (nil: to the end), and the block to go on with. When the damage is in the block's index page,
     /// the loss is the whole page's, as the directory gives it.
     func loss(ofBlock i: Int, in area: UnsafeRawBufferPointer) -> (offset: Int?, firstKey: [UInt8]?, endKey: [UInt8]?, next: Int) {
-        switch layout {
-        case .flat(let f):
-            let key = { (b: Int) in [UInt8](UnsafeRawBufferPointer(rebasing: area[f.firstKeyOffsets[b]..<(f.firstKeyOffsets[b] + f.firstKeyCounts[b])])) }
-            return (f.blockOffsets[i], key(i), i + 1 < blockCount ? key(i + 1) : nil, i + 1)
-        case .paged(let p):
-            let perPage = SegmentFormat.indexPageBlocks
-            let page = i / perPage
-            let listed = { (page: Int) -> [UInt8]? in
-                page < p.keyOffsets.count
-                    ? [UInt8](UnsafeRawBufferPointer(rebasing: area[p.keyOffsets[page]..<(p.keyOffsets[page] + p.keyCounts[page])])) : nil
-            }
-            // try?: a damaged page loses all of its blocks, whose keys the directory bounds.
-            guard let offset = try? blockOffset(i, in: area), let key = try? firstKey(i, in: area) else {
-                return (segmentOffset(p.pageStarts[page]), listed(page), listed(page + 1), (page + 1) * perPage)
-            }
-            let end = (i + 1) % perPage == 0 ? listed(page + 1) : (try? firstKey(i + 1, in: area)).map { [UInt8]($0) }
-            return (offset, [UInt8](key), i + 1 < blockCount ? end : nil, i + 1)
+        guard paged else {
+            return (starts[i], [UInt8](listedKey(i, area)), i + 1 < blockCount ? [UInt8](listedKey(i + 1, area)) : nil, i + 1)
         }
+        let perPage = SegmentFormat.indexPageBlocks
+        let page = i / perPage
+        let listed = { (page: Int) in page < self.keyOffsets.count ? [UInt8](self.listedKey(page, area)) : nil }
+        // try?: a damaged page loses all of its blocks, whose keys the directory bounds.
+        guard let offset = try? blockOffset(i, in: area), let key = try? firstKey(i, in: area) else {
+            return (segmentOffset(starts[page]), listed(page), listed(page + 1), (page + 1) * perPage)
+        }
+        let end = (i + 1) % perPage == 0 ? listed(page + 1) : (try? firstKey(i + 1, in: area)).map { [UInt8]($0) }
+        return (offset, [UInt8](key), i + 1 < blockCount ? end : nil, i + 1)
     }
 
     // MARK: Format 3's pages and chunks
@@ -325,21 +309,28 @@ final class SegmentIndex: Sendable {
         min(SegmentFormat.indexPageBlocks, blockCount - page * SegmentFormat.indexPageBlocks)
     }
 
-    /// A page's bytes: `n x u32` entry offsets (from the page's start), then `n` entries `u64 block offset ·
-    /// varint firstKeyCount · first key`. Checked (checksum, then every entry's bounds and order) on first use.
-    private func checkedPage(_ page: Int, _ p: PagedBlocks, _ area: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer {
-        let bytes = UnsafeRawBufferPointer(rebasing: area[p.pageStarts[page]..<p.pageStarts[page + 1]])
-        if p.checked.contains(page) { return bytes }
-        let at = p.pageStarts[page]
+    /// A page's bytes: `n x u32` entry offsets (from the page's start), `n x u64` first-key prefixes
+    /// (`Bytes.prefix64`), then `n` entries `u64 block offset · varint firstKeyCount · first key`.
+    /// Checked (checksum, then every entry's bounds, order and prefix) on first use.
+    @inline(__always)
+    private func checkedPage(_ page: Int, _ area: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer {
+        let bytes = UnsafeRawBufferPointer(rebasing: area[starts[page]..<starts[page + 1]])
+        if !pagesChecked.contains(page) { try checkPage(page, bytes, area) }
+        return bytes
+    }
+
+    @inline(never)
+    private func checkPage(_ page: Int, _ bytes: UnsafeRawBufferPointer, _ area: UnsafeRawBufferPointer) throws {
+        let at = starts[page]
         let computed = Checksum.xxh3(bytes)
-        guard computed == p.pageSums[page] else {
+        guard computed == pageSums[page] else {
             throw StorageError.corrupted(
-                "index page \(page) checksum mismatch (stored 0x\(String(p.pageSums[page], radix: 16)), computed 0x\(String(computed, radix: 16)))",
+                "index page \(page) checksum mismatch (stored 0x\(String(pageSums[page], radix: 16)), computed 0x\(String(computed, radix: 16)))",
                 file: nil, offset: segmentOffset(at))
         }
         let n = Self.blocks(inPage: page, blockCount)
         var previousEnd = page == 0 ? SegmentFormat.headerBytes : nil as Int?
-        var previousEntryEnd = 4 * n
+        var previousEntryEnd = 12 * n
         for j in 0..<n {
             let entryAt = Int(Bytes.loadUInt32LE(bytes, at: 4 * j) ?? UInt32.max)
             guard entryAt == previousEntryEnd, entryAt < bytes.count else {
@@ -351,12 +342,14 @@ final class SegmentIndex: Sendable {
             let key = try r.readBytes(count: keyCount, "first key")
             let i = page * SegmentFormat.indexPageBlocks + j
             let inOrder = previousEnd.map { i == 0 ? blockOffset == $0 : blockOffset >= $0 } ?? true
-            guard inOrder, blockOffset >= SegmentFormat.headerBytes, blockOffset <= p.blocksEnd - BlockHeader.byteCount else {
+            guard inOrder, blockOffset >= SegmentFormat.headerBytes, blockOffset <= blocksEnd - BlockHeader.byteCount else {
                 throw StorageError.corrupted("block \(i) offset \(blockOffset) is out of order or past the index", file: nil, offset: segmentOffset(at + entryAt))
             }
+            guard Self.pagePrefix(j, n, of: bytes) == Bytes.prefix64(key) else {
+                throw StorageError.corrupted("index page \(page) entry \(j) has a prefix that is not its key's", file: nil, offset: segmentOffset(at + 4 * n + 8 * j))
+            }
             if j == 0 {
-                let listed = UnsafeRawBufferPointer(rebasing: area[p.keyOffsets[page]..<(p.keyOffsets[page] + p.keyCounts[page])])
-                guard Bytes.compare(listed, key) == 0 else {
+                guard Bytes.compare(listedKey(page, area), key) == 0 else {
                     throw StorageError.corrupted(
                         "index page \(page) begins with another key than the directory lists", file: nil, offset: segmentOffset(at + entryAt))
                 }
@@ -368,8 +361,13 @@ final class SegmentIndex: Sendable {
             throw StorageError.corrupted(
                 "index page \(page) has \(bytes.count - previousEntryEnd) bytes after its last entry", file: nil, offset: segmentOffset(at + previousEntryEnd))
         }
-        p.checked.insert(page)
-        return bytes
+        pagesChecked.insert(page)
+    }
+
+    /// Entry `j`'s first-key prefix in a page of `n` entries (0 when out of bounds: only a page not yet checked).
+    @inline(__always)
+    private static func pagePrefix(_ j: Int, _ n: Int, of page: UnsafeRawBufferPointer) -> UInt64 {
+        Bytes.loadUInt64LE(page, at: 4 * n + 8 * j) ?? 0
     }
 
     /// Entry `j` of a checked page.
@@ -381,29 +379,16 @@ final class SegmentIndex: Sendable {
         return (blockOffset, try r.readBytes(count: keyCount, "first key"))
     }
 
-    private func checkFilterChunk(_ chunk: Int, _ filter: Filter, _ sums: [UInt64], _ words: UnsafeRawBufferPointer) throws {
+    @inline(never)
+    private func checkFilterChunk(_ chunk: Int, _ words: UnsafeRawBufferPointer, _ checked: AtomicBits) throws {
         let first = chunk * SegmentFormat.filterChunkWords
-        let end = min(filter.wordCount, first + SegmentFormat.filterChunkWords)
+        let end = min(filterWordCount, first + SegmentFormat.filterChunkWords)
         let computed = Checksum.xxh3(UnsafeRawBufferPointer(rebasing: words[(first * 8)..<(end * 8)]))
-        guard computed == sums[chunk] else {
+        guard computed == chunkSums[chunk] else {
             throw StorageError.corrupted(
-                "key filter chunk \(chunk) checksum mismatch (stored 0x\(String(sums[chunk], radix: 16)), computed 0x\(String(computed, radix: 16)))",
-                file: nil, offset: segmentOffset(filter.offset + first * 8))
+                "key filter chunk \(chunk) checksum mismatch (stored 0x\(String(chunkSums[chunk], radix: 16)), computed 0x\(String(computed, radix: 16)))",
+                file: nil, offset: segmentOffset(filterOffset + first * 8))
         }
-        filter.chunks?.checked.insert(chunk)
-    }
-
-    /// The last of `count` sorted keys at or before `key` (by prefix, then bytes), or nil.
-    @inline(__always)
-    private static func lastAtOrBefore(
-        _ key: UnsafeRawBufferPointer, _ prefix: UInt64, count: Int, prefix prefixAt: (Int) -> UInt64, key keyAt: (Int) -> UnsafeRawBufferPointer
-    ) -> Int? {
-        var lo = 0, hi = count
-        while lo < hi {
-            let mid = (lo + hi) >> 1
-            let fp = prefixAt(mid)
-            if fp != prefix ? fp < prefix : Bytes.compare(keyAt(mid), key) <= 0 { lo = mid + 1 } else { hi = mid }
-        }
-        return lo == 0 ? nil : lo - 1
+        checked.insert(chunk)
     }
 }

@@ -20,7 +20,7 @@ extension SegmentReader {
     /// Looks `key` up: at most one block read.
     package func lookup<R>(_ key: UnsafeRawBufferPointer, hash: UInt64? = nil, _ body: (Lookup) throws -> R) throws -> R {
         let index = try index()
-        if index.filter != nil, !(try mayContain(hash: hash ?? KeyFilter.hash(key), index)) {
+        if index.hasFilter, !(try mayContain(hash: hash ?? KeyFilter.hash(key), index)) {
             return try body(.absent)
         }
         guard let b = try blockIndex(for: key) else { return try body(.absent) }

@@ -206,8 +206,14 @@ final class SegmentWriter {
                 let pageStart = area.count
                 let end = r.position
                 var table: [UInt8] = []
-                table.reserveCapacity(4 * page.count)
-                for start in page { table.appendUInt32LE(UInt32(4 * page.count + start - first)) }
+                table.reserveCapacity(12 * page.count)
+                for start in page { table.appendUInt32LE(UInt32(12 * page.count + start - first)) }
+                for start in page {
+                    // The first key's prefix (`Bytes.prefix64`): what a lookup compares first.
+                    var k = ByteReader(bytes, position: start + 8)
+                    let keyCount = Int((try? k.readVarint()) ?? 0)  // try?: entries this writer wrote itself
+                    table.appendUInt64LE(Bytes.prefix64(UnsafeRawBufferPointer(rebasing: bytes[k.position..<(k.position + keyCount)])))
+                }
                 area.append(contentsOf: table)
                 area.append(UnsafeRawBufferPointer(rebasing: bytes[first..<end]))
                 directory.appendUInt32LE(UInt32(pageStart))

@@ -51,22 +51,3 @@ package final class LazyReference<Instance: AnyObject>: @unchecked Sendable {
 
     deinit { storage.load(ordering: .acquiring)?.release() }
 }
-
-/// Bits that are set once each and read without a lock: which pages of an index, or chunks of a key filter,
-/// were checked. A bit read as clear only costs a check done twice.
-package final class AtomicBits: Sendable {
-    private let words: [ManagedAtomic<UInt64>]
-
-    package init(count: Int) {
-        words = (0..<((count + 63) >> 6)).map { _ in ManagedAtomic<UInt64>(0) }
-    }
-
-    @inline(__always)
-    package func contains(_ i: Int) -> Bool {
-        words[i >> 6].load(ordering: .acquiring) & (1 << UInt64(i & 63)) != 0
-    }
-
-    package func insert(_ i: Int) {
-        words[i >> 6].loadThenBitwiseOr(with: 1 << UInt64(i & 63), ordering: .acquiringAndReleasing)
-    }
-}
