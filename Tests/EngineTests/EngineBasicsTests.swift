@@ -159,6 +159,11 @@ import TestSupport
         #expect(FileName(parsing: "42.seg") == nil)
         #expect(FileName(parsing: "0000042.seg") == nil)
         #expect(FileName(parsing: "junk") == nil)
+        #expect(FileName(parsing: "1234567.seg") == .segment(1_234_567))
+        #expect(FileName(parsing: "4611686018427387904.log") == .log(1 << 62))
+        for name in ["4611686018427387905.log", "18446744073709551616.seg", "+00042.seg", "00004２.seg", "00 042.seg", "000042.seg.tmp"] {
+            #expect(FileName(parsing: name) == nil, "\(name)")
+        }
     }
 
     @Test func manifestRoundTripsAndRejectsEveryFlippedByte() throws {

@@ -110,6 +110,38 @@ import TestSupport
         #expect(try Self.files(path, ".seg").count == 1)
     }
 
+    /// A merge an earlier build suspended began its output in segment format 2 (the header is written first):
+    /// this build finishes it in format 2, header, index and footer agreeing, and it reads like any format-2
+    /// segment. Before, the index was written in format 3 under a format-2 header, and the merged segment was
+    /// unreadable.
+    @Test func aMergeAnEarlierBuildBeganInFormatTwoIsFinishedInFormatTwo() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.child("db")
+        let model = try Self.build(path, key: nil)
+        try Self.suspendOneMerge(path)
+        let output = try #require(try Self.files(path, ".seg").last)  // the newest file: the partial output
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path + "/" + output)))
+        #expect(bytes[8] == 3)
+        bytes[8] = 2
+        try Data(bytes).write(to: URL(fileURLWithPath: path + "/" + output))
+        let db = try Database.open(at: path, options: Self.options(key: nil, stopAfter: nil))
+        db.waitForMaintenance()
+        #expect(db.pendingMerges.isEmpty)
+        try Self.check(db, model)
+        #expect(db.checkConsistency().isEmpty)
+        try db.close()
+        let merged = try Self.files(path, ".seg")
+        #expect(merged == [output])
+        let segment = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path + "/" + output)))
+        #expect(segment[8] == 2 && segment[segment.count - 88 + 8] == 2, "header and footer declare format 2")
+        let reopened = try Database.open(at: path, options: Self.options(key: nil, stopAfter: nil))
+        defer { try? reopened.close() }
+        try Self.check(reopened, model)
+        let snapshot = try reopened.snapshot()
+        defer { snapshot.close() }
+        #expect(try snapshot.get(Self.key(5), in: 1) == model[5])
+    }
+
     @Test func aPendingMergeWhoseInputsAnotherMergeTookIsDroppedWithItsFiles() throws {
         let dir = try TemporaryDirectory()
         let path = dir.child("db")

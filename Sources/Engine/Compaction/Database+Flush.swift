@@ -171,11 +171,19 @@ extension Database {
         if let resuming {
             number = resuming.number
             try fileSystem.truncateFile(atPath: path(.segment(number)), toSize: resuming.state.committedBytes)
+            // The partial file's header names its format: one an earlier build began (format 2) ends in format 2.
+            let format = try fileSystem.map(atPath: path(.segment(number))).withUnsafeBytes { Bytes.loadUInt32LE($0, at: 8) }
+            guard let format, (2...SegmentFormat.formatVersion).contains(format) else {
+                throw StorageError.corrupted(
+                    "a suspended merge's partial segment declares format \(format.map(String.init) ?? "none"), not one a merge writes",
+                    file: FileName.segment(number).name, offset: 8)
+            }
             file = try fileSystem.openForAppending(atPath: path(.segment(number)))
             // A background merge's caller lists it from the plan on (it took it out of the manifest).
             if !created.contains(number) { created.append(number) }
             writer = SegmentWriter(
-                resuming: resuming.state, file: file, fileNumber: number, databaseID: databaseID, compress: options.compression, cipher: cipher)
+                resuming: resuming.state, format: format, file: file, fileNumber: number, databaseID: databaseID, compress: options.compression,
+                cipher: cipher)
         } else {
             (number, file) = try output ?? createSegmentFile()
             created.append(number)

@@ -53,10 +53,18 @@ package enum FileName: Equatable, Hashable, Sendable {
         return digits.count >= 6 ? digits : String(repeating: "0", count: 6 - digits.count) + digits
     }
 
+    /// The number of a name this type formatted: six digits or more, zero-padded to six, never more. Read as
+    /// UTF-8 bytes (an open parses every name in the directory; `Character` tests cost thousands of
+    /// instructions a name).
     private static func number(_ text: Substring) -> UInt64? {
-        guard text.count >= 6, text.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        let digits = text.utf8
+        guard digits.count >= 6, digits.count <= 19, digits.count == 6 || digits.first != UInt8(ascii: "0") else { return nil }
+        var n: UInt64 = 0
+        for d in digits {
+            guard d >= UInt8(ascii: "0"), d <= UInt8(ascii: "9") else { return nil }
+            n = n * 10 + UInt64(d - UInt8(ascii: "0"))  // 19 digits fit: at most 9,999,999,999,999,999,999
+        }
         // Numbers near the top of the range are not ours: counting up from them would overflow.
-        guard let n = UInt64(text), n <= 1 << 62, padded(n) == text else { return nil }
-        return n
+        return n <= 1 << 62 ? n : nil
     }
 }

@@ -15,6 +15,9 @@ final class SegmentWriter {
     @exclusivity(unchecked) private var blockCount = 0
     @exclusivity(unchecked) private(set) var entryCount = 0
     private let compress: Bool
+    /// The format the header declares: `SegmentFormat.formatVersion`, or, for a merge resumed from a partial
+    /// file an earlier build began, that file's (2: the flat index), so that footer and index agree with it.
+    private let format: UInt32
     private let fileNumber: UInt64
     private let databaseID: UInt64
     private let cipher: Cipher?
@@ -39,6 +42,7 @@ final class SegmentWriter {
         self.databaseID = databaseID
         self.compress = compress
         self.cipher = cipher
+        format = SegmentFormat.formatVersion
         salt = cipher == nil ? 0 : UInt32.random(in: 1...UInt32.max)
         filter = KeyFilter(expectedKeys: expectedEntries)
         output.appendUInt64LE(SegmentFormat.headerMagic)
@@ -123,8 +127,13 @@ final class SegmentWriter {
             lastKey: lastKey, index: index.withUnsafeBytes { [UInt8]($0) }, filterWords: filter.words, filterProbes: filter.probeCount)
     }
 
-    /// Goes on writing the segment `state` describes, in `file` (open for appending at `state.committedBytes`).
-    init(resuming state: SuspendedSegment, file: any WritableFile, fileNumber: UInt64, databaseID: UInt64, compress: Bool, cipher: Cipher?) {
+    /// Goes on writing the segment `state` describes, in `file` (open for appending at `state.committedBytes`),
+    /// whose header declares `format`.
+    init(
+        resuming state: SuspendedSegment, format: UInt32, file: any WritableFile, fileNumber: UInt64, databaseID: UInt64, compress: Bool,
+        cipher: Cipher?
+    ) {
+        self.format = format
         self.file = file
         self.fileNumber = fileNumber
         self.partition = state.partition
@@ -149,7 +158,13 @@ final class SegmentWriter {
     /// Writes the last block, the index and the footer, and syncs the file. Returns the file's size.
     func finish(minSequence: UInt64, maxSequence: UInt64, userMetadata: UInt64) throws -> Int {
         try finishBlock()
-        index = try Self.pagedIndexArea(entries: index, blockCount: blockCount, filter: filter)
+        if format >= 3 {
+            index = try Self.pagedIndexArea(entries: index, blockCount: blockCount, filter: filter)
+        } else {
+            for w in filter.words { index.appendUInt64LE(w) }
+            index.appendUInt32LE(UInt32(filter.words.count))
+            index.appendUInt32LE(filter.probeCount)
+        }
         let indexOffset = written + output.count
         if let cipher {
             // The footer's counts are authenticated with the index (the footer itself stays plain).
@@ -165,12 +180,12 @@ final class SegmentWriter {
         // A plain area's checksum covers its directory (which holds the pages' and filter chunks'); a sealed
         // area's covers all of it.
         let indexChecksum = index.withUnsafeBytes { area in
-            Checksum.xxh3(cipher == nil ? UnsafeRawBufferPointer(rebasing: area[(area.count - directoryBytes(area))...]) : area)
+            Checksum.xxh3(cipher == nil && format >= 3 ? UnsafeRawBufferPointer(rebasing: area[(area.count - directoryBytes(area))...]) : area)
         }
         index.withUnsafeBytes { output.append($0) }
         var footer: [UInt8] = []
         footer.appendUInt64LE(SegmentFormat.footerMagic)
-        footer.appendUInt32LE(SegmentFormat.formatVersion)
+        footer.appendUInt32LE(format)
         footer.appendUInt32LE(partition)
         footer.appendUInt64LE(UInt64(indexOffset))
         footer.appendUInt64LE(UInt64(index.count))
