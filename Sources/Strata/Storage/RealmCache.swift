@@ -15,10 +15,12 @@ enum RealmCache {
         let encryptionKey: Data?
         let observationTracking: Bool
 
-        init(_ c: Realm.Configuration) {
+        /// `identity`: the configuration's (`Realm.Configuration.identity`, which resolves the path: an open
+        /// computes it once and passes it on).
+        init(_ c: Realm.Configuration, identity: String) {
             observationTracking = c.observationTracking
             encryptionKey = c.encryptionKey
-            identity = c.identity
+            self.identity = identity
             schemaVersion = c.schemaVersion
             objectTypes = c.objectTypes?.map { ObjectIdentifier($0) }
             migrationMode = c.migrationMode
@@ -41,7 +43,7 @@ enum RealmCache {
     /// temporary `Realm()` began a write in is the one the next `Realm()` of the thread returns.
     static func holdWhileWriting(_ core: RealmCore, _ writing: Bool) {
         guard let t = Thread.current.threadDictionary[threadKey] as? Table else { return }
-        let key = Key(core.configuration)
+        let key = Key(core.configuration, identity: core.shared.identity)
         if writing {
             if t.entries[key]?.core === core { t.writing[key] = core }
         } else if t.writing[key] === core {
@@ -60,8 +62,8 @@ enum RealmCache {
     }
 
     /// The live Realm of this thread for `configuration`, if there is one.
-    static func threadCore(for configuration: Realm.Configuration) -> RealmCore? {
-        let key = Key(configuration)
+    static func threadCore(for configuration: Realm.Configuration, identity: String) -> RealmCore? {
+        let key = Key(configuration, identity: identity)
         let t = table
         guard let core = t.entries[key]?.core else {
             t.entries[key] = nil
@@ -70,10 +72,10 @@ enum RealmCache {
         return core
     }
 
-    static func storeThreadCore(_ core: RealmCore, for configuration: Realm.Configuration) {
+    static func storeThreadCore(_ core: RealmCore, for configuration: Realm.Configuration, identity: String) {
         let t = table
         t.entries = t.entries.filter { $0.value.core != nil }
-        t.entries[Key(configuration)] = WeakCore(core)
+        t.entries[Key(configuration, identity: identity)] = WeakCore(core)
     }
 
     private struct ActorKey: Hashable {
@@ -84,8 +86,8 @@ enum RealmCache {
     private static let actorCores = Locked<[ActorKey: WeakCore]>([:])
 
     /// The live Realm of `actor` for `configuration`, if there is one.
-    static func actorCore(for configuration: Realm.Configuration, actor: any Actor) -> RealmCore? {
-        let key = ActorKey(actor: ObjectIdentifier(actor), key: Key(configuration))
+    static func actorCore(for configuration: Realm.Configuration, identity: String, actor: any Actor) -> RealmCore? {
+        let key = ActorKey(actor: ObjectIdentifier(actor), key: Key(configuration, identity: identity))
         return actorCores.withLock { cores in
             guard let core = cores[key]?.core else {
                 cores[key] = nil
@@ -95,8 +97,8 @@ enum RealmCache {
         }
     }
 
-    static func storeActorCore(_ core: RealmCore, for configuration: Realm.Configuration, actor: any Actor) {
-        let key = ActorKey(actor: ObjectIdentifier(actor), key: Key(configuration))
+    static func storeActorCore(_ core: RealmCore, for configuration: Realm.Configuration, identity: String, actor: any Actor) {
+        let key = ActorKey(actor: ObjectIdentifier(actor), key: Key(configuration, identity: identity))
         actorCores.withLock { cores in
             cores = cores.filter { $0.value.core != nil }
             cores[key] = WeakCore(core)
@@ -118,31 +120,33 @@ enum RealmCache {
     /// Realm, which other instances' commits refresh on the main queue, as RealmSwift's main-thread Realm is
     /// refreshed by the main run loop.
     static func core(for configuration: Realm.Configuration, actor: (any Actor)?) throws -> RealmCore {
+        // Once per open: it resolves the file's path (`realpath`), tens of microseconds.
+        let identity = configuration.identity
         if actor == nil, Thread.isMainThread {
-            if let core = threadCore(for: configuration) { return core }
-            let core = try RealmCore(configuration: configuration, mainThread: true)
-            storeThreadCore(core, for: configuration)
+            if let core = threadCore(for: configuration, identity: identity) { return core }
+            let core = try RealmCore(configuration: configuration, mainThread: true, identity: identity)
+            storeThreadCore(core, for: configuration, identity: identity)
             return core
         }
         if let actor {
-            if let core = actorCore(for: configuration, actor: actor) { return core }
-            let core = try RealmCore(configuration: configuration, actor: actor)
-            storeActorCore(core, for: configuration, actor: actor)
+            if let core = actorCore(for: configuration, identity: identity, actor: actor) { return core }
+            let core = try RealmCore(configuration: configuration, actor: actor, identity: identity)
+            storeActorCore(core, for: configuration, identity: identity, actor: actor)
             return core
         }
         if let task = withUnsafeCurrentTask(body: { $0.map { AnyHashable($0) } }) {
-            let key = TaskKey(task: task, key: Key(configuration))
+            let key = TaskKey(task: task, key: Key(configuration, identity: identity))
             if let core = taskCores.withLock({ $0[key]?.core }) { return core }
-            let core = try RealmCore(configuration: configuration)
+            let core = try RealmCore(configuration: configuration, identity: identity)
             taskCores.withLock { cores in
                 cores = cores.filter { $0.value.core != nil }
                 cores[key] = WeakCore(core)
             }
             return core
         }
-        if let core = threadCore(for: configuration) { return core }
-        let core = try RealmCore(configuration: configuration)
-        storeThreadCore(core, for: configuration)
+        if let core = threadCore(for: configuration, identity: identity) { return core }
+        let core = try RealmCore(configuration: configuration, identity: identity)
+        storeThreadCore(core, for: configuration, identity: identity)
         return core
     }
 }

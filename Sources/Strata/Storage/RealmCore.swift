@@ -127,7 +127,11 @@ final class RealmCore: @unchecked Sendable {
         }
     }
 
-    init(configuration: Realm.Configuration, queue: DispatchQueue? = nil, actor: (any Actor)? = nil, mainThread: Bool = false) throws {
+    /// `identity`: the configuration's, when the caller has it already (it resolves the file's path).
+    init(
+        configuration: Realm.Configuration, queue: DispatchQueue? = nil, actor: (any Actor)? = nil, mainThread: Bool = false,
+        identity: String? = nil
+    ) throws {
         isFrozen = false
         tracksObservation = configuration.observationTracking
         isMainThreadRealm = mainThread && queue == nil && actor == nil
@@ -135,7 +139,7 @@ final class RealmCore: @unchecked Sendable {
         self.configuration = configuration
         self.queue = queue
         self.pump = actor.map(ActorPump.init)
-        let shared = try SharedFile.shared(for: configuration)
+        let shared = try SharedFile.shared(for: configuration, identity: identity)
         self.shared = shared
         observerList = ObserverList(fileObservers: shared.observers)
         self.snapshot = try shared.database.snapshot()

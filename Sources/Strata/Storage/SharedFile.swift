@@ -116,9 +116,10 @@ final class SharedFile: @unchecked Sendable {
         }
     }
 
-    /// The shared file for `config`, opening the engine when no instance has it open.
-    static func shared(for config: Realm.Configuration) throws -> SharedFile {
-        let identity = config.identity
+    /// The shared file for `config`, opening the engine when no instance has it open. `identity`: the
+    /// configuration's, when the caller has it already (`Realm.Configuration.identity` resolves the path).
+    static func shared(for config: Realm.Configuration, identity: String? = nil) throws -> SharedFile {
+        let identity = identity ?? config.identity
         return try open.withLock { files in
             if let f = files[identity]?.file {
                 // Realm's rule and words: one file, one key, while it is open in this process.
@@ -129,7 +130,7 @@ final class SharedFile: @unchecked Sendable {
                 }
                 return f
             }
-            let file = try openFile(config)
+            let file = try openFile(config, identity: identity)
             files[identity] = WeakFile(file: file)
             return file
         }
@@ -163,7 +164,7 @@ final class SharedFile: @unchecked Sendable {
         return RealmFileImport.isRealmFile(atPath: url.path, encrypted: config.encryptionKey != nil) ? converted : nil
     }
 
-    private static func openFile(_ config: Realm.Configuration) throws -> SharedFile {
+    private static func openFile(_ config: Realm.Configuration, identity: String) throws -> SharedFile {
         let (path, fs, memory, name) = try location(config)
         let key = Self.checkedKey(config.encryptionKey)
         if memory == nil, let url = config.fileURL, path == RealmFileImport.convertedPath(for: url.path) {
@@ -244,7 +245,7 @@ final class SharedFile: @unchecked Sendable {
             throw Realm.Error(.invalidDatabase, "cannot read the schema of \(name): \(e)", fileURL: config.fileURL, underlying: e)
         }
         return SharedFile(
-            identity: config.identity, database: database, displayName: name, fileURL: config.fileURL, memory: memory, schema: schema,
+            identity: identity, database: database, displayName: name, fileURL: config.fileURL, memory: memory, schema: schema,
             encryptionKey: key)
     }
 
