@@ -237,7 +237,8 @@ let package = Package(
         ),
         .testTarget(
             name: "EngineTests",
-            // FuzzTargets: the fuzzers' checksum repair, which the encryption tests use to forge edits.
+            // FuzzTargets: the fuzzers' checksum repair, which the encryption tests use to forge edits, and its reading
+            // of a segment's paged index, which the paged-index tests use to find what to damage.
             dependencies: ["Engine", "TestSupport", "EngineCrashChild", "FuzzTargets", .product(name: "Atomics", package: "swift-atomics")],
             swiftSettings: strictSettings + codecSettings
         ),

@@ -279,47 +279,64 @@ extension EngineFuzzing {
             func sum(_ from: Int, _ to: Int) -> UInt64 { bytes.withUnsafeBytes { Checksum.xxh3(UnsafeRawBufferPointer(rebasing: $0[from..<to])) } }
             var checked = indexOffset..<end
             // Format 3: each page's and filter chunk's checksum in the directory, and the footer's over the directory.
-            if (u32(8) ?? 0) >= 3, indexLength >= 16, let pages = u32(end - 16), let words = u32(end - 12), let dirBytes = u32(end - 4),
-                Int(dirBytes) >= 16, Int(dirBytes) <= indexLength
-            {
-                let directory = end - Int(dirBytes)
-                let filterStart = directory - Int(words) * 8
-                var starts: [(at: Int, sumAt: Int)] = []
-                var o = directory
-                for _ in 0..<min(Int(pages), indexLength) {
-                    guard o + 12 < end - 16, let start = u32(o) else { break }
-                    starts.append((indexOffset + Int(start), o + 4))
-                    var keyCount = 0, shift = 0
-                    o += 12
-                    while o < end - 16, shift < 35 {
-                        let b = Int(bytes[o])
-                        o += 1
-                        keyCount |= (b & 0x7F) << shift
-                        shift += 7
-                        if b < 0x80 { break }
-                    }
-                    o += keyCount
+            if let layout = pagedIndexLayout(bytes) {
+                for (i, page) in layout.pages.enumerated() {
+                    let pageEnd = i + 1 < layout.pages.count ? layout.pages[i + 1].start : layout.filterStart
+                    if page.start >= indexOffset, page.start <= pageEnd { put64(sum(page.start, pageEnd), at: page.sumAt) }
                 }
-                if filterStart >= indexOffset {
-                    for (i, page) in starts.enumerated() {
-                        let pageEnd = i + 1 < starts.count ? starts[i + 1].at : filterStart
-                        if page.at >= indexOffset, page.at <= pageEnd, page.sumAt + 8 <= end { put64(sum(page.at, pageEnd), at: page.sumAt) }
-                    }
-                    var chunk = filterStart
-                    while chunk < directory, o + 8 <= end - 16 {
-                        let chunkEnd = min(directory, chunk + 512 * 8)
-                        put64(sum(chunk, chunkEnd), at: o)
-                        o += 8
-                        chunk = chunkEnd
-                    }
+                var chunk = layout.filterStart, o = layout.chunkSumsAt
+                while chunk < layout.directory, o + 8 <= end - 16 {
+                    let chunkEnd = min(layout.directory, chunk + 512 * 8)
+                    put64(sum(chunk, chunkEnd), at: o)
+                    o += 8
+                    chunk = chunkEnd
                 }
-                checked = directory..<end
+                checked = layout.directory..<end
             }
             put64(sum(checked.lowerBound, checked.upperBound), at: footerAt + 72)
         }
         let footerSum = bytes.withUnsafeBytes { Checksum.xxh3(UnsafeRawBufferPointer(rebasing: $0[footerAt..<(bytes.count - 8)])) }
         put64(footerSum, at: bytes.count - 8)
         return bytes
+    }
+
+    /// Where a format-3 segment's index parts lie, read from its footer, trailer and directory (`SegmentFormat`),
+    /// as far as a damaged or mutated file lets them be found: each page's start and where its checksum is
+    /// stored, the filter's start, the directory's, and where the filter chunks' checksums begin. Nil for a
+    /// segment of an earlier format or whose trailer does not fit.
+    package static func pagedIndexLayout(
+        _ bytes: [UInt8]
+    ) -> (pages: [(start: Int, sumAt: Int)], filterStart: Int, filterWords: Int, directory: Int, chunkSumsAt: Int)? {
+        let footerAt = bytes.count - SegmentFormat.footerBytes
+        func u32(_ o: Int) -> Int? { bytes.withUnsafeBytes { Bytes.loadUInt32LE($0, at: o) }.map(Int.init) }
+        func u64(_ o: Int) -> Int? { bytes.withUnsafeBytes { Bytes.loadUInt64LE($0, at: o) }.map { Int(clamping: $0) } }
+        guard footerAt >= SegmentFormat.headerBytes, (u32(8) ?? 0) >= 3, let indexOffset = u64(footerAt + 16), let indexLength = u64(footerAt + 24),
+            indexOffset >= 0, indexLength >= 16, indexOffset <= footerAt, indexLength <= footerAt - indexOffset
+        else { return nil }
+        let end = indexOffset + indexLength
+        guard let pageCount = u32(end - 16), let words = u32(end - 12), let directoryBytes = u32(end - 4), directoryBytes >= 16,
+            directoryBytes <= indexLength
+        else { return nil }
+        let directory = end - directoryBytes
+        var pages: [(start: Int, sumAt: Int)] = []
+        var o = directory
+        for _ in 0..<min(pageCount, indexLength) {
+            guard o + 12 < end - 16, let start = u32(o) else { break }
+            pages.append((indexOffset + start, o + 4))
+            var keyCount = 0, shift = 0
+            o += 12
+            while o < end - 16, shift < 35 {
+                let b = Int(bytes[o])
+                o += 1
+                keyCount |= (b & 0x7F) << shift
+                shift += 7
+                if b < 0x80 { break }
+            }
+            o += keyCount
+        }
+        let filterStart = directory - words * 8
+        guard filterStart >= indexOffset else { return nil }
+        return (pages, filterStart, words, directory, o)
     }
 
     /// Recomputes the checksum of every record a log file's lengths let us walk.

@@ -1,4 +1,5 @@
 import Engine
+import FuzzTargets
 import Testing
 import TestSupport
 
@@ -30,40 +31,20 @@ import TestSupport
         return try #require(segments.first)
     }
 
-    /// The index area's layout, read as `SegmentFormat` documents it.
+    /// The index area's layout, read as `SegmentFormat` documents it (`EngineFuzzing.pagedIndexLayout`).
     struct Layout {
-        var indexOffset: Int
         var pageStarts: [Int]  // in the file, then the filter's start
         var filterStart: Int
         var filterWords: Int
+        var directory: Int
 
         init(_ bytes: [UInt8]) throws {
-            func u32(_ o: Int) -> Int { Int(bytes[o]) | Int(bytes[o + 1]) << 8 | Int(bytes[o + 2]) << 16 | Int(bytes[o + 3]) << 24 }
-            func u64(_ o: Int) -> Int { u32(o) | u32(o + 4) << 32 }
-            #expect(u32(8) == 3, "the header's format version")
-            let footer = bytes.count - 88
-            indexOffset = u64(footer + 16)
-            let end = footer
-            let pageCount = u32(end - 16)
-            filterWords = u32(end - 12)
-            let directory = end - u32(end - 4)
-            filterStart = directory - filterWords * 8
-            var o = directory
-            pageStarts = []
-            for _ in 0..<pageCount {
-                pageStarts.append(indexOffset + u32(o))
-                o += 12
-                var keyCount = 0, shift = 0
-                while true {
-                    let b = Int(bytes[o])
-                    o += 1
-                    keyCount |= (b & 0x7F) << shift
-                    shift += 7
-                    if b < 0x80 { break }
-                }
-                o += keyCount
-            }
-            pageStarts.append(filterStart)
+            #expect(bytes[8] == 3, "the header's format version")
+            let layout = try #require(EngineFuzzing.pagedIndexLayout(bytes))
+            pageStarts = layout.pages.map(\.start) + [layout.filterStart]
+            filterStart = layout.filterStart
+            filterWords = layout.filterWords
+            directory = layout.directory
         }
     }
 
@@ -175,7 +156,7 @@ import TestSupport
         let name = try segment(fs)
         var bytes = try #require(fs.contents(ofFile: "/db/" + name))
         let layout = try Layout(bytes)
-        let directory = layout.filterStart + layout.filterWords * 8
+        let directory = layout.directory
         bytes[directory + 5] ^= 0x01  // the first page's checksum
         fs.replaceContents(ofFile: "/db/" + name, with: bytes)
         let db = try Database.open(at: "/db", options: Self.manual, fileSystem: fs)

@@ -3,7 +3,9 @@
 // (1) A segment file is never written again once sealed; its mapping is read-only.
 // (2) A block's bytes are used only after its checksum matched (once per block, remembered in `verified`).
 // (2a) The block index is parsed on first use, only after its checksum matched; open reads only the header
-//      and the footer, so that its cost does not grow with the segment.
+//      and the footer, so that its cost does not grow with the segment. From format 3 that checksum covers the
+//      index's directory, and each index page and key-filter chunk is used only after its own matched (once
+//      each, remembered in `SegmentIndex`), so that neither does a point read's.
 // (3) Every offset read from the file is bounds-checked before use, so a damaged file gives `.corrupted`,
 //     never a trap.
 
