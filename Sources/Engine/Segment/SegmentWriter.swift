@@ -211,7 +211,7 @@ final class SegmentWriter {
     /// The index area of format 3 (`SegmentFormat`) from the blocks' entries as they were written (`u64 block
     /// offset · varint firstKeyCount · first key` each, the form a suspended merge keeps) and the key filter.
     static func pagedIndexArea(entries: GrowableBuffer, blockCount: Int, filter: KeyFilter) throws -> GrowableBuffer {
-        let area = GrowableBuffer(capacity: entries.count + blockCount * 4 + filter.words.count * 8 + 4096)
+        let area = GrowableBuffer(capacity: entries.count + blockCount * 12 + filter.words.count * 8 + 4096)
         var directory: [UInt8] = []
         try entries.withUnsafeBytes { bytes in
             var r = ByteReader(bytes)
