@@ -28,7 +28,7 @@ package final class SegmentReader: Sendable {
     /// The segment's format (`SegmentFormat.formatVersion`): from 3 the index is paged.
     let formatVersion: UInt32
     /// The block index, read and checked on first use: open reads only headers and footers, so that its cost
-    /// does not grow with the data (an index has one entry per 32 KiB block).
+    /// does not grow with the data (an index has one entry per 4 KiB block, and a key filter of 10 bits a key).
     let lazyIndex = LazyReference<SegmentIndex>()
     /// The largest key, read from the last block on first use (`lastKey()`).
     let lastKeyCache = Locked<(known: Bool, key: [UInt8]?)>((false, nil))
