@@ -183,11 +183,6 @@ package final class SegmentReader: Sendable {
         index.plainArea?.unsafeBytes ?? UnsafeRawBufferPointer(rebasing: region.unsafeBytes[indexOffset..<(indexOffset + indexBytes)])
     }
 
-    /// The first key of block `i`.
-    func firstKey(_ i: Int, _ index: SegmentIndex) throws -> UnsafeRawBufferPointer {
-        try index.firstKey(i, in: indexArea(index))
-    }
-
     /// Where block `i` starts.
     func blockOffset(_ i: Int, _ index: SegmentIndex) throws -> Int {
         try index.blockOffset(i, in: indexArea(index))
