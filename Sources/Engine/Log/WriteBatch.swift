@@ -7,6 +7,8 @@ package struct Slot: Sendable {
 
     @inline(__always) package var isTombstone: Bool { valueCount < 0 }
     @inline(__always) package var valueOffset: Int { keyOffset + Int(keyCount) }
+    /// The bytes of its key and value, which lie back to back.
+    @inline(__always) var entryBytes: Int { Int(keyCount) + max(Int(valueCount), 0) }
 }
 
 /// The operations of one transaction on one partition.

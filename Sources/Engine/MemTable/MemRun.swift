@@ -98,36 +98,85 @@ package final class MemRun: Sendable {
     }
 
     /// Merges two runs into one; on equal keys `newer` wins. Tombstones are kept: they hide older segments.
+    ///
+    /// Entries are copied a span at a time: consecutive entries taken from one run whose bytes lie back to back
+    /// in its arena (every merged run's do) are one copy, and their slots are moved by one offset. A newer run
+    /// whose keys all follow the older's (keys that only grow, the usual insert) is two such spans. A commit of a
+    /// few entries into a large memtable copied each entry with calls of its own, about a third of a small
+    /// transaction's instructions.
     static func merge(newer: MemRun, older: MemRun) -> MemRun {
         let out = GrowableBuffer(capacity: newer.byteCount + older.byteCount + 16)
         var slots: [Slot] = []
         slots.reserveCapacity(newer.count + older.count)
-        func copy(_ run: MemRun, _ i: Int) {
-            let k = run.key(i)
-            let offset = out.count
-            out.append(k)
-            let v = run.value(i)
-            if let v { out.append(v) }
-            slots.append(Slot(keyOffset: offset, keyCount: Int32(k.count), valueCount: v.map { Int32($0.count) } ?? -1))
-        }
         withExtendedLifetime((newer, older)) {
-            var a = 0, b = 0
+            guard newer.count > 0, older.count > 0 else {
+                older.copy(0..<older.count, into: out, slots: &slots)
+                newer.copy(0..<newer.count, into: out, slots: &slots)
+                return
+            }
+            if Bytes.compare(older.key(older.count - 1), newer.key(0)) < 0 {
+                older.copy(0..<older.count, into: out, slots: &slots)
+                newer.copy(0..<newer.count, into: out, slots: &slots)
+                return
+            }
+            if Bytes.compare(newer.key(newer.count - 1), older.key(0)) < 0 {
+                newer.copy(0..<newer.count, into: out, slots: &slots)
+                older.copy(0..<older.count, into: out, slots: &slots)
+                return
+            }
+            // Each side's pending span starts at its `from`; a span is copied when the other side takes a turn
+            // (or, for the older run, when an entry of it is dropped for an equal newer key).
+            var a = 0, b = 0, fromA = 0, fromB = 0
             while a < newer.count && b < older.count {
                 let c = Bytes.compare(newer.key(a), older.key(b))
                 if c < 0 {
-                    copy(newer, a); a += 1
+                    if fromB < b { older.copy(fromB..<b, into: out, slots: &slots) }
+                    a += 1
+                    fromB = b
                 } else if c > 0 {
-                    copy(older, b); b += 1
+                    if fromA < a { newer.copy(fromA..<a, into: out, slots: &slots) }
+                    b += 1
+                    fromA = a
                 } else {
-                    copy(newer, a); a += 1; b += 1
+                    if fromB < b { older.copy(fromB..<b, into: out, slots: &slots) }
+                    a += 1
+                    b += 1
+                    fromB = b
                 }
             }
-            while a < newer.count { copy(newer, a); a += 1 }
-            while b < older.count { copy(older, b); b += 1 }
+            // One side's span is still pending, and the other side may have entries left: both come in order.
+            if fromA < a { newer.copy(fromA..<a, into: out, slots: &slots) }
+            if fromB < b { older.copy(fromB..<b, into: out, slots: &slots) }
+            newer.copy(a..<newer.count, into: out, slots: &slots)
+            older.copy(b..<older.count, into: out, slots: &slots)
         }
         return MemRun(
             arena: MappedRegion(adopting: out), sortedSlots: slots,
             minSequence: min(newer.minSequence, older.minSequence), maxSequence: max(newer.maxSequence, older.maxSequence),
             userMetadata: min(newer.userMetadata, older.userMetadata))
+    }
+
+    /// Appends entries `range` (keys and values) to `out` and their slots, at their new offsets, to `slots`:
+    /// one copy per stretch of entries that lie back to back in the arena.
+    private func copy(_ range: Range<Int>, into out: GrowableBuffer, slots: inout [Slot]) {
+        let bytes = arena.unsafeBytes
+        var i = range.lowerBound
+        while i < range.upperBound {
+            let first = self.slots[i]
+            var end = first.keyOffset + first.entryBytes
+            var j = i + 1
+            while j < range.upperBound, self.slots[j].keyOffset == end {
+                end += self.slots[j].entryBytes
+                j += 1
+            }
+            let delta = out.count - first.keyOffset
+            out.append(UnsafeRawBufferPointer(rebasing: bytes[first.keyOffset..<end]))
+            for k in i..<j {
+                var s = self.slots[k]
+                s.keyOffset += delta
+                slots.append(s)
+            }
+            i = j
+        }
     }
 }
