@@ -197,6 +197,57 @@ import TestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".merge") }.isEmpty)
     }
 
+    /// Reading a suspended merge's saved state holds no lock: while the next session's resume is held before that
+    /// read, a commit in this process and one from another process both finish; the merge then finishes.
+    /// (Before, the state was read under the writer lock, a few milliseconds for a large merge, and `migrate-rename`
+    /// in the Bench waited that long for its schema's commit.)
+    @Test func aSuspendedMergesStateIsReadWithoutTheLock() throws {
+        guard let child = SharedProcessTests.childPath else {
+            Issue.record("EngineCrashChild was not built beside the tests")
+            return
+        }
+        let temp = try TemporaryDirectory()
+        let path = temp.child("db")
+        var options = Database.Options()
+        options.sharing = .shared
+        options.compactionSegmentTrigger = 3
+        options.closeMergeShare = false
+        options.backgroundMaintenance = false
+        options.mergeEntriesBeforeSuspending = 6_000
+        let first = try Database.open(at: path, options: options)
+        for segment in 0..<4 {
+            try first.write { tx in
+                for i in 0..<Self.perSegment { try tx.put(Self.key(segment * Self.perSegment + i), Self.value(segment * Self.perSegment + i), in: 5) }
+            }
+            try first.flush()
+        }
+        try first.mergeWhereNeededNow()
+        let suspended = try #require(first.pendingMerges.first)
+        try first.close()
+        let gate = MergeGate()
+        options.backgroundMaintenance = true
+        options.mergeEntriesBeforeSuspending = nil
+        options.suspendedStateHook = { gate.check() }
+        let db = try Database.open(at: path, options: options)
+        #expect(gate.reached.wait(timeout: .now() + 60) == .success, "the suspended merge's state was not read")
+        let small = Self.finishes { try db.write { try $0.put(Self.key(1_000_000), [1], in: 6) } }
+        #expect(small.finished && small.error == nil, "a commit waited for the suspended state's read: \(String(describing: small.error))")
+        Self.commitFromAnotherProcess(child, path, releasing: gate, "another process's commit waited for the suspended state's read")
+        db.waitForMaintenance()
+        try db.refresh()
+        #expect(db.pendingMerges.isEmpty)
+        #expect(db.partitionStatistics()[5]?.segments == 1)
+        #expect(
+            FileManager.default.fileExists(atPath: path + "/" + FileName.segment(suspended.output).name),
+            "the resumed merge did not finish in the output it had begun")
+        let snapshot = try db.snapshot()
+        try Self.expectEveryValue(snapshot)
+        #expect(try snapshot.get(Self.key(1_000_000), in: 6) == [1])
+        snapshot.close()
+        #expect(db.checkConsistency() == [])
+        try db.close()
+    }
+
     /// A close while a merge is held stops it (suspended for the next open, as before) and closes; the next open
     /// finishes the merge and loses nothing.
     @Test(arguments: [Database.Sharing.exclusive, .shared])

@@ -75,9 +75,10 @@ extension Database {
     func mergeInBackground() throws {
         guard let trigger = options.compactionSegmentTrigger else { return }
         while true {
+            let preloaded = preloadSuspendedState()
             let plan = try asMaintenance { () throws -> MergePlan? in
                 guard !isClosing, !published.withLock({ $0.closed }) else { return nil }
-                if let resumed = try takePendingMerge() { return resumed }
+                if let resumed = try takePendingMerge(preloaded: preloaded) { return resumed }
                 let v = currentVersion
                 for id in v.partitions.keys.sorted() {
                     guard let ps = v.partitions[id],
@@ -100,11 +101,15 @@ extension Database {
     /// with their files. As maintenance work. A death before the install leaves the output an orphan (removed
     /// at the next open that finds no other process) and the inputs as they were: it costs the merge's
     /// progress, never data.
-    func takePendingMerge() throws -> MergePlan? {
+    ///
+    /// `preloaded` is a merge's saved state read before the lock (`preloadSuspendedState`): used when that merge is
+    /// still pending, so that the lock is not held while it is read and checked.
+    func takePendingMerge(preloaded: (merge: PendingMerge, state: SuspendedSegment)? = nil) throws -> MergePlan? {
         for merge in manifestState.withLock({ $0.manifest.pendingMerges }) {
             let v = currentVersion
             guard let ps = v.partitions[merge.partition], merge.applies(to: ps.segments.map(\.fileNumber)),
-                let state = loadSuspendedState(merge), state.partition == merge.partition
+                let state = preloaded.flatMap({ $0.merge == merge ? $0.state : nil }) ?? loadSuspendedState(merge),
+                state.partition == merge.partition
             else {
                 try dropPendingMerge(merge)
                 continue
@@ -119,6 +124,22 @@ extension Database {
             return MergePlan(
                 id: merge.partition, version: v, partition: ps, window: start..<(start + merge.inputs.count),
                 output: .resumed(number: merge.output, state: state))
+        }
+        return nil
+    }
+
+    /// The saved state of the first merge a close suspended that still applies, read and checked holding nothing
+    /// (a large merge's state took milliseconds to decode, and every commit of every process waited for it). Its
+    /// file is written once, before a manifest names it, and removed only when the merge is taken or dropped,
+    /// which is checked again under the lock (`takePendingMerge`). Nil when there is none or it cannot be read
+    /// (the take then reads it, or drops the merge).
+    func preloadSuspendedState() -> (merge: PendingMerge, state: SuspendedSegment)? {
+        let v = currentVersion
+        for merge in manifestState.withLock({ $0.manifest.pendingMerges }) {
+            guard let ps = v.partitions[merge.partition], merge.applies(to: ps.segments.map(\.fileNumber)) else { continue }
+            options.suspendedStateHook?()
+            guard let state = loadSuspendedState(merge), state.partition == merge.partition else { return nil }
+            return (merge, state)
         }
         return nil
     }

@@ -69,6 +69,8 @@ package final class Database: @unchecked Sendable {
         /// Tests: called by a background merge while it builds its output, at each of its checks (every 4,096
         /// entries), holding no lock: a test holds the merge there to show what goes on meanwhile.
         package var mergeCheckHook: (@Sendable () -> Void)? = nil
+        /// Tests: called by a background merge before it reads a suspended merge's saved state, holding no lock.
+        package var suspendedStateHook: (@Sendable () -> Void)? = nil
         /// Whether other instances, in this process or others, may open the database at the same time
         /// (`Database+Sharing.swift`). Shared by default; `.exclusive` costs nothing to coordinate and refuses
         /// every other open.
