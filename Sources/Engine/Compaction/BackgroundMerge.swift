@@ -8,9 +8,9 @@ import Dispatch
 // flushes, a large write's spills and install, and other processes' commits go on while it runs: a commit never
 // waits for a merge, only for the moment one is installed. The install checks that the inputs are still the
 // partition's, in order (flushes and spills only put segments above them); when a drop or another process's merge
-// took them meanwhile, the output is removed. A merge a close suspended is resumed the same way: its plan takes it
-// out of the manifest's pending merges, keeping its partial output, so that no other process resumes it too, and
-// builds on from its saved state; another close suspends it again (listed once more), and a death leaves its
+// took them meanwhile, the output is removed. A merge a close suspended is resumed the same way: its saved state is
+// read before the plan, holding nothing; its plan takes it out of the manifest's pending merges, keeping its partial
+// output, so that no other process resumes it too, and builds on from that state; another close suspends it again (listed once more), and a death leaves its
 // output an orphan.
 //
 // Invariants:
@@ -19,6 +19,9 @@ import Dispatch
 //     process allocating the same number from the manifest's counter finds the file and takes the next one
 //     (`createSegmentFile`); a resumed merge's output is in no manifest from its plan on. The build reads only the
 //     segments mapped at the plan (an unlinked file stays readable while mapped) and writes only its own output.
+//     Before the plan, a suspended merge's state file and output are read (`preloadSuspendedState`): neither
+//     changes while a manifest lists the merge (file numbers are never reused), and what was read is used only
+//     when the plan finds the same merge still pending.
 // (2) One merge at a time per instance (`merging` is serial). A close or a pause stops it at its next check and
 //     suspends it (`SuspendedMerge.swift`), then goes on; a simulated death stops it and keeps nothing.
 
