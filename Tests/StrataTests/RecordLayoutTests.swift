@@ -84,6 +84,26 @@ import TestSupport
         }
     }
 
+    /// A record encoded into a `GrowableBuffer` (how a new object's setter values are written) has the bytes of
+    /// one encoded into an array, for every kind of field, nil or not, and for several records into one buffer.
+    @Test func aGrowableBufferGetsTheBytesOfAnArray() throws {
+        let layout = RecordLayout(Self.properties)
+        // Field i of the layout (ascending ids) holds the value of this property.
+        let order = layout.fields.map { f in Self.properties.firstIndex { $0.fieldId == f.id }! }
+        let plan = try #require(layout.plan(order: order))
+        var buffer = GrowableBuffer(capacity: 16)
+        for seed in 0..<12 {
+            for nils in [false, true] {
+                let values = Self.values(seed: seed, nils: nils)
+                var array: [UInt8] = [9, 9]
+                let intoArray = layout.encode(schemaVersion: 7, SetterValues(values: values), plan: plan, into: &array)
+                let intoBuffer = layout.encode(schemaVersion: 7, SetterValues(values: values), plan: plan, into: &buffer)
+                #expect(intoArray && intoBuffer, "seed \(seed) nils \(nils)")
+                #expect(buffer.withUnsafeBytes { [UInt8]($0) } == array, "seed \(seed) nils \(nils)")
+            }
+        }
+    }
+
     @Test func emptyAndHugeStrings() throws {
         let props = [Self.property(1, .string), Self.property(2, .int), Self.property(3, .string, optional: true)]
         let layout = RecordLayout(props)

@@ -196,6 +196,13 @@ package final class GrowableBuffer: @unchecked Sendable {
 
     package func removeAll() { storage.count = 0 }
 
+    /// Sets the bits of `mask` in the byte at `offset`, which must be below `count`.
+    @inline(__always) package func orByte(at offset: Int, _ mask: UInt8) {
+        require(offset >= 0 && offset < storage.count, "GrowableBuffer.orByte at \(offset) of \(storage.count) bytes")
+        let p = storage.base! + offset
+        p.storeBytes(of: p.load(as: UInt8.self) | mask, as: UInt8.self)
+    }
+
     @inline(__always) package func append(_ byte: UInt8) { storage.append(byte) }
     @inline(__always) package func append(_ bytes: UnsafeRawBufferPointer) { storage.append(bytes) }
     @inline(__always) package func appendUInt32LE(_ v: UInt32) { storage.appendLE(v) }

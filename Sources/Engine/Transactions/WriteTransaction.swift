@@ -247,6 +247,7 @@ package protocol ByteContainer {
 
 extension Array: ByteContainer where Element == UInt8 {}
 extension ArraySlice: ByteContainer where Element == UInt8 {}
+extension GrowableBuffer: ByteContainer {}
 extension UnsafeRawBufferPointer: ByteContainer {
     package func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R { try body(self) }
 }

@@ -114,7 +114,7 @@ package enum ObjectRecord {
     }
 
     /// The payload of a value: a field, or a list element.
-    static func appendPayload(_ value: StoredValue, to out: inout [UInt8]) {
+    static func appendPayload<Sink: RecordSink>(_ value: StoredValue, to out: inout Sink) {
         switch value {
         case .null, .bool: break
         case .list(let elements):
@@ -130,21 +130,21 @@ package enum ObjectRecord {
             out.appendVarint(UInt64(s.utf8.count))
             // Native strings give their UTF-8 in one piece; others are copied byte by byte.
             var text = s
-            text.withUTF8 { out.append(contentsOf: $0) }
+            text.withUTF8 { out.appendBytes(UnsafeRawBufferPointer($0)) }
         case .data(let d):
             out.appendVarint(UInt64(d.count))
-            out.append(contentsOf: d)
+            d.withUnsafeBytes { out.appendBytes($0) }
         case .date(let d): out.appendUInt64LE(d.timeIntervalSinceReferenceDate.bitPattern)
-        case .uuid(let u): withUnsafeBytes(of: u.uuid) { out.append(contentsOf: $0) }
+        case .uuid(let u): withUnsafeBytes(of: u.uuid) { out.appendBytes($0) }
         case .objectId(let o):
             // Exactly 12 bytes, as the reader takes (an ObjectId decoded from elsewhere could differ).
-            out.append(contentsOf: o.bytes.prefix(12))
-            if o.bytes.count < 12 { out.append(contentsOf: repeatElement(0, count: 12 - o.bytes.count)) }
+            o.bytes.prefix(12).withUnsafeBytes { out.appendBytes($0) }
+            for _ in o.bytes.count..<max(o.bytes.count, 12) { out.append(0) }
         case .link(let k): out.appendUInt64LE(UInt64(bitPattern: k))
         case .decimal(let d):
             let text = Array(text(d).utf8)
             out.appendVarint(UInt64(text.count))
-            out.append(contentsOf: text)
+            text.withUnsafeBytes { out.appendBytes($0) }
         }
     }
 

@@ -155,7 +155,7 @@ extension RealmCore {
             key = allocateKey(binding, w)
         }
         let pk = PendingKey(partition: binding.partition, key: key)
-        guard w.addEncoded(pk, binding, encode: { binding.encodeFormat2(setter: set, into: &$0) }) else { return false }
+        guard w.addEncoded(pk, binding, encodeRecord: { binding.encodeFormat2(setter: set, into: &$0) }) else { return false }
         w.encodedVersion = version
         attach(object, binding: binding, key: key)
         // The values are in the batch now; the write keeps no reference to the object (a cancel invalidates it

@@ -241,10 +241,10 @@ package struct RecordLayout: Sendable, Equatable {
     /// replacing its contents, in one pass; fields `row` names are copied from its record instead. False, with
     /// `out` holding a partial record, when a value does not fit its slot (a value of another kind, or nil where
     /// the field may not be nil) or a copied field's place in its record is damaged.
-    func encode<V: RecordValues>(
-        schemaVersion: UInt64, _ values: V, plan: EncodePlan, copying row: RowCopy? = nil, into out: inout [UInt8]
+    func encode<V: RecordValues, Sink: RecordSink>(
+        schemaVersion: UInt64, _ values: V, plan: EncodePlan, copying row: RowCopy? = nil, into out: inout Sink
     ) -> Bool {
-        out.removeAll(keepingCapacity: true)
+        out.removeAll()
         out.append(Self.format)
         out.appendVarint(schemaVersion)
         out.append(UInt8(truncatingIfNeeded: check))
@@ -257,8 +257,8 @@ package struct RecordLayout: Sendable, Equatable {
                 let source = row.layout.fields[j]
                 let bitmapStart = row.places.fixedStart - row.layout.nullBytes
                 if source.nullBit >= 0, row.record[bitmapStart + source.nullBit / 8] & (1 << UInt8(source.nullBit % 8)) != 0 {
-                    out[bitmap + f.nullByte] |= f.nullMask
-                    out.append(contentsOf: repeatElement(0, count: f.kind.width))
+                    out.orByte(at: bitmap + f.nullByte, f.nullMask)
+                    for _ in 0..<f.kind.width { out.append(0) }
                 } else {
                     let at = row.places.fixedStart + source.position
                     if f.kind == .date && row.places.legacyDates {
@@ -266,7 +266,7 @@ package struct RecordLayout: Sendable, Equatable {
                         let w = UInt64(littleEndian: row.record.loadUnaligned(fromByteOffset: at, as: UInt64.self))
                         out.appendUInt64LE(Date(timeIntervalSince1970: Double(bitPattern: w)).timeIntervalSinceReferenceDate.bitPattern)
                     } else {
-                        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: row.record[at..<at + f.kind.width]))
+                        out.appendBytes(UnsafeRawBufferPointer(rebasing: row.record[at..<at + f.kind.width]))
                     }
                 }
                 continue
@@ -274,11 +274,11 @@ package struct RecordLayout: Sendable, Equatable {
             switch values[f.value] {
             case nil, .null?:
                 guard f.nullMask != 0 else { return false }
-                out[bitmap + f.nullByte] |= f.nullMask
+                out.orByte(at: bitmap + f.nullByte, f.nullMask)
                 switch f.kind.width {
                 case 8: out.appendUInt64LE(0)
                 case 4: out.appendUInt32LE(0)
-                default: out.append(contentsOf: repeatElement(0, count: f.kind.width))
+                default: for _ in 0..<f.kind.width { out.append(0) }
                 }
             case .int(let v)?:
                 guard f.kind == .int else { return false }
@@ -300,10 +300,10 @@ package struct RecordLayout: Sendable, Equatable {
                 out.appendUInt64LE(UInt64(bitPattern: k))
             case .uuid(let u)?:
                 guard f.kind == .uuid else { return false }
-                withUnsafeBytes(of: u.uuid) { out.append(contentsOf: $0) }
+                withUnsafeBytes(of: u.uuid) { out.appendBytes($0) }
             case .objectId(let o)?:
                 guard f.kind == .objectId, o.bytes.count == 12 else { return false }
-                out.append(contentsOf: o.bytes)
+                o.bytes.withUnsafeBytes { out.appendBytes($0) }
             default:
                 return false
             }
@@ -330,7 +330,7 @@ package struct RecordLayout: Sendable, Equatable {
         for i in variable {
             if let row, case .some(let range) = copied(i) {
                 guard let range else { return false }
-                out.append(contentsOf: UnsafeRawBufferPointer(rebasing: row.record[range]))
+                out.appendBytes(UnsafeRawBufferPointer(rebasing: row.record[range]))
                 continue
             }
             switch values[i] {
@@ -339,7 +339,7 @@ package struct RecordLayout: Sendable, Equatable {
                 out.append(ObjectRecord.Tag.string.rawValue)
                 out.appendVarint(UInt64(s.utf8.count))
                 var text = s
-                text.withUTF8 { out.append(contentsOf: $0) }
+                text.withUTF8 { out.appendBytes(UnsafeRawBufferPointer($0)) }
             case let v?:
                 out.append(ObjectRecord.tag(v).rawValue)
                 ObjectRecord.appendPayload(v, to: &out)

@@ -220,7 +220,7 @@ final class TypeBinding: @unchecked Sendable {
     }
 
     /// `encodeFormat2` of an unmanaged object's setter values (nil: nil).
-    func encodeFormat2(setter values: [StoredValue?], into out: inout [UInt8]) -> Bool {
+    func encodeFormat2<Sink: RecordSink>(setter values: [StoredValue?], into out: inout Sink) -> Bool {
         guard let encodePlan else { return false }
         return recordLayout.encode(schemaVersion: schemaVersion, SetterValues(values: values), plan: encodePlan, into: &out)
     }

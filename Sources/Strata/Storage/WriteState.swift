@@ -110,6 +110,8 @@ extension RealmCore {
         @exclusivity(unchecked) var encodedVersion: UInt64?
         /// Scratch space for encoding one record.
         @exclusivity(unchecked) private var scratch: [UInt8] = []
+        /// Where a new object's record is encoded (`addEncoded(_:_:encode:)`): appends to it are stores.
+        @exclusivity(unchecked) private var recordScratch = GrowableBuffer(capacity: 256)
         /// About how many bytes the pending objects hold since the last spill (their records in the batch, and
         /// an estimate for each pending record), and how many make a spill due (`RealmCore+Spill`).
         @exclusivity(unchecked) private(set) var heldBytes = 0
@@ -216,6 +218,15 @@ extension RealmCore {
         func addEncoded(_ key: PendingKey, _ binding: TypeBinding, encode: (inout [UInt8]) -> Bool) -> Bool {
             let p = state(key.partition)
             guard p.index.find(key.key) == nil, encode(&scratch), let range = putPending(key, scratch) else { return false }
+            if p.binding !== binding { p.binding = binding }
+            insertNew(key.key, .encoded(range), added: true, into: p)
+            return true
+        }
+
+        /// `addEncoded` for an encoder that writes into a `GrowableBuffer` (a new object's setter values).
+        func addEncoded(_ key: PendingKey, _ binding: TypeBinding, encodeRecord encode: (inout GrowableBuffer) -> Bool) -> Bool {
+            let p = state(key.partition)
+            guard p.index.find(key.key) == nil, encode(&recordScratch), let range = putPending(key, recordScratch) else { return false }
             if p.binding !== binding { p.binding = binding }
             insertNew(key.key, .encoded(range), added: true, into: p)
             return true
