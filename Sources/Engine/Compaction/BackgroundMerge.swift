@@ -10,8 +10,8 @@ import Dispatch
 // partition's, in order (flushes and spills only put segments above them); when a drop or another process's merge
 // took them meanwhile, the output is removed. A merge a close suspended is resumed the same way: its saved state is
 // read before the plan, holding nothing; its plan takes it out of the manifest's pending merges, keeping its partial
-// output, so that no other process resumes it too, and builds on from that state; another close suspends it again (listed once more), and a death leaves its
-// output an orphan.
+// output, so that no other process resumes it too, and builds on from that state; another close suspends it again
+// (listed once more), and a death leaves its output an orphan.
 //
 // Invariants:
 // (1) Only the plan and install steps (and a suspension) read or write the manifest, allocate file numbers or

@@ -109,12 +109,7 @@ package final class MemRun: Sendable {
         var slots: [Slot] = []
         slots.reserveCapacity(newer.count + older.count)
         withExtendedLifetime((newer, older)) {
-            guard newer.count > 0, older.count > 0 else {
-                older.copy(0..<older.count, into: out, slots: &slots)
-                newer.copy(0..<newer.count, into: out, slots: &slots)
-                return
-            }
-            if Bytes.compare(older.key(older.count - 1), newer.key(0)) < 0 {
+            if newer.count == 0 || older.count == 0 || Bytes.compare(older.key(older.count - 1), newer.key(0)) < 0 {
                 older.copy(0..<older.count, into: out, slots: &slots)
                 newer.copy(0..<newer.count, into: out, slots: &slots)
                 return
