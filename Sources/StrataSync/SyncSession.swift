@@ -83,6 +83,8 @@ public final class SyncSession: @unchecked Sendable {
         /// Bumped by each local commit the change feed reports, and by `resume()`.
         var wakeUps: [CheckedContinuation<Void, Never>] = []
         var pendingWake = false
+        /// Passes of the upload loop that found nothing to send (each reads the outbox).
+        var idleUploadPasses = 0
         var resumers: [CheckedContinuation<Void, Never>] = []
         var tasks: [Task<Void, Never>] = []
     }
@@ -98,6 +100,9 @@ public final class SyncSession: @unchecked Sendable {
     }
 
     public var state: State { status.withLock { $0.state } }
+    /// Passes of the upload loop that found nothing to send: an idle session makes one per commit and one per
+    /// 5 s (for the tests).
+    package var idleUploadPasses: Int { status.withLock { $0.idleUploadPasses } }
     public var connectionState: ConnectionState { status.withLock { $0.connection } }
 
     /// Stops uploading and downloading until `resume()`.
@@ -206,7 +211,10 @@ public final class SyncSession: @unchecked Sendable {
             while !Task.isCancelled, let self {
                 do {
                     try await self.whileSuspended()
-                    if try await self.uploadOnce() == 0 { await self.sleepUntilWoken(timeout: .seconds(5)) }
+                    if try await self.uploadOnce() == 0 {
+                        self.status.withLock { $0.idleUploadPasses += 1 }
+                        await self.sleepUntilWoken(timeout: .seconds(5))
+                    }
                     attempt = 0
                 } catch is Diverged {
                     if (try? await self.recoverOrBackoff(attempt: &attempt)) == nil { return }
@@ -248,8 +256,14 @@ public final class SyncSession: @unchecked Sendable {
             }
             if wantsProgress { progress.record(.upload, pending: sizes.reduce(0) { $0 + $1.bytes }) }
             guard let first = pending.first else { return 0 }
-            let response: PushResponse = try await transport.send("push", PushRequest(clientID: clientID, changeSets: pending))
-            connected()
+            var response: PushResponse
+            while true {
+                response = try await transport.send("push", PushRequest(clientID: clientID, changeSets: pending))
+                connected()
+                // Another client's recovery holds the partition: what this push carries may be in it.
+                guard let wait = response.retryAfterMilliseconds else { break }
+                try await Task.sleep(for: .milliseconds(wait))
+            }
             if response.lastSequence + 1 < first.sequence {
                 // The server lacks change sets it once held: restored from a backup. Those it acknowledged by
                 // returning them are lost to it (a recovery); the others are sent again from where it stands.
@@ -277,7 +291,9 @@ public final class SyncSession: @unchecked Sendable {
             "pull", PullRequest(clientID: clientID, after: after, waitMilliseconds: wait, afterSalt: salt), wait: .milliseconds(wait))
         connected()
         if response.diverged == true { throw Diverged() }
-        if clientID != 0 { noteUploaded(clientID, response.lastSequence) }
+        // The server's count, down as well as up: a restored server may have lost change sets it took (and
+        // answered) before this file saw them come back. Sending one again is harmless: the server skips it.
+        if clientID != 0 { noteUploaded(clientID, response.lastSequence, lowering: true) }
         let changes = try response.changes.map { try $0.decoded() }
         let snapshot = try response.snapshot?.decoded(clientSequence: response.lastSequence)
         let applied = try onQueue { realm -> UInt64 in
@@ -310,7 +326,7 @@ public final class SyncSession: @unchecked Sendable {
     }
 
     /// Notes that the server holds `client`'s change sets through `sequence` (`lowering`: and no more, after it
-    /// answered a push with a gap).
+    /// answered a push with a gap or a pull).
     private func noteUploaded(_ client: UInt64, _ sequence: UInt64, lowering: Bool = false) {
         status.withLock { s in
             if s.uploadedClient != client {
@@ -420,7 +436,9 @@ public final class SyncSession: @unchecked Sendable {
 
     private func sleepUntilWoken(timeout: Duration) async {
         let timer = Task { [weak self] in
-            try? await Task.sleep(for: timeout)
+            // Cancelled (woken before the timeout): no wake, which would be left pending for the next sleep and
+            // end it at once, and so on, a loop that never sleeps.
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
             self?.wake()
         }
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in

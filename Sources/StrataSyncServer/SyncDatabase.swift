@@ -19,8 +19,11 @@ import StrataSyncWire
 //     database was restored from a backup older than what it saw (`PullRequest.afterSalt`, `salts`).
 // (6) Recoveries from such a restore take turns: a recovery's pull leases the partition to the recovery's new
 //     client id (`recovering`) until that client's recovery change set is taken or 30 s pass, so that each one
-//     is computed from a state holding the ones before it. A change set a recovery renumbered whose original
-//     identities are all held already (carried by another recovery) is taken with no operations.
+//     is computed from a state holding the ones before it. Pushes of other clients wait for it too (answered
+//     `retryAfterMilliseconds`, nothing taken): a change set a recovery carries, sent again by its own client
+//     after the recovery's snapshot, would otherwise be applied twice (once itself, once inside the recovery's
+//     difference, which was measured from a state without it). A change set a recovery renumbered whose
+//     original identities are all held already (carried by another recovery) is taken with no operations.
 
 /// The server's state, all in PostgreSQL: partitions and their versions, each client's last sequence, the
 /// history of change sets, and the objects.
@@ -116,11 +119,22 @@ public final class SyncDatabase: Sendable {
         let client64 = Int64(bitPattern: clientID)
         return try await client.withTransaction(logger: logger) { c in
             try await c.query("INSERT INTO strata_partitions (name) VALUES (\(partition)) ON CONFLICT DO NOTHING", logger: logger)
-            var version = try await Self.single(Int64.self, c.query(
-                "SELECT version FROM strata_partitions WHERE name = \(partition) FOR UPDATE", logger: logger)) ?? 0
+            var version: Int64 = 0
+            var leased = false
+            for try await (v, holder, live) in try await c.query("""
+                SELECT version, recovering, coalesce(recovering_until > now(), false) FROM strata_partitions WHERE name = \(partition) FOR UPDATE
+                """, logger: logger).decode((Int64, Int64, Bool).self) {
+                version = v
+                leased = holder != 0 && holder != client64 && live
+            }
             var last = try await Self.single(Int64.self, c.query(
                 "SELECT last_sequence FROM strata_clients WHERE partition = \(partition) AND client_id = \(client64)",
                 logger: logger)).map { UInt64(bitPattern: $0) } ?? 0
+            // Another client's recovery holds the partition (Invariant 6): what this push brings may be what that
+            // recovery carries, computed from a state without it, so it waits for the recovery's change set.
+            if leased {
+                return PushResponse(lastSequence: last, serverVersion: UInt64(version), retryAfterMilliseconds: 200)
+            }
             var taken: [(version: UInt64, set: ChangeSet)] = []
             for set in changeSets.sorted(by: { $0.sequence < $1.sequence }) {
                 if set.sequence <= last { continue }

@@ -104,10 +104,13 @@ public struct PushRequest: Sendable, Codable {
 public struct PushResponse: Sendable, Codable {
     public var lastSequence: UInt64
     public var serverVersion: UInt64
+    /// Another client's recovery holds the partition: nothing was taken; push again after this long.
+    public var retryAfterMilliseconds: Int?
 
-    public init(lastSequence: UInt64, serverVersion: UInt64) {
+    public init(lastSequence: UInt64, serverVersion: UInt64, retryAfterMilliseconds: Int? = nil) {
         self.lastSequence = lastSequence
         self.serverVersion = serverVersion
+        self.retryAfterMilliseconds = retryAfterMilliseconds
     }
 }
 

@@ -15,6 +15,9 @@ final class FaultyProxy: @unchecked Sendable {
         var duplicate = 5
         /// The most a request waits before it is forwarded, and its answer before it is returned.
         var maxDelayMilliseconds = 30
+        /// Every pull lost, before the server or, for one sent before this was set, its answer (the client's
+        /// downloads fail; its uploads go on).
+        var losePulls = false
 
         /// `SYNC_TEST_FAULTS=dropRequest,dropResponse,duplicate,maxDelay` sets them (per cent, ms).
         static var fromEnvironment: Faults {
@@ -77,7 +80,8 @@ final class FaultyProxy: @unchecked Sendable {
             let (fate, delay, target) = state.withLock { s -> (Fate, Int, Int) in
                 let roll = Int.random(in: 0..<100, using: &s.rng)
                 let f = s.faults
-                let fate: Fate = roll < f.dropRequest ? .dropRequest
+                let fate: Fate = f.losePulls && Self.isPull(request) ? .dropRequest
+                    : roll < f.dropRequest ? .dropRequest
                     : roll < f.dropRequest + f.dropResponse ? .dropResponse
                     : roll < f.dropRequest + f.dropResponse + f.duplicate ? .duplicate : .forward
                 return (fate, Int.random(in: 0...max(0, f.maxDelayMilliseconds), using: &s.rng), s.target)
@@ -101,12 +105,17 @@ final class FaultyProxy: @unchecked Sendable {
                 if ProcessInfo.processInfo.environment["SYNC_TEST_VERBOSE"] != nil, Date().timeIntervalSince(began) > 2 {
                     print("proxy: \(String(decoding: request.prefix(60), as: UTF8.self).split(separator: "\r\n").first ?? "") took \(Date().timeIntervalSince(began)) s, answered \(response != nil)")
                 }
-                guard let response else { return }
+                guard let response, !(state.withLock { $0.faults.losePulls } && Self.isPull(request)) else { return }
                 counts.withLock { $0.forwarded += 1 }
                 SystemProcess.sleep(microseconds: UInt32(delay * 1000))
                 guard Self.writeAll(client, response) else { return }
             }
         }
+    }
+
+    private static func isPull(_ request: [UInt8]) -> Bool {
+        let line = String(decoding: request.prefix(200), as: UTF8.self).split(separator: "\r\n").first ?? ""
+        return line.hasPrefix("POST ") && line.contains("/pull ")
     }
 
     /// Sends one request to the server on a connection of its own and returns its answer (nil: none came).

@@ -5,6 +5,10 @@ import StrataSyncWire
 import Testing
 import TestSupport
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 @testable import Strata
 
 /// A sync server whose database is restored from an older backup (`pg_dump`, then `pg_restore` over it): the
@@ -172,6 +176,88 @@ import TestSupport
             for config in [a, b, c] {
                 #expect(try SyncServerTests.item(config, "counter")?.count == 5 + 2 + 3, "\(config.fileURL!.lastPathComponent): every addition once")
             }
+        }
+    }
+
+    /// A change set the server took and then lost to a restore, before its client saw it come back, is sent
+    /// again: the client's note of what the server holds follows the server's answer to a pull down as well as up
+    /// (found by the convergence test: a client whose last change set was taken just before the restore never
+    /// sent it again, and the clients did not settle).
+    @Test func aChangeSetTheRestoreLostBeforeItsClientSawItIsSentAgain() async throws {
+        try await Setup.with { setup in
+            let token = try SyncServerProcess.token(write: ["team"])
+            let proxy = try FaultyProxy(target: setup.servers[0].port, seed: 3, faults: Self.noFaults)
+            defer { proxy.stop() }
+            let a = setup.config("a.realm", partition: "team", url: proxy.url, token: token)
+            try SyncServerTests.write(a) { r in r.add(SyncItem("counter")) }
+            try await setup.session(a).wait(for: .upload)
+            try await setup.session(a).wait(for: .download)
+            let backup = setup.dir.child("backup.dump")
+            try setup.cluster.dump(setup.database, to: backup)
+
+            // a's +5 reaches the server, whose answer a hears; a's pulls are lost, so it never sees it come back.
+            var losing = Self.noFaults
+            losing.losePulls = true
+            proxy.setFaults(losing)
+            try SyncServerTests.write(a) { r in r.object(ofType: SyncItem.self, forPrimaryKey: "counter")!.increment("count", by: 5) }
+            try await setup.session(a).wait(for: .upload)
+            #expect(try setup.version("team") == 2)
+
+            setup.servers[0].kill()
+            try setup.cluster.restore(setup.database, from: backup)
+            setup.servers[0] = try SyncServerProcess(cluster: setup.cluster, database: setup.database, dir: setup.dir, name: "restored")
+            proxy.retarget(setup.servers[0].port)
+            proxy.setFaults(Self.noFaults)
+            try await Self.settle(setup, [a], partition: "team")
+            #expect(try Realm(configuration: a).pendingChanges().isEmpty)
+            #expect(try setup.objects("team")[SyncTesting.ref("counter")]?.fields["count"] == .value(.int(5)), "the +5 is on the server again")
+        }
+    }
+
+    /// A push of another client waits while a recovery holds the partition: the change set it sends may be one
+    /// the recovery carries, whose effect the recovery measured from a state without it (found by the convergence
+    /// test under load: a client sent again its +3, lost by the restore, between another client's recovery
+    /// request and that recovery's change set, which carried the same +3, and the counter summed 32 for 29).
+    @Test func aPushWaitsWhileAnotherClientsRecoveryHoldsThePartition() async throws {
+        try await Setup.with { setup in
+            let token = try SyncServerProcess.token(write: ["team"])
+            func exchange<Answer: Decodable>(_ verb: String, _ request: some Encodable) async throws -> Answer {
+                var http = URLRequest(url: setup.servers[0].url.appendingPathComponent("v1/partitions/team/\(verb)"))
+                http.httpMethod = "POST"
+                http.httpBody = try SyncWire.encoder.encode(request)
+                http.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+                let session = URLSession(configuration: .ephemeral)
+                defer { session.finishTasksAndInvalidate() }
+                let (data, response) = try await session.data(for: http)
+                #expect((response as? HTTPURLResponse)?.statusCode == 200, "\(verb): \(String(decoding: data, as: UTF8.self))")
+                return try JSONDecoder().decode(Answer.self, from: data)
+            }
+            let counter = SyncTesting.ref("counter")
+            let (a, d, recovering): (UInt64, UInt64, UInt64) = (11, 44, 99)
+            let create = ChangeSet(clientID: a, sequence: 1, baseVersion: 0, schemaVersion: 0,
+                                   operations: [.create(counter, values: ["id": .string("counter"), "count": .int(0)])])
+            let _: PushResponse = try await exchange("push", PushRequest(clientID: a, changeSets: [create]))
+
+            // A recovery's request leases the partition to its new client id.
+            let pull: PullResponse = try await exchange("pull", PullRequest(clientID: a, after: 0, recovery: true, recoveryClientID: recovering))
+            #expect(pull.retryAfterMilliseconds == nil && pull.snapshot?.version == 1)
+
+            // d sends again its +4, which the restore lost and the recovery carries: it is told to wait.
+            let added = ChangeSet(clientID: d, sequence: 1, baseVersion: 1, schemaVersion: 0,
+                                  operations: [.addInteger(counter, property: "count", amount: 4)])
+            let waited: PushResponse = try await exchange("push", PushRequest(clientID: d, changeSets: [added]))
+            #expect(waited.retryAfterMilliseconds != nil && waited.lastSequence == 0 && waited.serverVersion == 1)
+            #expect(try setup.version("team") == 1)
+
+            // The recovery's change set carries d's +4 and ends the lease; d's sent again is then held already.
+            let recovered = ChangeSet(clientID: recovering, sequence: 1, baseVersion: 1, schemaVersion: 0,
+                                      operations: [.addInteger(counter, property: "count", amount: 4)],
+                                      recovery: ChangeSet.Recovery(through: 3, carried: [ChangeSet.Identity(clientID: d, sequence: 1)]))
+            let taken: PushResponse = try await exchange("push", PushRequest(clientID: recovering, changeSets: [recovered]))
+            #expect(taken.retryAfterMilliseconds == nil && taken.lastSequence == 1 && taken.serverVersion == 2)
+            let again: PushResponse = try await exchange("push", PushRequest(clientID: d, changeSets: [added]))
+            #expect(again.retryAfterMilliseconds == nil && again.lastSequence == 1 && again.serverVersion == 2)
+            #expect(try setup.objects("team")[counter]?.fields["count"] == .value(.int(4)), "the +4 counted once")
         }
     }
 

@@ -185,6 +185,24 @@ import FoundationNetworking
         }
     }
 
+    /// An idle session sleeps: its upload loop reads the outbox once per commit and once per 5 s, not in a loop
+    /// (a cancelled timer used to leave a wake-up pending that ended the next sleep at once, so the loop ran
+    /// without pause, reading the outbox about a thousand times a second).
+    @Test func anIdleSessionSleeps() async throws {
+        try await Setup.with { setup in
+            let token = try SyncServerProcess.token(write: ["team"])
+            let a = setup.config("a.realm", token: token)
+            try Self.write(a) { r in r.add(SyncItem("one")) }
+            try await setup.session(a).wait(for: .upload)
+            try Self.write(a) { r in r.add(SyncItem("two")) }
+            try await setup.session(a).wait(for: .upload)
+            let before = try setup.session(a).idleUploadPasses
+            try await Task.sleep(for: .seconds(1))
+            let passes = try setup.session(a).idleUploadPasses - before
+            #expect(passes <= 2, "\(passes) passes of the upload loop in 1 s with nothing to send")
+        }
+    }
+
     @Test func aNewClientStartsFromTheServersObjectsAndOneBehindACompactedHistoryKeepsItsOfflineEdits() async throws {
         try await Setup.with { setup in
             let token = try SyncServerProcess.token(write: ["team"])
