@@ -100,7 +100,10 @@ package final class MergingIterator {
     private let version: Version
     // Used by one thread at a time, without re-entry: dynamic exclusivity checks are off.
     @exclusivity(unchecked) private var runs: [RunIterator] = []
-    @exclusivity(unchecked) private var segments: [SegmentIterator] = []
+    private let segments: [SegmentIterator]
+    /// `segments`, unretained (`segments` keeps them): a step reads and moves them without a retain and a release
+    /// of the iterator around each call, which an element of `segments` needs (the call could change the array).
+    private let segmentRefs: [Unmanaged<SegmentIterator>]
     @exclusivity(unchecked) private var current = -1
     /// Set by `settle`: the source with the smallest key after `current`'s when that key is strictly larger
     /// (then `next()` moves `current` alone while it stays below it: sources with disjoint key ranges, such
@@ -124,10 +127,13 @@ package final class MergingIterator {
             let it = RunIterator(run: r, from: key)
             if it.isValid { self.runs.append(it) }
         }
+        var iterators: [SegmentIterator] = []
         for s in segments {
             let it = try SegmentIterator(segment: s, from: key)
-            if it.isValid { self.segments.append(it) }
+            if it.isValid { iterators.append(it) }
         }
+        self.segments = iterators
+        segmentRefs = iterators.map { Unmanaged.passUnretained($0) }
         try settle(skipCurrentKey: false)
     }
 
@@ -140,17 +146,17 @@ package final class MergingIterator {
 
     @inline(__always)
     private func key(_ i: Int) -> UnsafeRawBufferPointer {
-        i < runs.count ? runs[i].key : segments[i - runs.count].key
+        i < runs.count ? runs[i].key : segmentRefs[i - runs.count]._withUnsafeGuaranteedRef { $0.key }
     }
 
     @inline(__always)
     private func valid(_ i: Int) -> Bool {
-        i < runs.count ? runs[i].isValid : segments[i - runs.count].isValid
+        i < runs.count ? runs[i].isValid : segmentRefs[i - runs.count]._withUnsafeGuaranteedRef { $0.isValid }
     }
 
     @inline(__always)
     private func advance(_ i: Int) throws {
-        if i < runs.count { runs[i].next() } else { try segments[i - runs.count].next() }
+        if i < runs.count { runs[i].next() } else { try segmentRefs[i - runs.count]._withUnsafeGuaranteedRef { try $0.next() } }
     }
 
     /// Moves every valid source positioned at source `s`'s key past it, `s` last: the key compared is its own
@@ -184,7 +190,7 @@ package final class MergingIterator {
             if includeTombstones || value != nil {
                 rival = second < 0 ? Self.noRival : Bytes.compare(key(best), key(second)) < 0 ? second : Self.tie
                 if rival != Self.tie && best >= runs.count {
-                    stepping = Unmanaged.passUnretained(segments[best - runs.count])
+                    stepping = segmentRefs[best - runs.count]
                     rivalKey = rival >= 0 ? key(rival) : nil
                 }
                 return
@@ -202,7 +208,7 @@ package final class MergingIterator {
     /// The current value (nil for a deletion, reported only with `includeTombstones`); valid until the
     /// iterator moves.
     package var value: UnsafeRawBufferPointer? {
-        current < runs.count ? runs[current].value : segments[current - runs.count].value
+        current < runs.count ? runs[current].value : segmentRefs[current - runs.count]._withUnsafeGuaranteedRef { $0.value }
     }
 
     /// The current key and value (a nil value: a deletion, reported only with `includeTombstones`); nil at the
@@ -211,8 +217,7 @@ package final class MergingIterator {
         if let stepping { return stepping._withUnsafeGuaranteedRef { ($0.key, $0.value) } }
         guard current >= 0 else { return nil }
         if current < runs.count { return (runs[current].key, runs[current].value) }
-        let s = current - runs.count
-        return (segments[s].key, segments[s].value)
+        return segmentRefs[current - runs.count]._withUnsafeGuaranteedRef { ($0.key, $0.value) }
     }
 
     package func next() throws {

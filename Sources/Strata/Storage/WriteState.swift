@@ -467,7 +467,7 @@ extension RealmCore {
             // Kept with the partition's pending objects; a read of a type without any makes no entry for it (it is
             // asked again, at the cost of two lookups).
             let p = existing(partition)
-            if let known = p?.spilledKeys, known.spills == tx.spills { return (known.low, known.high) }
+            if let known = p?.spilledKeys, known.spills == tx.spillCount() { return (known.low, known.high) }
             var range: (low: Int64, high: Int64) = (.min, .max)
             switch tx.spilledExtent(in: partition) {
             case .none: range = (1, 0)
@@ -476,7 +476,7 @@ extension RealmCore {
                 // Keys of other lengths than an object's (none in an object partition) leave the whole range.
                 if let l = low.withUnsafeBytes(ObjectKey.decode), let h = high.withUnsafeBytes(ObjectKey.decode) { range = (l, h) }
             }
-            p?.spilledKeys = (tx.spills, range.low, range.high)
+            p?.spilledKeys = (tx.spillCount(), range.low, range.high)
             return range
         }
 

@@ -181,7 +181,7 @@ import TestSupport
         }
         var spills = 0
         try realm.write {
-            defer { spills = realm.core.write?.tx.spills ?? 0 }
+            defer { spills = realm.core.write?.tx.spillCount() ?? 0 }
             for (n, id) in ids.enumerated() {
                 let item = try #require(realm.object(ofType: SyncItem.self, forPrimaryKey: id))
                 switch n % 3 {
