@@ -109,15 +109,6 @@ import FoundationNetworking
 
     /// A raw pull, decoded.
     static func pull(_ setup: Setup, token: String, _ request: PullRequest) async throws -> PullResponse {
-        var r = URLRequest(url: setup.servers[0].url.appendingPathComponent("v1/partitions/team/pull"))
-        r.httpMethod = "POST"
-        r.httpBody = try SyncWire.encoder.encode(request)
-        r.setValue("close", forHTTPHeaderField: "Connection")
-        r.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-        let session = URLSession(configuration: .ephemeral)
-        defer { session.finishTasksAndInvalidate() }
-        let (data, response) = try await session.data(for: r)
-        #expect((response as? HTTPURLResponse)?.statusCode == 200, "\(String(decoding: data, as: UTF8.self))")
-        return try JSONDecoder().decode(PullResponse.self, from: data)
+        try await setup.exchange("pull", token: token, request)
     }
 }

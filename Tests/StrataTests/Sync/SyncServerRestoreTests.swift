@@ -5,10 +5,6 @@ import StrataSyncWire
 import Testing
 import TestSupport
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
 @testable import Strata
 
 /// A sync server whose database is restored from an older backup (`pg_dump`, then `pg_restore` over it): the
@@ -222,15 +218,7 @@ import FoundationNetworking
         try await Setup.with { setup in
             let token = try SyncServerProcess.token(write: ["team"])
             func exchange<Answer: Decodable>(_ verb: String, _ request: some Encodable) async throws -> Answer {
-                var http = URLRequest(url: setup.servers[0].url.appendingPathComponent("v1/partitions/team/\(verb)"))
-                http.httpMethod = "POST"
-                http.httpBody = try SyncWire.encoder.encode(request)
-                http.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-                let session = URLSession(configuration: .ephemeral)
-                defer { session.finishTasksAndInvalidate() }
-                let (data, response) = try await session.data(for: http)
-                #expect((response as? HTTPURLResponse)?.statusCode == 200, "\(verb): \(String(decoding: data, as: UTF8.self))")
-                return try JSONDecoder().decode(Answer.self, from: data)
+                try await setup.exchange(verb, token: token, request)
             }
             let counter = SyncTesting.ref("counter")
             let (a, d, recovering): (UInt64, UInt64, UInt64) = (11, 44, 99)

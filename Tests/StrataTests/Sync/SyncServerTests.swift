@@ -99,6 +99,22 @@ import FoundationNetworking
             try await SyncServerTests.post(servers[server].url, path, body: body, token: token)
         }
 
+        /// Posts `request` to the first server's `verb` endpoint of `partition` and decodes its answer (a refusal
+        /// is recorded as an issue, and fails the decoding).
+        func exchange<Answer: Decodable>(_ verb: String, partition: String = "team", token: String, _ request: some Encodable) async throws -> Answer {
+            var http = URLRequest(url: servers[0].url.appendingPathComponent("v1/partitions/\(partition)/\(verb)"))
+            http.httpMethod = "POST"
+            http.httpBody = try SyncWire.encoder.encode(request)
+            // A connection of its own (see `post`).
+            http.setValue("close", forHTTPHeaderField: "Connection")
+            http.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+            let session = URLSession(configuration: .ephemeral)
+            defer { session.finishTasksAndInvalidate() }
+            let (data, response) = try await session.data(for: http)
+            #expect((response as? HTTPURLResponse)?.statusCode == 200, "\(verb): \(String(decoding: data, as: UTF8.self))")
+            return try JSONDecoder().decode(Answer.self, from: data)
+        }
+
         /// The partition's version, read from PostgreSQL.
         func version(_ partition: String) throws -> Int {
             Int(try cluster.sql("SELECT coalesce(max(version), 0) FROM strata_partitions WHERE name = '\(partition)'", database: database)
