@@ -70,6 +70,9 @@ public final class SyncSession: @unchecked Sendable {
 
     /// The server lost history this file saw: `recover()` before going on.
     private struct Diverged: Error {}
+    /// The server took nothing: another client's recovery holds the partition. Push again after this long (the
+    /// wait is outside the upload gate, which this file's own recovery needs).
+    private struct PushLater: Error { let milliseconds: Int }
 
     private struct Status {
         var state: State = .active
@@ -161,6 +164,8 @@ public final class SyncSession: @unchecked Sendable {
                 do {
                     try await uploadOnce()
                     attempt = 0
+                } catch let later as PushLater {
+                    try await Task.sleep(for: .milliseconds(later.milliseconds))
                 } catch is Diverged {
                     // A recovery that fails (a lost request) is retried after the usual wait.
                     try await recoverOrBackoff(attempt: &attempt)
@@ -216,6 +221,8 @@ public final class SyncSession: @unchecked Sendable {
                         await self.sleepUntilWoken(timeout: .seconds(5))
                     }
                     attempt = 0
+                } catch let later as PushLater {
+                    if (try? await Task.sleep(for: .milliseconds(later.milliseconds))) == nil { return }
                 } catch is Diverged {
                     if (try? await self.recoverOrBackoff(attempt: &attempt)) == nil { return }
                 } catch {
@@ -256,14 +263,10 @@ public final class SyncSession: @unchecked Sendable {
             }
             if wantsProgress { progress.record(.upload, pending: sizes.reduce(0) { $0 + $1.bytes }) }
             guard let first = pending.first else { return 0 }
-            var response: PushResponse
-            while true {
-                response = try await transport.send("push", PushRequest(clientID: clientID, changeSets: pending))
-                connected()
-                // Another client's recovery holds the partition: what this push carries may be in it.
-                guard let wait = response.retryAfterMilliseconds else { break }
-                try await Task.sleep(for: .milliseconds(wait))
-            }
+            let response: PushResponse = try await transport.send("push", PushRequest(clientID: clientID, changeSets: pending))
+            connected()
+            // Another client's recovery holds the partition: what this push carries may be in it.
+            if let wait = response.retryAfterMilliseconds { throw PushLater(milliseconds: wait) }
             if response.lastSequence + 1 < first.sequence {
                 // The server lacks change sets it once held: restored from a backup. Those it acknowledged by
                 // returning them are lost to it (a recovery); the others are sent again from where it stands.
@@ -290,6 +293,9 @@ public final class SyncSession: @unchecked Sendable {
         let response: PullResponse = try await transport.send(
             "pull", PullRequest(clientID: clientID, after: after, waitMilliseconds: wait, afterSalt: salt), wait: .milliseconds(wait))
         connected()
+        // Suspended meanwhile (a long poll waits up to 25 s): nothing arrives after `suspend()`, as RealmSwift's
+        // session applies nothing once suspended. The answer is dropped; the next pull after `resume()` asks again.
+        if state != .active { return (after, response.serverVersion) }
         if response.diverged == true { throw Diverged() }
         // The server's count, down as well as up: a restored server may have lost change sets it took (and
         // answered) before this file saw them come back. Sending one again is harmless: the server skips it.

@@ -23,7 +23,9 @@ import StrataSyncWire
 //     `retryAfterMilliseconds`, nothing taken): a change set a recovery carries, sent again by its own client
 //     after the recovery's snapshot, would otherwise be applied twice (once itself, once inside the recovery's
 //     difference, which was measured from a state without it). A change set a recovery renumbered whose
-//     original identities are all held already (carried by another recovery) is taken with no operations.
+//     original identities are all held already (carried by another recovery) is taken with no operations. A
+//     lease lasts at most 30 s from its first request (the same recovery asking again keeps the deadline): a
+//     recovery abandoned or failing holds writers off no longer, and one slower than that is not protected.
 
 /// The server's state, all in PostgreSQL: partitions and their versions, each client's last sequence, the
 /// history of change sets, and the objects.
@@ -261,8 +263,13 @@ public final class SyncDatabase: Sendable {
                     busy = holder != 0 && holder != recovering && live
                 }
                 guard !busy else { return false }
+                // The same recovery asking again keeps its deadline: a lease lasts 30 s from its first request, so
+                // a recovery that keeps failing cannot hold every writer off for longer.
                 try await c.query("""
-                    UPDATE strata_partitions SET recovering = \(recovering), recovering_until = now() + interval '30 seconds' WHERE name = \(partition)
+                    UPDATE strata_partitions SET recovering = \(recovering),
+                        recovering_until = CASE WHEN recovering = \(recovering) AND recovering_until > now() THEN recovering_until
+                                                ELSE now() + interval '30 seconds' END
+                    WHERE name = \(partition)
                     """, logger: logger)
                 return true
             }

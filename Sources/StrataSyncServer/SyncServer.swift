@@ -98,7 +98,8 @@ struct Routes: Sendable {
             throw WireError(.wrongClient, "change set \(other.sequence) is client \(other.clientID)'s, not the request's \(push.clientID)")
         }
         let response = try await database.push(partition: partition, clientID: push.clientID, changeSets: sets)
-        await waiters.notify(partition)
+        // A push told to wait took nothing: the long polls have nothing new to see.
+        if response.retryAfterMilliseconds == nil { await waiters.notify(partition) }
         return try SyncWire.encoder.encode(response)
     }
 

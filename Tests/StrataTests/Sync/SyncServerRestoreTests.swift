@@ -249,6 +249,32 @@ import TestSupport
         }
     }
 
+    /// A session told to wait by another client's recovery pushes again once the recovery's change set is in,
+    /// and not before.
+    @Test func aSessionPushesAgainOnceAnotherClientsRecoveryIsIn() async throws {
+        try await Setup.with { setup in
+            let token = try SyncServerProcess.token(write: ["team"])
+            let a = setup.config("a.realm", token: token)
+            try SyncServerTests.write(a) { r in r.add(SyncItem("first")) }
+            try await setup.session(a).wait(for: .upload)
+            let before = try setup.version("team")
+
+            let recovering: UInt64 = 99
+            let _: PullResponse = try await setup.exchange("pull", token: token, PullRequest(clientID: 77, after: 0, recovery: true, recoveryClientID: recovering))
+            try SyncServerTests.write(a) { r in r.add(SyncItem("second")) }
+            let session = try setup.session(a)
+            let uploaded = Task { try await session.wait(for: .upload) }
+            try await Task.sleep(for: .milliseconds(600))
+            #expect(try setup.version("team") == before, "a push was taken while another client's recovery held the partition")
+
+            let recovered = ChangeSet(clientID: recovering, sequence: 1, baseVersion: UInt64(before), schemaVersion: 0, operations: [],
+                                      recovery: ChangeSet.Recovery(through: UInt64(before), carried: []))
+            let _: PushResponse = try await setup.exchange("push", token: token, PushRequest(clientID: recovering, changeSets: [recovered]))
+            try await uploaded.value
+            #expect(try setup.objects("team")[SyncTesting.ref("second")] != nil)
+        }
+    }
+
     /// Waits until every client's outbox is on the server and every client is at the server's version.
     static func settle(_ setup: Setup, _ clients: [Realm.Configuration], partition: String) async throws {
         var settled = false

@@ -201,6 +201,27 @@ import FoundationNetworking
         }
     }
 
+    /// A suspended session applies nothing, also what a long poll sent before `suspend()` brings back (found by
+    /// the restore test: a client suspended before a backup applied the history the restore then lost).
+    @Test func aSuspendedSessionAppliesNothingItsLongPollBringsBack() async throws {
+        try await Setup.with { setup in
+            let token = try SyncServerProcess.token(write: ["team"])
+            let a = setup.config("a.realm", token: token)
+            let b = setup.config("b.realm", token: token)
+            try await setup.session(b).wait(for: .download)
+            // b's session is back on its long poll.
+            try await Task.sleep(for: .milliseconds(300))
+            try setup.session(b).suspend()
+            try Self.write(a) { r in r.add(SyncItem("while-suspended")) }
+            try await setup.session(a).wait(for: .upload)
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try Self.item(b, "while-suspended") == nil, "a suspended session applied a change")
+            try setup.session(b).resume()
+            try await setup.session(b).wait(for: .download)
+            #expect(try Self.item(b, "while-suspended") != nil)
+        }
+    }
+
     /// An idle session sleeps: its upload loop reads the outbox once per commit and once per 5 s, not in a loop
     /// (a cancelled timer used to leave a wake-up pending that ended the next sleep at once, so the loop ran
     /// without pause, reading the outbox about a thousand times a second).
