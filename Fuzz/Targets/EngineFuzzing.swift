@@ -1,4 +1,4 @@
-import Engine
+@_spi(EngineInternals) import Engine
 
 /// Entry points for the fuzz targets (`Fuzz/Targets`): each feeds arbitrary bytes to one decoder or to the
 /// whole engine. None may trap, whatever the bytes; a returned string describes a wrong result (a bug).

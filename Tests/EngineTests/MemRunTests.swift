@@ -1,4 +1,4 @@
-@testable import Engine
+@testable @_spi(EngineInternals) import Engine
 import Foundation
 import TestSupport
 import Testing

@@ -1,4 +1,4 @@
-import Engine
+@_spi(EngineInternals) import Engine
 import Foundation
 import Testing
 import TestSupport

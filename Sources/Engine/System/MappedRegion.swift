@@ -104,20 +104,30 @@ package final class MappedRegion: @unchecked Sendable {
 /// without a copy.
 ///
 /// Its state is one struct, so that each operation makes a single (exclusivity-checked) access to it.
-package final class GrowableBuffer: @unchecked Sendable {
-    struct Storage {
-        var base: UnsafeMutableRawPointer?
-        var capacity: Int
-        var count = 0
+///
+/// The object layer encodes every record through its appends, so they are compiled into its code: the class and
+/// those methods are public to the `EngineInternals` SPI only (`@_spi(EngineInternals) import Engine`), not to
+/// users. `@inlinable` on a `package` method was not honoured across modules (a call of about 25 instructions per
+/// byte or word appended, Swift 6.3); on a public one it is.
+@_spi(EngineInternals) public final class GrowableBuffer: @unchecked Sendable {
+    @usableFromInline struct Storage {
+        @usableFromInline var base: UnsafeMutableRawPointer?
+        @usableFromInline var capacity: Int
+        @usableFromInline var count = 0
 
-        @inline(__always)
+        @usableFromInline init(base: UnsafeMutableRawPointer?, capacity: Int) {
+            self.base = base
+            self.capacity = capacity
+        }
+
+        @inlinable @inline(__always)
         mutating func reserve(_ extra: Int) {
             let needed = count + extra
             if needed <= capacity { return }
             grow(needed)
         }
 
-        @inline(never)
+        @usableFromInline @inline(never)
         mutating func grow(_ needed: Int) {
             var newCapacity = max(capacity * 2, 16)
             while newCapacity < needed { newCapacity *= 2 }
@@ -129,14 +139,14 @@ package final class GrowableBuffer: @unchecked Sendable {
             capacity = newCapacity
         }
 
-        @inline(__always)
+        @inlinable @inline(__always)
         mutating func append(_ byte: UInt8) {
             reserve(1)
             base!.storeBytes(of: byte, toByteOffset: count, as: UInt8.self)
             count += 1
         }
 
-        @inline(__always)
+        @inlinable @inline(__always)
         mutating func append(_ bytes: UnsafeRawBufferPointer) {
             guard bytes.count > 0 else { return }
             reserve(bytes.count)
@@ -144,7 +154,7 @@ package final class GrowableBuffer: @unchecked Sendable {
             count += bytes.count
         }
 
-        @inline(__always)
+        @inlinable @inline(__always)
         mutating func appendVarint(_ value: UInt64) {
             reserve(10)
             var v = value
@@ -158,7 +168,7 @@ package final class GrowableBuffer: @unchecked Sendable {
             count += 1
         }
 
-        @inline(__always)
+        @inlinable @inline(__always)
         mutating func appendLE<T: FixedWidthInteger>(_ v: T) {
             reserve(MemoryLayout<T>.size)
             base!.storeBytes(of: v.littleEndian, toByteOffset: count, as: T.self)
@@ -167,7 +177,7 @@ package final class GrowableBuffer: @unchecked Sendable {
     }
 
     // Dynamic exclusivity checks are off: a buffer is used by one thread at a time and no method re-enters.
-    @exclusivity(unchecked) var storage: Storage
+    @usableFromInline @exclusivity(unchecked) var storage: Storage
 
     package init(capacity: Int = 256) {
         let c = max(capacity, 16)
@@ -192,22 +202,22 @@ package final class GrowableBuffer: @unchecked Sendable {
         return moved
     }
 
-    package var count: Int { storage.count }
+    @inlinable public var count: Int { storage.count }
 
-    package func removeAll() { storage.count = 0 }
+    @inlinable public func removeAll() { storage.count = 0 }
 
     /// Sets the bits of `mask` in the byte at `offset`, which must be below `count`.
-    @inline(__always) package func orByte(at offset: Int, _ mask: UInt8) {
+    @inlinable @inline(__always) public func orByte(at offset: Int, _ mask: UInt8) {
         require(offset >= 0 && offset < storage.count, "GrowableBuffer.orByte at \(offset) of \(storage.count) bytes")
         let p = storage.base! + offset
         p.storeBytes(of: p.load(as: UInt8.self) | mask, as: UInt8.self)
     }
 
-    @inline(__always) package func append(_ byte: UInt8) { storage.append(byte) }
-    @inline(__always) package func append(_ bytes: UnsafeRawBufferPointer) { storage.append(bytes) }
-    @inline(__always) package func appendUInt32LE(_ v: UInt32) { storage.appendLE(v) }
-    @inline(__always) package func appendUInt64LE(_ v: UInt64) { storage.appendLE(v) }
-    @inline(__always) package func appendVarint(_ value: UInt64) { storage.appendVarint(value) }
+    @inlinable @inline(__always) public func append(_ byte: UInt8) { storage.append(byte) }
+    @inlinable @inline(__always) public func append(_ bytes: UnsafeRawBufferPointer) { storage.append(bytes) }
+    @inlinable @inline(__always) public func appendUInt32LE(_ v: UInt32) { storage.appendLE(v) }
+    @inlinable @inline(__always) public func appendUInt64LE(_ v: UInt64) { storage.appendLE(v) }
+    @inlinable @inline(__always) public func appendVarint(_ value: UInt64) { storage.appendVarint(value) }
 
     package func append(contentsOf bytes: some Collection<UInt8>) {
         if let done: Void = bytes.withContiguousStorageIfAvailable({ storage.append(UnsafeRawBufferPointer($0)) }) {
@@ -273,11 +283,11 @@ package final class GrowableBuffer: @unchecked Sendable {
     }
 
     /// The written bytes; valid until the next append.
-    package var unsafeBytes: UnsafeRawBufferPointer {
+    @inlinable public var unsafeBytes: UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(start: storage.base, count: storage.count)
     }
 
-    package func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    @inlinable public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try withExtendedLifetime(self) { try body(unsafeBytes) }
     }
 

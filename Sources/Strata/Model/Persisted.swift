@@ -102,6 +102,20 @@ public struct Persisted<Value: _Persistable> {
         }
         @inline(__always) set {
             let slot = _slot(object, storageKeyPath)
+            // A plain value (not a link, a collection or an AnyRealmValue) is set here, specialized: the general
+            // path (`_set`) is a generic call whose witness lookups cost about 200 instructions per set.
+            if !Value._isList && Value._objectType == nil && Value._propertyType != .any && Value._propertyType != .linkingObjects, slot >= 0 {
+                if let accessor = object._accessor {
+                    accessor.set(Int(slot), newValue._storedValue)
+                    return
+                }
+                // An unmanaged object records it in the array its first property access made
+                // (`_fillPersistedSlots`), unless it is observed or holds values set by name.
+                if object._observation == nil, object._unmanagedValues == nil, object._setValues != nil {
+                    object._setValues![Int(slot)] = newValue._storedValue
+                    return
+                }
+            }
             _set(object, slot: slot, newValue)
         }
     }
@@ -259,6 +273,13 @@ extension Object {
         let cls = type(of: self)
         let info = _accessor.flatMap { $0.info.objectClass == cls ? $0.info : nil } ?? _unmanagedInfo ?? TypeRegistry.info(for: cls)
         info.slots.fill(self)
+        // A new unmanaged object (this runs at its first property access): the array its setters record into,
+        // made here with the information already at hand, so that its first setter takes the setters' fast path
+        // too (`Persisted`'s subscript). Its entries stay unset (nil) until a setter runs.
+        if _accessor == nil, _recorder == nil, _dynamic == nil, _setValues == nil, _unmanagedValues == nil {
+            _unmanagedInfo = info
+            _setValues = info.unsetValues()
+        }
     }
 }
 

@@ -56,8 +56,8 @@ extension RealmCore {
             asChild || !info.schema.isEmbedded,
             "Embedded objects cannot be created directly: assign this \(info.schema.className) to a property, List or Map of its parent object")
         if info.holdsValuesOnly, !info.schema.isEmbedded, object._unmanagedValues == nil, object._unmanagedLinks == nil,
-            object._unmanagedCollections == nil, let set = object._setValues, set.count == info.propertyCount,
-            set.allSet, addNew(object, binding, set, w)
+            object._unmanagedCollections == nil, object._setValues.map({ $0.count == info.propertyCount && $0.allSet }) == true,
+            addNew(object, binding, w)
         {
             return
         }
@@ -114,6 +114,7 @@ extension RealmCore {
             w.encodedVersion = version
             w.addEncoded(pk, binding, values, version: version)
             attach(object, binding: binding, key: key)
+            info.recycleSetValues(&object._setValues)
             object._setValues = nil
             return
         }
@@ -141,13 +142,15 @@ extension RealmCore {
     /// encoded from them straight into the transaction's batch (no array of values, no pending record). False when
     /// this path does not apply (a primary key that exists, is nil or is not an Int; another schema version):
     /// the caller takes the general one.
-    func addNew(_ object: Object, _ binding: TypeBinding, _ set: [StoredValue?], _ w: WriteState) -> Bool {
+    /// The values are read from the object (`_setValues`, every one set), not passed: its array is then held
+    /// once, and handed back to the type for its next object (`TypeInfo.recycleSetValues`).
+    func addNew(_ object: Object, _ binding: TypeBinding, _ w: WriteState) -> Bool {
         let info = binding.info
         let version = w.encodedVersion ?? (shared.storedSchema.withLock { $0?.schemaVersion } ?? configuration.schemaVersion)
         guard version == binding.schemaVersion else { return false }
         let key: Int64
         if let pkIndex = info.primaryKeyIndex {
-            guard binding.intPrimaryKey, case .int(let v)? = set[pkIndex], v != Self.nilIntPrimaryKey,
+            guard binding.intPrimaryKey, case .int(let v)? = object._setValues.unsafelyUnwrapped[pkIndex], v != Self.nilIntPrimaryKey,
                 objectKey(forPrimaryKey: .int(v), binding: binding) == nil
             else { return false }
             key = v
@@ -155,11 +158,13 @@ extension RealmCore {
             key = allocateKey(binding, w)
         }
         let pk = PendingKey(partition: binding.partition, key: key)
-        guard w.addEncoded(pk, binding, encodeRecord: { binding.encodeFormat2(setter: set, into: &$0) }) else { return false }
+        guard w.addEncoded(pk, binding, encodeRecord: { binding.encodeFormat2(setter: object._setValues.unsafelyUnwrapped, into: &$0) })
+        else { return false }
         w.encodedVersion = version
         attach(object, binding: binding, key: key)
         // The values are in the batch now; the write keeps no reference to the object (a cancel invalidates it
         // through its accessor).
+        info.recycleSetValues(&object._setValues)
         object._setValues = nil
         return true
     }

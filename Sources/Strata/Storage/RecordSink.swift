@@ -1,4 +1,4 @@
-import Engine
+@_spi(EngineInternals) import Engine
 
 /// Where a record is encoded: an array of bytes, or a `GrowableBuffer`.
 ///

@@ -1,4 +1,4 @@
-import Engine
+@_spi(EngineInternals) import Engine
 import Foundation
 
 /// What a write transaction holds until it commits: the pending records of the objects it added, changed or
@@ -227,7 +227,10 @@ extension RealmCore {
         /// `addEncoded` for an encoder that writes into a `GrowableBuffer` (a new object's setter values).
         func addEncoded(_ key: PendingKey, _ binding: TypeBinding, encodeRecord encode: (inout GrowableBuffer) -> Bool) -> Bool {
             let p = state(key.partition)
-            guard p.index.find(key.key) == nil, encode(&recordScratch), let range = putPending(key, recordScratch) else { return false }
+            // The buffer's bytes are lent directly (through `ByteContainer` they took a call of its conformance).
+            guard p.index.find(key.key) == nil, encode(&recordScratch),
+                let range = recordScratch.withUnsafeBytes({ putPending(key, $0) })
+            else { return false }
             if p.binding !== binding { p.binding = binding }
             insertNew(key.key, .encoded(range), added: true, into: p)
             return true
@@ -275,17 +278,19 @@ extension RealmCore {
             }
         }
 
-        private func putPending(_ key: PendingKey, _ bytes: some ByteContainer) -> Range<Int>? {
+        private func putPending(_ key: PendingKey, _ bytes: UnsafeRawBufferPointer) -> Range<Int>? {
             do {
-                return try bytes.withUnsafeBytes { value in
-                    // The record, its key, the batch's operation header and slot, and the pending entry.
-                    heldBytes &+= value.count &+ 96
-                    return try ObjectKey.withBytes(key.key) { k in try tx.putPending(k, value, in: key.partition) }
-                }
+                // The record, its key, the batch's operation header and slot, and the pending entry.
+                heldBytes &+= bytes.count &+ 96
+                return try ObjectKey.withBytes(key.key) { k in try tx.putPending(k, bytes, in: key.partition) }
             } catch {
                 // Not lost: the caller keeps the object as a pending record, whose commit reports this error.
                 return nil
             }
+        }
+
+        private func putPending(_ key: PendingKey, _ bytes: some ByteContainer) -> Range<Int>? {
+            bytes.withUnsafeBytes { putPending(key, $0) }
         }
 
         /// What `patch` did.
