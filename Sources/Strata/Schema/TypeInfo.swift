@@ -15,12 +15,7 @@ final class TypeInfo: @unchecked Sendable {
     /// and `init(unsafeUninitializedCapacity:)` went through the standard library's generic allocation (a
     /// metadata lookup per object), and copying a template through the runtime's generic element copy.
     @usableFromInline func unsetValues() -> [StoredValue?] {
-        if var spare = takeSpareValues() {
-            // Emptied here, by code specialized for the element type, and uniquely held: no allocation.
-            for i in spare.indices { spare[i] = nil }
-            return spare
-        }
-        return freshUnsetValues()
+        takeSpareValues() ?? freshUnsetValues()
     }
 
     private func freshUnsetValues() -> [StoredValue?] {
@@ -30,8 +25,8 @@ final class TypeInfo: @unchecked Sendable {
         return values
     }
 
-    /// One array of setter values kept for the type's next unmanaged object: `add` hands back the array of the
-    /// object it encoded (`recycleSetValues`). Freeing it destroyed its elements through the optional's generic
+    /// One array of setter values kept, empty, for the type's next unmanaged object: `add` hands back the array
+    /// of the object it encoded (`recycleSetValues`). Freeing it destroyed its elements through the optional's generic
     /// value witnesses (about 590 instructions for four values, and 280 more to allocate the next one).
     /// Guarded by a try-lock: under contention an array is allocated or freed as before, and nothing waits.
     private let spareLock = ManagedAtomic<Bool>(false)
@@ -44,13 +39,14 @@ final class TypeInfo: @unchecked Sendable {
         return taken
     }
 
-    /// Keeps `values` (the setter values of an object just added, uniquely held) for the next unmanaged object,
-    /// when no array is kept already.
+    /// Takes `values` (the setter values of an object just added, uniquely held) and keeps it, emptied, for the
+    /// next unmanaged object, when no array is kept already. It is emptied here, by code specialized for the
+    /// element type, so that the kept array holds none of the added object's values.
     func recycleSetValues(_ values: inout [StoredValue?]?) {
-        guard values?.count == schema.properties.count,
-            spareLock.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
-        else { return }
-        if spareValues == nil { spareValues = values.take() }
+        guard values?.count == schema.properties.count, var taken = values.take() else { return }
+        for i in taken.indices { taken[i] = nil }
+        guard spareLock.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return }
+        if spareValues == nil { spareValues = taken }
         spareLock.store(false, ordering: .releasing)
     }
     /// Property name -> index in `schema.properties`.
