@@ -10,14 +10,16 @@ final class TypeInfo: @unchecked Sendable {
     @usableFromInline let schema: ObjectSchema
     @usableFromInline var propertyCount: Int { schema.properties.count }
 
-    /// A value slot per property, none set: what an unmanaged object records its setters' values in. Built by
-    /// appending to reserved capacity, which runs code specialized for the element type: `Array(repeating:)`
-    /// and `init(unsafeUninitializedCapacity:)` went through the standard library's generic allocation (a
-    /// metadata lookup per object), and copying a template through the runtime's generic element copy.
+    /// A value slot per property, none set: what an unmanaged object records its setters' values in (the array
+    /// an added object handed back, when there is one).
     @usableFromInline func unsetValues() -> [StoredValue?] {
         takeSpareValues() ?? freshUnsetValues()
     }
 
+    /// A new array of unset values. Built by
+    /// appending to reserved capacity, which runs code specialized for the element type: `Array(repeating:)`
+    /// and `init(unsafeUninitializedCapacity:)` went through the standard library's generic allocation (a
+    /// metadata lookup per object), and copying a template through the runtime's generic element copy.
     private func freshUnsetValues() -> [StoredValue?] {
         var values: [StoredValue?] = []
         values.reserveCapacity(defaults.count)
@@ -49,6 +51,7 @@ final class TypeInfo: @unchecked Sendable {
         if spareValues == nil { spareValues = taken }
         spareLock.store(false, ordering: .releasing)
     }
+
     /// Property name -> index in `schema.properties`.
     let propertyIndex: [String: Int]
     /// The value each property gets when nothing else is given.
