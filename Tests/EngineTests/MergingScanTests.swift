@@ -82,4 +82,49 @@ import TestSupport
         }
         try db.close()
     }
+
+    /// A dozen overlapping sources (every write flushed, nothing merged), a memtable above them, and keys of
+    /// every length from 0 to 11 bytes over a tiny alphabet: many keys share their first eight bytes or differ
+    /// only by trailing zeros, which the heap's eight-byte prefixes cannot tell apart alone.
+    @Test(arguments: Seeds.environmentOr([41, 42, 43]))
+    func scansOverManyOverlappingSourcesWithKeysOfEveryLength(seed: UInt64) throws {
+        var rng = SplitMix64(seed: seed)
+        let db = try Database.open(at: "/db", options: Self.options, fileSystem: MemoryFileSystem())
+        var model = ReferenceStore()
+        let alphabet: [UInt8] = [0, 1, 255]
+        func randomKey() -> [UInt8] {
+            let n = Int(rng.next() % 12)
+            // Mostly one shared 8-byte prefix, so that longer keys differ only past it.
+            let shared = rng.next() % 2 == 0
+            return (0..<n).map { i in shared && i < 8 ? 1 : alphabet[Int(rng.next() % 3)] }
+        }
+        for round in 0..<14 {
+            try db.write { tx in
+                for _ in 0..<Int(rng.next() % 80 + 1) {
+                    let k = randomKey()
+                    if rng.next() % 4 == 0 {
+                        try tx.delete(k, in: 0)
+                        model.delete(k, in: 0)
+                    } else {
+                        let v = rng.bytes(Int(rng.next() % 12))
+                        try tx.put(k, v, in: 0)
+                        model.put(k, v, in: 0)
+                    }
+                }
+            }
+            if round < 13 { try db.flush() }
+            let snapshot = try db.snapshot()
+            try expectSame(snapshot, model, partitions: [0], "seed \(seed) round \(round)")
+            let start = randomKey()
+            var seen: [[UInt8]] = []
+            try snapshot.scan(0, from: start) { k, v in
+                seen.append([UInt8](k))
+                #expect([UInt8](v) == model.partitions[0]?[[UInt8](k)], "seed \(seed) round \(round): the newest value of \([UInt8](k))")
+                return true
+            }
+            let expected = model.entries(0).map(\.0).filter { !$0.lexicographicallyPrecedes(start) }
+            #expect(seen == expected, "seed \(seed) round \(round): a scan from \(start)")
+        }
+        try db.close()
+    }
 }

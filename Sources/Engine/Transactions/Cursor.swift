@@ -2,6 +2,7 @@
 // (1) An iterator holds the Version it reads, so every run arena and segment mapping it points into stays
 //     alive while it does; the key and value views it lends are valid until it moves.
 // (2) Among sources positioned at the same key, the one with the lowest index (the newest) decides it.
+// (3) The heap holds exactly the valid sources, ordered by (key, index); the root is `current` after `settle`.
 
 /// A position in one memtable run.
 struct RunIterator {
@@ -96,6 +97,12 @@ package final class SegmentIterator {
 ///
 /// Sources are numbered newest first: runs (0..<runs.count), then segments. Among sources at the same key
 /// the lowest number wins.
+///
+/// The valid sources are kept in a binary min-heap ordered by (key, number), each with its key's first eight
+/// bytes (`Bytes.prefix64`) beside it: the root is the current entry's source, a key shared with the root is
+/// at one of the root's children, and most comparisons are one of two integers (an object key is eight
+/// bytes: its prefix is the key). A step costs a few comparisons however many sources there are: a large
+/// write's spilled segments over the segments they change, before a merge combines them, are a dozen.
 package final class MergingIterator {
     private let version: Version
     // Used by one thread at a time, without re-entry: dynamic exclusivity checks are off.
@@ -104,19 +111,25 @@ package final class MergingIterator {
     /// `segments`, unretained (`segments` keeps them): a step reads and moves them without a retain and a release
     /// of the iterator around each call, which an element of `segments` needs (the call could change the array).
     private let segmentRefs: [Unmanaged<SegmentIterator>]
+
+    /// A valid source in the heap: its number and its key's prefix; `whole`: the key is exactly eight bytes,
+    /// so equal prefixes mean equal keys.
+    private struct Head {
+        var prefix: UInt64
+        var source: Int
+        var whole: Bool
+    }
+    @exclusivity(unchecked) private var heap: [Head] = []
+    /// The current source (the heap's root), -1 at the end.
     @exclusivity(unchecked) private var current = -1
-    /// Set by `settle`: the source with the smallest key after `current`'s when that key is strictly larger
-    /// (then `next()` moves `current` alone while it stays below it: sources with disjoint key ranges, such
-    /// as a large write's spilled segments, step at the cost of one comparison); `noRival` when `current` is
-    /// the only valid source; `tie` when another source is at `current`'s key (every step settles).
-    @exclusivity(unchecked) private var rival = MergingIterator.tie
-    private static let tie = -1
-    private static let noRival = -2
-    /// When `current` is a segment that `next()` moves alone (`rival` is not `tie`): that segment, and the rival's
-    /// key (nil: no rival), which does not move meanwhile. A step is then one call into the segment and one
-    /// comparison. Unretained: `segments` keeps it.
-    @exclusivity(unchecked) private var stepping: Unmanaged<SegmentIterator>? = nil
+    /// Set by `settle`: the current key is the current source's alone, and the smallest key of the other sources
+    /// (`rivalKey`, nil: no other source) lies strictly above it. `next()` then moves the current source alone
+    /// while it stays below the rival (sources with disjoint key ranges, such as a large write's spilled
+    /// segments, step at the cost of one comparison), without touching the heap.
+    @exclusivity(unchecked) private var alone = false
     @exclusivity(unchecked) private var rivalKey: UnsafeRawBufferPointer? = nil
+    /// When the current source is a segment and `alone`: that segment. Unretained: `segments` keeps it.
+    @exclusivity(unchecked) private var stepping: Unmanaged<SegmentIterator>? = nil
     private let includeTombstones: Bool
 
     /// - Parameter includeTombstones: Whether deletions are reported (as nil values); flush needs them.
@@ -134,15 +147,21 @@ package final class MergingIterator {
         }
         self.segments = iterators
         segmentRefs = iterators.map { Unmanaged.passUnretained($0) }
-        try settle(skipCurrentKey: false)
+        let count = self.runs.count + iterators.count
+        heap.reserveCapacity(count)
+        for i in 0..<count { heap.append(head(i)) }
+        var p = heap.count / 2 - 1
+        while p >= 0 {
+            siftDown(p)
+            p -= 1
+        }
+        try settle()
     }
 
     convenience init(version: Version, partition: UInt32, from key: UnsafeRawBufferPointer?) throws {
         let p = version.partitions[partition]
         try self.init(version: version, runs: (p?.active ?? []) + (p?.frozen ?? []), segments: p?.segments ?? [], from: key)
     }
-
-    private var sourceCount: Int { runs.count + segments.count }
 
     @inline(__always)
     private func key(_ i: Int) -> UnsafeRawBufferPointer {
@@ -159,45 +178,115 @@ package final class MergingIterator {
         if i < runs.count { runs[i].next() } else { try segmentRefs[i - runs.count]._withUnsafeGuaranteedRef { try $0.next() } }
     }
 
-    /// Moves every valid source positioned at source `s`'s key past it, `s` last: the key compared is its own
-    /// (each source's key lies in that source's memory, which other sources moving leave alone), so none is
-    /// copied.
-    private func skip(at s: Int) throws {
-        let k = key(s)
-        for i in 0..<sourceCount where i != s && valid(i) && Bytes.compare(key(i), k) == 0 { try advance(i) }
-        try advance(s)
+    @inline(__always)
+    private func head(_ i: Int) -> Head {
+        let k = key(i)
+        return Head(prefix: Bytes.prefix64(k), source: i, whole: k.count == 8)
     }
 
-    /// Positions `current` at the smallest key; with `skipCurrentKey`, first moves every source past it.
-    private func settle(skipCurrentKey: Bool) throws {
-        if skipCurrentKey && current >= 0 { try skip(at: current) }
+    /// Whether `a`'s key sorts before `b`'s, or they are the same key and `a` is the newer source.
+    @inline(__always)
+    private func precedes(_ a: Head, _ b: Head) -> Bool {
+        if a.prefix != b.prefix { return a.prefix < b.prefix }
+        if !(a.whole && b.whole) {
+            let c = Bytes.compare(key(a.source), key(b.source))
+            if c != 0 { return c < 0 }
+        }
+        return a.source < b.source
+    }
+
+    /// Whether `a` and `b` are at the same key.
+    @inline(__always)
+    private func sameKey(_ a: Head, _ b: Head) -> Bool {
+        a.prefix == b.prefix && ((a.whole && b.whole) || Bytes.compare(key(a.source), key(b.source)) == 0)
+    }
+
+    private func siftDown(_ start: Int) {
+        let n = heap.count
+        var p = start
+        let moving = heap[p]
         while true {
-            // The smallest key (the newest source among equals) and the smallest of the others, in one pass.
-            var best = -1, second = -1
-            for i in 0..<sourceCount where valid(i) {
-                if best < 0 {
-                    best = i
-                } else if Bytes.compare(key(i), key(best)) < 0 {
-                    second = best
-                    best = i
-                } else if second < 0 || Bytes.compare(key(i), key(second)) < 0 {
-                    second = i
-                }
+            let l = 2 * p + 1
+            if l >= n { break }
+            var c = l
+            if l + 1 < n && precedes(heap[l + 1], heap[l]) { c = l + 1 }
+            if !precedes(heap[c], moving) { break }
+            heap[p] = heap[c]
+            p = c
+        }
+        heap[p] = moving
+    }
+
+    private func siftUp(_ start: Int) {
+        var p = start
+        let moving = heap[p]
+        while p > 0 {
+            let parent = (p - 1) / 2
+            if !precedes(moving, heap[parent]) { break }
+            heap[p] = heap[parent]
+            p = parent
+        }
+        heap[p] = moving
+    }
+
+    /// Moves the source at heap position `p` to its next entry and restores the heap (its key only grows, so
+    /// it moves down; at its end it leaves the heap).
+    private func advance(at p: Int) throws {
+        let s = heap[p].source
+        try advance(s)
+        if valid(s) {
+            heap[p] = head(s)
+            siftDown(p)
+        } else {
+            let last = heap.removeLast()
+            if p < heap.count {
+                heap[p] = last
+                siftDown(p)
+                siftUp(p)
             }
-            current = best
-            stepping = nil
-            if best < 0 { return }
-            if includeTombstones || value != nil {
-                rival = second < 0 ? Self.noRival : Bytes.compare(key(best), key(second)) < 0 ? second : Self.tie
-                if rival != Self.tie && best >= runs.count {
-                    stepping = segmentRefs[best - runs.count]
-                    rivalKey = rival >= 0 ? key(rival) : nil
-                }
+        }
+    }
+
+    /// The heap position of the root's smaller child, nil when the root has none.
+    @inline(__always)
+    private func rivalPosition() -> Int? {
+        let n = heap.count
+        if n < 2 { return nil }
+        return n > 2 && precedes(heap[2], heap[1]) ? 2 : 1
+    }
+
+    /// Moves every source at the root's key past it, the root last: the key compared is the root's own (each
+    /// source's key lies in that source's memory, which other sources moving leave alone), so none is copied.
+    /// Another source at that key is always one of the root's children, the smaller.
+    private func skipRootKey() throws {
+        let root = heap[0]
+        while let r = rivalPosition(), sameKey(heap[r], root) { try advance(at: r) }
+        try advance(at: 0)
+    }
+
+    /// Positions `current` at the smallest live key (any key, with `includeTombstones`).
+    private func settle() throws {
+        while let root = heap.first {
+            if includeTombstones || value(of: root.source) != nil {
+                current = root.source
+                let r = rivalPosition()
+                alone = r.map { !sameKey(heap[$0], root) } ?? true
+                rivalKey = alone ? r.map { key(heap[$0].source) } : nil
+                stepping = alone && current >= runs.count ? segmentRefs[current - runs.count] : nil
                 return
             }
             // A tombstone: skip this key everywhere and look again.
-            try skip(at: best)
+            try skipRootKey()
         }
+        current = -1
+        alone = false
+        rivalKey = nil
+        stepping = nil
+    }
+
+    @inline(__always)
+    private func value(of i: Int) -> UnsafeRawBufferPointer? {
+        i < runs.count ? runs[i].value : segmentRefs[i - runs.count]._withUnsafeGuaranteedRef { $0.value }
     }
 
     package var isValid: Bool { current >= 0 }
@@ -207,9 +296,7 @@ package final class MergingIterator {
 
     /// The current value (nil for a deletion, reported only with `includeTombstones`); valid until the
     /// iterator moves.
-    package var value: UnsafeRawBufferPointer? {
-        current < runs.count ? runs[current].value : segmentRefs[current - runs.count]._withUnsafeGuaranteedRef { $0.value }
-    }
+    package var value: UnsafeRawBufferPointer? { value(of: current) }
 
     /// The current key and value (a nil value: a deletion, reported only with `includeTombstones`); nil at the
     /// end. Valid until the iterator moves. One call for what a step reads.
@@ -221,9 +308,16 @@ package final class MergingIterator {
     }
 
     package func next() throws {
+        guard current >= 0 else { return }
+        if !alone {
+            // Another source has the current key: move every source past it.
+            try skipRootKey()
+            return try settle()
+        }
+        // No other source has the current key: move the current source on while it stays below the rival's
+        // (which does not move). A deletion there hides nothing older, and is passed over.
         if let stepping {
-            // The current source is a segment no other source reaches yet (below, in general).
-            let moved = try stepping._withUnsafeGuaranteedRef { s -> Bool in
+            let found = try stepping._withUnsafeGuaranteedRef { s -> Bool in
                 while true {
                     try s.next()
                     guard s.isValid else { return false }
@@ -231,30 +325,27 @@ package final class MergingIterator {
                     if includeTombstones || s.value != nil { return true }
                 }
             }
-            if moved { return }
-            return try settle(skipCurrentKey: false)
-        }
-        guard current >= 0 else { return }
-        if sourceCount == 1 {
-            // One source: its keys are unique and ordered already.
-            try advance(0)
-            if !valid(0) { current = -1; return }
-            if !includeTombstones && value == nil { try settle(skipCurrentKey: false) }
-            return
-        }
-        if rival != Self.tie {
-            // No other source has the current key: move the current source on while it stays below the rival's
-            // (which does not move). A deletion there hides nothing older, and is passed over.
+            if found { return }
+        } else {
             while true {
                 try advance(current)
                 guard valid(current) else { break }
-                if rival >= 0 && Bytes.compare(key(current), key(rival)) >= 0 { break }
-                if includeTombstones || value != nil { return }
+                if let rivalKey, Bytes.compare(key(current), rivalKey) >= 0 { break }
+                if includeTombstones || value(of: current) != nil { return }
             }
-            // The old key was the current source's alone: nothing else to move past it.
-            return try settle(skipCurrentKey: false)
         }
-        try settle(skipCurrentKey: true)
+        // The current source reached the rival's key or its end: back into the heap.
+        if valid(current) {
+            heap[0] = head(current)
+            siftDown(0)
+        } else {
+            let last = heap.removeLast()
+            if !heap.isEmpty {
+                heap[0] = last
+                siftDown(0)
+            }
+        }
+        try settle()
     }
 }
 

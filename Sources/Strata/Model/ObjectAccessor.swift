@@ -165,19 +165,27 @@ final class ObjectAccessor {
     /// values, a deleted or invalid object, a record the write may have spilled over) nothing: the getter's
     /// general path answers, or traps.
     @usableFromInline func withDirectPayloadInWrite(_ index: Int, _ body: (UInt8, Int, UnsafeRawBufferPointer) -> Void) {
-        guard let w = core.write, epoch == core.invalidations, !isDead else { return }
-        let pk = RealmCore.PendingKey(partition: binding.partition, key: key)
-        let binding = self.binding
-        let found = w.visit(pk) { ref in
-            guard case .bytes(let raw, let b) = ref, b === binding, let (tag, start) = binding.directPayload(index, in: raw) else { return }
-            body(tag, start, raw)
-        }
-        guard found == .none, recordVersion == core.versionToken, !w.isDropped(binding.partition),
-            !core.spilledOver(w, binding.partition, key)
-        else { return }
-        _ = withRecord { raw in
-            guard let (tag, start) = binding.directPayload(index, in: raw) else { return }
-            body(tag, start, raw)
+        // The core, its write and the binding are used unretained (a retain and a release are atomic operations,
+        // and cost more than the read): this accessor holds the core and the binding, the core holds its write,
+        // and a read lets none of them go.
+        Unmanaged.passUnretained(core)._withUnsafeGuaranteedRef { core in
+            guard let write = core.writeUnretained, epoch == core.invalidations, !isDead else { return }
+            write._withUnsafeGuaranteedRef { w in
+                Unmanaged.passUnretained(binding)._withUnsafeGuaranteedRef { binding in
+                    let pk = RealmCore.PendingKey(partition: binding.partition, key: key)
+                    let found = w.visitEncoded(pk, binding: binding) { raw in
+                        guard let (tag, start) = binding.directPayload(index, in: raw) else { return }
+                        body(tag, start, raw)
+                    }
+                    guard found == .none, recordVersion == core.versionToken, !w.isDropped(binding.partition),
+                        !core.spilledOver(w, binding.partition, key)
+                    else { return }
+                    _ = withRecord { raw in
+                        guard let (tag, start) = binding.directPayload(index, in: raw) else { return }
+                        body(tag, start, raw)
+                    }
+                }
+            }
         }
     }
 

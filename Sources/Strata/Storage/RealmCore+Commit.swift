@@ -112,35 +112,44 @@ extension RealmCore {
             var encoded: [UInt8] = []
             // The indexes the file lists now (another instance may have built one this binding predates).
             let storedNow = shared.storedSchema.withLock { $0 }
-            // Keys come partition by partition: the partition's encoded binding and indexes are looked up once.
+            // Keys come partition by partition: the partition's encoded binding and indexes are looked up once,
+            // and the bindings of its pending records when they change. An encoded record of a type without
+            // indexes, the usual entry, needs nothing here (it is in the batch already).
+            let tx = w.tx
             var lastPartition: UInt32?
             var encodedBinding: TypeBinding?
-            var indexes: [(property: Int, partition: UInt32)] = []
+            var encodedIndexes: [(property: Int, partition: UInt32)] = []
+            var recordBinding: TypeBinding?
+            var recordIndexes: [(property: Int, partition: UInt32)] = []
             for (pk, position) in ordered {
                 guard let entry = w.entry(at: position, in: pk.partition) else { continue }
-                let binding: TypeBinding
-                switch entry {
-                case .record(let r): binding = r.binding
-                case .encoded, .deleted:
-                    if pk.partition != lastPartition || encodedBinding == nil { encodedBinding = w.encodedBinding(pk.partition) }
-                    binding = encodedBinding!
-                }
                 if pk.partition != lastPartition {
                     lastPartition = pk.partition
-                    if case .record = entry { encodedBinding = nil }
-                    indexes = SecondaryIndex.indexes(of: binding, in: storedNow)
+                    encodedBinding = w.encodedBindingIfAny(pk.partition)
+                    encodedIndexes = encodedBinding.map { SecondaryIndex.indexes(of: $0, in: storedNow) } ?? []
                 }
-                // A record encoded into the transaction's batch when its object was added or first changed is
-                // there already; its index entries are read from those bytes.
-                if case .encoded(let range) = entry, w.encodedVersion == version {
-                    try writeIndexEntries(pk, range, binding, indexes, w)
+                switch entry {
+                case .encoded(let range) where w.encodedVersion == version:
+                    // Its index entries are read from the record's bytes in the batch.
+                    if !encodedIndexes.isEmpty, let binding = encodedBinding { try writeIndexEntries(pk, range, binding, encodedIndexes, w) }
                     continue
-                }
-                if case .deleted = entry {
-                    try writeDeletion(pk, binding, indexes, w)
+                case .deleted:
+                    if encodedIndexes.isEmpty {
+                        try ObjectKey.withBytes(pk.key) { try tx.deleteBytes($0, in: pk.partition) }
+                    } else {
+                        guard let binding = encodedBinding else { fatalError("encoded pending records have no binding") }
+                        try writeDeletion(pk, binding, encodedIndexes, w)
+                    }
                     continue
+                case .encoded, .record:
+                    break
                 }
                 guard let record = w.record(pk) else { continue }
+                if record.binding !== recordBinding {
+                    recordBinding = record.binding
+                    recordIndexes = SecondaryIndex.indexes(of: record.binding, in: storedNow)
+                }
+                let indexes = recordIndexes
                 try ObjectKey.withBytes(pk.key) { key in
                     if !indexes.isEmpty {
                         let after = record.deleted ? nil : indexes.map { SecondaryIndex.readValue(record.values[$0.property], record.binding, $0.property) }

@@ -390,6 +390,19 @@ extension RealmCore {
         let binding = results.binding
         // A query's keys are live objects, each once; a collection's are checked (a list may repeat one).
         let known = results.base == nil
+        if known && binding.info.holdsValuesOnly && binding.primaryKeyPartition == nil && !binding.info.schema.isEmbedded {
+            // Nothing to read for these deletions (no primary-key entry, nothing embedded): their pending entries
+            // say deleted, a few thousand at a time (spilling between them, as between operations).
+            var start = keys.startIndex
+            while start < keys.endIndex {
+                spillIfDue(w)
+                let end = min(start + 4096, keys.endIndex)
+                w.markDeleted(keys[start..<end], binding)
+                w.noteDeleted(binding, keys[start..<end])
+                start = end
+            }
+            return
+        }
         for key in keys {
             // Between deletions, as between the operations of a write: a large delete spills.
             spillIfDue(w)
@@ -422,6 +435,20 @@ extension RealmCore {
 
     /// Writes property `index` of a managed object (in a write transaction).
     func write(_ accessor: ObjectAccessor, _ index: Int, _ value: StoredValue) {
+        // The usual set: a value of a type holding plain values, written into the object's record in the batch.
+        // The write and the binding are used unretained (a retain and a release are atomic operations, and cost
+        // more than the rest of a set): the core holds its write and the accessor its binding, and a set lets
+        // neither go (a spill replaces the write's pending objects, not the write).
+        if let write = writeUnretained,
+            write._withUnsafeGuaranteedRef({ w in
+                Unmanaged.passUnretained(accessor.binding)._withUnsafeGuaranteedRef { binding in
+                    binding.info.holdsValuesOnly && index != binding.info.primaryKeyIndex && (!value.isNull || binding.isOptional[index])
+                        && !accessor.isDead && writeIntoRecord(w, accessor, binding, index, value)
+                }
+            })
+        {
+            return
+        }
         let w = requireWrite("setting \(accessor.binding.info.schema.className).\(accessor.binding.info.schema.properties[index].name)")
         require(!accessor.isDead, "Object has been deleted or invalidated.")
         let binding = accessor.binding
@@ -431,49 +458,55 @@ extension RealmCore {
         require(
             !value.isNull || binding.isOptional[index],
             "\(binding.info.schema.className).\(binding.info.schema.properties[index].name) is not optional and cannot be set to nil")
-        if binding.info.holdsValuesOnly {
-            // A value of a type holding plain values: written into the object's encoded record in the
-            // transaction's batch (put there from the stored record on its first change) in place when it is
-            // fixed-width, by encoding the record again otherwise; no pending record made.
-            let version = w.encodedVersion ?? (shared.storedSchema.withLock { $0?.schemaVersion } ?? configuration.schemaVersion)
-            if version == binding.schemaVersion {
-                let pk = PendingKey(partition: binding.partition, key: accessor.key)
-                let patched = w.patch(pk, index, value)
-                if patched == .done { return }
-                if patched == .noEntry, !w.isDropped(binding.partition) {
-                    // Its stored record is copied into the batch with the value written on the way.
-                    var copied: (added: Bool, set: Bool) = (false, false)
-                    if accessor.recordVersion == versionToken, !spilledOver(w, binding.partition, accessor.key),
-                        let done = accessor.withRecord({ record in
-                            record.count > 0 && binding.hasCurrentLayout(record)
-                                ? w.addStored(pk, binding, record, setting: index, value) : (false, false)
-                        })
-                    {
-                        // The record the object was read with is the stored one: this write has not changed it.
-                        copied = done
-                    } else {
-                        mustRead("\(binding.info.schema.className) #\(accessor.key)") {
-                            try ObjectKey.withBytes(accessor.key) { k in
-                                try w.tx.view.visitValue(forKey: k, in: binding.partition) { v in
-                                    guard let v, binding.hasCurrentLayout(v) else { return }
-                                    copied = w.addStored(pk, binding, v, setting: index, value)
-                                }
-                            }
-                        }
-                    }
-                    if copied.added { w.encodedVersion = version }
-                    if copied.set { return }
-                }
-                // A value no slot holds (a string, data): the record is encoded again into the batch.
-                if w.reencode(pk, index, value, version: version) {
-                    w.encodedVersion = version
-                    return
-                }
-            }
-        }
         require(objectExists(accessor), "Object has been deleted or invalidated.")
         let record = pendingRecord(accessor.binding, accessor.key, w)
         adopt(accessor.binding, index, old: record.values[index], new: value, w)
         record.values[index] = value
+    }
+
+    /// A value of a type holding plain values (`binding`, whose checks the caller made), written into the
+    /// object's encoded record in the transaction's batch (put there from the stored record on its first change)
+    /// in place when it is fixed-width, by encoding the record again otherwise; no pending record made. False
+    /// when none of that applies (a record at another schema version, or one the batch refused): the caller
+    /// makes a pending record.
+    @inline(__always)
+    private func writeIntoRecord(_ w: WriteState, _ accessor: ObjectAccessor, _ binding: TypeBinding, _ index: Int, _ value: StoredValue) -> Bool {
+        writeChanges += 1
+        spillIfDue(w)
+        let version = w.encodedVersion ?? (shared.storedSchema.withLock { $0?.schemaVersion } ?? configuration.schemaVersion)
+        guard version == binding.schemaVersion else { return false }
+        let pk = PendingKey(partition: binding.partition, key: accessor.key)
+        let patched = w.patch(pk, index, value)
+        if patched == .done { return true }
+        if patched == .noEntry, !w.isDropped(binding.partition) {
+            // Its stored record is copied into the batch with the value written on the way.
+            var copied: (added: Bool, set: Bool) = (false, false)
+            if accessor.recordVersion == versionToken, !spilledOver(w, binding.partition, accessor.key),
+                let done = accessor.withRecord({ record in
+                    record.count > 0 && binding.hasCurrentLayout(record)
+                        ? w.addStored(pk, binding, record, setting: index, value) : (false, false)
+                })
+            {
+                // The record the object was read with is the stored one: this write has not changed it.
+                copied = done
+            } else {
+                mustRead("\(binding.info.schema.className) #\(accessor.key)") {
+                    try ObjectKey.withBytes(accessor.key) { k in
+                        try w.tx.view.visitValue(forKey: k, in: binding.partition) { v in
+                            guard let v, binding.hasCurrentLayout(v) else { return }
+                            copied = w.addStored(pk, binding, v, setting: index, value)
+                        }
+                    }
+                }
+            }
+            if copied.added { w.encodedVersion = version }
+            if copied.set { return true }
+        }
+        // A value no slot holds (a string, data): the record is encoded again into the batch.
+        if w.reencode(pk, index, value, version: version) {
+            w.encodedVersion = version
+            return true
+        }
+        return false
     }
 }

@@ -31,6 +31,9 @@ final class RealmCore: @unchecked Sendable {
             dynamicBindings = [:]
         }
     }
+    /// `write`, unretained (`write` keeps it): a property's getter or setter in a write reads the write through
+    /// it without a retain and a release, which are atomic operations and cost more than the rest of a set.
+    @exclusivity(unchecked) private(set) var writeUnretained: Unmanaged<WriteState>?
     /// Bindings that make `DynamicObject`s, by type name (the dynamic API).
     var dynamicBindings: [String: TypeBinding] = [:]
     var lastBinding: TypeBinding?
@@ -38,6 +41,7 @@ final class RealmCore: @unchecked Sendable {
     /// write, on the Realm's thread, never while it is being set: dynamic exclusivity checks are off.
     @exclusivity(unchecked) var write: WriteState? {
         didSet {
+            writeUnretained = write.map { Unmanaged.passUnretained($0) }
             // The instance caches hold Realms weakly; a write's Realm stays its thread's Realm until the write
             // commits or is cancelled, as RealmSwift's does (`try! Realm().beginWrite()`, then
             // `try! Realm().create(...)` in the same write). The thread's cache holds it meanwhile, so a thread

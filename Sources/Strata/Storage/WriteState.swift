@@ -102,8 +102,9 @@ extension RealmCore {
         let tx: WriteTransaction
         /// The pending objects by partition; add them with `setPending` or `addEncoded`, which keep `order`.
         @exclusivity(unchecked) private var partitions: [UInt32: PartitionPending] = [:]
-        /// The partition used last, answered without hashing (a loop adding objects of one type).
-        @exclusivity(unchecked) private var last: (partition: UInt32, pending: PartitionPending)?
+        /// The partition used last, answered without hashing (a loop adding objects of one type). Unretained:
+        /// `partitions` keeps it, and every change that could let it go there clears this.
+        @exclusivity(unchecked) private var last: (partition: UInt32, pending: Unmanaged<PartitionPending>)?
         /// How many objects have a pending entry.
         @exclusivity(unchecked) private(set) var pendingCount = 0
         /// The schema version encoded records were written at (the stored schema's when the first was added).
@@ -135,10 +136,21 @@ extension RealmCore {
 
         @inline(__always)
         private func existing(_ partition: UInt32) -> PartitionPending? {
-            if let last, last.partition == partition { return last.pending }
+            if let last, last.partition == partition { return last.pending.takeUnretainedValue() }
             guard let p = partitions[partition] else { return nil }
-            last = (partition, p)
+            last = (partition, Unmanaged.passUnretained(p))
             return p
+        }
+
+        /// `body` with the pending objects of `partition`, unretained (a retain and a release are atomic
+        /// operations, and cost more than the rest of a property's set); nil when it has none. `body` must not
+        /// spill, nor change which partitions have pending objects.
+        @inline(__always)
+        private func withExisting<R>(_ partition: UInt32, _ body: (PartitionPending) -> R) -> R? {
+            if let last, last.partition == partition { return last.pending._withUnsafeGuaranteedRef(body) }
+            guard let p = partitions[partition] else { return nil }
+            last = (partition, Unmanaged.passUnretained(p))
+            return body(p)
         }
 
         @inline(__always)
@@ -146,7 +158,7 @@ extension RealmCore {
             if let p = existing(partition) { return p }
             let p = PartitionPending()
             partitions[partition] = p
-            last = (partition, p)
+            last = (partition, Unmanaged.passUnretained(p))
             return p
         }
 
@@ -171,19 +183,28 @@ extension RealmCore {
         /// Marks the object `key` of `binding`'s type deleted, without a record when it has none pending: for
         /// types that hold values only and have no primary-key index (nothing of a deleted one is read again).
         func markDeleted(_ key: PendingKey, _ binding: TypeBinding) {
-            let p = state(key.partition)
-            if let i = p.index.find(key.key) {
-                switch p.entries[i] {
-                case .record(let r): r.deleted = true
-                case .encoded: p.entries[i] = .deleted
-                case .deleted: break
+            markDeleted(CollectionOfOne(key.key), binding)
+        }
+
+        /// `markDeleted` for several objects of `binding`'s type, its pending objects looked up once.
+        func markDeleted(_ keys: some Collection<Int64>, _ binding: TypeBinding) {
+            if existing(binding.partition) == nil { _ = state(binding.partition) }
+            _ = withExisting(binding.partition) { p in
+                if p.binding !== binding { p.binding = binding }
+                for key in keys {
+                    if let i = p.index.find(key) {
+                        switch p.entries[i] {
+                        case .record(let r): r.deleted = true
+                        case .encoded: p.entries[i] = .deleted
+                        case .deleted: break
+                        }
+                        continue
+                    }
+                    // The key, its entry and slots, and the deletion the batch will hold.
+                    heldBytes &+= 64
+                    insertNew(key, .deleted, added: false, into: p)
                 }
-                return
             }
-            if p.binding !== binding { p.binding = binding }
-            // The key, its entry and slots, and the deletion the batch will hold.
-            heldBytes &+= 64
-            insertNew(key.key, .deleted, added: false, into: p)
         }
 
         /// Sets the pending record of `key`; true when it had none. `added`: the object is new in this write.
@@ -259,9 +280,12 @@ extension RealmCore {
             _ value: StoredValue) -> (added: Bool, set: Bool)
         {
             guard let range = putPending(key, bytes) else { return (false, false) }
-            let p = state(key.partition)
-            if p.binding !== binding { p.binding = binding }
-            insertNew(key.key, .encoded(range), added: false, into: p)
+            // The partition's pending objects unretained: `partitions` keeps them (made first if need be).
+            if existing(key.partition) == nil { _ = state(key.partition) }
+            _ = withExisting(key.partition) { p in
+                if p.binding !== binding { p.binding = binding }
+                insertNew(key.key, .encoded(range), added: false, into: p)
+            }
             guard let write = binding.slotWrite(index, value) else { return (true, false) }
             apply(write, at: range.lowerBound, nullByte: write.nullByte >= 0 ? bytes[write.nullByte] : 0)
             return (true, true)
@@ -306,19 +330,23 @@ extension RealmCore {
 
         /// Writes `value` into property `index` of the encoded pending record of `key`, in place.
         func patch(_ key: PendingKey, _ index: Int, _ value: StoredValue) -> Patch {
-            guard let p = existing(key.partition), let i = p.index.find(key.key) else { return .noEntry }
-            guard case .encoded(let range) = p.entries[i] else { return .declined }
-            let binding = encodedBinding(p)
-            guard let write = binding.slotWrite(index, value) else { return .declined }
-            var current = false
-            var nullByte: UInt8 = 0
-            tx.visitPendingBytes(range) { record in
-                current = binding.hasCurrentLayout(record)
-                if current, write.nullByte >= 0 { nullByte = record[write.nullByte] }
-            }
-            guard current else { return .declined }
-            apply(write, at: range.lowerBound, nullByte: nullByte)
-            return .done
+            withExisting(key.partition) { p -> Patch in
+                guard let i = p.index.find(key.key) else { return .noEntry }
+                guard case .encoded(let range) = p.entries[i] else { return .declined }
+                guard let b = p.binding else { fatalError("encoded pending records have no binding") }
+                return Unmanaged.passUnretained(b)._withUnsafeGuaranteedRef { binding in
+                    guard let write = binding.slotWrite(index, value) else { return .declined }
+                    var current = false
+                    var nullByte: UInt8 = 0
+                    tx.visitPendingBytes(range) { record in
+                        current = binding.hasCurrentLayout(record)
+                        if current, write.nullByte >= 0 { nullByte = record[write.nullByte] }
+                    }
+                    guard current else { return .declined }
+                    apply(write, at: range.lowerBound, nullByte: nullByte)
+                    return .done
+                }
+            } ?? .noEntry
         }
 
         /// Writes `value` into property `index` of the encoded pending record of `key` by encoding the record
@@ -396,6 +424,27 @@ extension RealmCore {
         @discardableResult
         func visit(_ key: PendingKey, _ body: (RecordRef) -> Void) -> Lookup {
             guard let p = existing(key.partition), let e = p.entry(key.key) else { return .none }
+            return visit(p, e, body)
+        }
+
+        /// `visit` for a direct read of a property of an object of `binding`'s type: the bytes of its encoded
+        /// record, when that is what the write holds of it and in that binding (the pending objects, their
+        /// binding and the bytes are all used unretained; nothing here lets them go).
+        @inline(__always)
+        func visitEncoded(_ key: PendingKey, binding: TypeBinding, _ body: (UnsafeRawBufferPointer) -> Void) -> Lookup {
+            withExisting(key.partition) { p -> Lookup in
+                guard let i = p.index.find(key.key) else { return .none }
+                switch p.entries[i] {
+                case .record(let r): return r.deleted ? .deleted : .live
+                case .encoded(let range):
+                    if p.binding === binding { tx.visitPendingBytes(range, body) }
+                    return .live
+                case .deleted: return .deleted
+                }
+            } ?? .none
+        }
+
+        private func visit(_ p: PartitionPending, _ e: PendingEntry, _ body: (RecordRef) -> Void) -> Lookup {
             switch e {
             case .record(let r):
                 if r.deleted { return .deleted }
@@ -585,8 +634,7 @@ extension RealmCore {
         /// The entry at `position` among the pending objects of `partition` (from `sortedKeys`).
         @inline(__always)
         func entry(at position: Int, in partition: UInt32) -> PendingEntry? {
-            guard let p = existing(partition), position < p.entries.count else { return nil }
-            return p.entries[position]
+            withExisting(partition) { p in position < p.entries.count ? p.entries[position] : nil } ?? nil
         }
 
         /// The keys of the pending objects, by partition.
@@ -603,6 +651,9 @@ extension RealmCore {
         @inline(__always)
         func noteDeleted(_ binding: TypeBinding, _ key: Int64) {
             deletedKeys[binding.partition, default: (binding.info.schema.className, [])].keys.append(key)
+        }
+        func noteDeleted(_ binding: TypeBinding, _ keys: some Collection<Int64>) {
+            deletedKeys[binding.partition, default: (binding.info.schema.className, [])].keys.append(contentsOf: keys)
         }
         /// Whether the commit records what the write did as field operations (`RealmCore+SyncCapture`): the
         /// file captures changes and the write is not one applying remote changes.
