@@ -371,6 +371,16 @@ extension RealmCore {
         bindings.values.first { $0.info.schema.className == name }
     }
 
+    /// `body` with the binding of `type`: the last one asked for unretained (the core holds its bindings, and
+    /// `body` must not change them), another as `binding(forClass:)` gives it.
+    @inline(__always)
+    func withBinding<R>(forClass type: Object.Type, _ body: (TypeBinding) -> R) -> R {
+        if let last = lastBindingUnretained, last._withUnsafeGuaranteedRef({ $0.objectClass == type }) {
+            return last._withUnsafeGuaranteedRef(body)
+        }
+        return body(binding(forClass: type))
+    }
+
     func binding(forClass type: Object.Type) -> TypeBinding {
         // The last type asked for answers most calls (a loop adding objects of one type) without hashing.
         if let last = lastBinding, last.objectClass == type { return last }

@@ -44,6 +44,26 @@ extension RealmCore {
     }
 
     private func addOne(_ object: Object, update: Realm.UpdatePolicy, asChild: Bool) {
+        // The usual add: a new object of a type holding plain values, every value set. The write and the binding
+        // are used unretained (a retain and a release are atomic operations, and were most of an add's time):
+        // the core holds its write and its bindings, and an add of such an object runs no code of the app's.
+        var triedNew = false
+        if object._accessor == nil, let write = writeUnretained,
+            write._withUnsafeGuaranteedRef({ w in
+                withBinding(forClass: type(of: object)) { binding in
+                    let info = binding.info
+                    guard info.holdsValuesOnly, !info.schema.isEmbedded, object._unmanagedValues == nil, object._unmanagedLinks == nil,
+                        object._unmanagedCollections == nil, object._setValues.map({ $0.count == info.propertyCount && $0.allSet }) == true
+                    else { return false }
+                    writeChanges += 1
+                    spillIfDue(w)
+                    triedNew = true
+                    return addNew(object, binding, w)
+                }
+            })
+        {
+            return
+        }
         let w = requireWrite("adding a \(type(of: object).className())")
         if let accessor = object._accessor {
             require(!accessor.isDead, "Adding a deleted or invalidated object to a Realm is not permitted.")
@@ -55,7 +75,7 @@ extension RealmCore {
         require(
             asChild || !info.schema.isEmbedded,
             "Embedded objects cannot be created directly: assign this \(info.schema.className) to a property, List or Map of its parent object")
-        if info.holdsValuesOnly, !info.schema.isEmbedded, object._unmanagedValues == nil, object._unmanagedLinks == nil,
+        if !triedNew, info.holdsValuesOnly, !info.schema.isEmbedded, object._unmanagedValues == nil, object._unmanagedLinks == nil,
             object._unmanagedCollections == nil, object._setValues.map({ $0.count == info.propertyCount && $0.allSet }) == true,
             addNew(object, binding, w)
         {

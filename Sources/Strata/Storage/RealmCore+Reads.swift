@@ -89,11 +89,17 @@ extension RealmCore {
     }
 
     func exists(binding: TypeBinding, key: Int64) -> Bool {
-        if let w = write {
-            if let live = w.isLive(PendingKey(partition: binding.partition, key: key)) { return live }
-            if w.isDropped(binding.partition) { return false }
-            // Keys above the largest stored one (a bulk insert of increasing keys) are new without a lookup.
-            if key > largestStoredKey(binding, w) { return false }
+        // The write unretained (the core holds it; a lookup lets nothing go).
+        if let write = writeUnretained,
+            let known = write._withUnsafeGuaranteedRef({ w -> Bool? in
+                if let live = w.isLive(PendingKey(partition: binding.partition, key: key)) { return live }
+                if w.isDropped(binding.partition) { return false }
+                // Keys above the largest stored one (a bulk insert of increasing keys) are new without a lookup.
+                if key > largestStoredKey(binding, w) { return false }
+                return nil
+            })
+        {
+            return known
         }
         let snapshot = readSnapshot
         return mustRead("\(binding.info.schema.className) #\(key)") {

@@ -36,7 +36,11 @@ final class RealmCore: @unchecked Sendable {
     @exclusivity(unchecked) private(set) var writeUnretained: Unmanaged<WriteState>?
     /// Bindings that make `DynamicObject`s, by type name (the dynamic API).
     var dynamicBindings: [String: TypeBinding] = [:]
-    var lastBinding: TypeBinding?
+    var lastBinding: TypeBinding? {
+        didSet { lastBindingUnretained = lastBinding.map { Unmanaged.passUnretained($0) } }
+    }
+    /// `lastBinding`, unretained (`lastBinding` keeps it): `withBinding(forClass:)`.
+    @exclusivity(unchecked) private(set) var lastBindingUnretained: Unmanaged<TypeBinding>?
     /// The write transaction under way (read by RealmCore+Reads.swift). Read at every property access in a
     /// write, on the Realm's thread, never while it is being set: dynamic exclusivity checks are off.
     @exclusivity(unchecked) var write: WriteState? {

@@ -153,6 +153,13 @@ extension RealmCore {
             return body(p)
         }
 
+        /// `withExisting`, making the partition's pending objects first when it has none.
+        @inline(__always)
+        private func withState<R>(_ partition: UInt32, _ body: (PartitionPending) -> R) -> R {
+            if let last, last.partition == partition { return last.pending._withUnsafeGuaranteedRef(body) }
+            return body(state(partition))
+        }
+
         @inline(__always)
         private func state(_ partition: UInt32) -> PartitionPending {
             if let p = existing(partition) { return p }
@@ -188,8 +195,7 @@ extension RealmCore {
 
         /// `markDeleted` for several objects of `binding`'s type, its pending objects looked up once.
         func markDeleted(_ keys: some Collection<Int64>, _ binding: TypeBinding) {
-            if existing(binding.partition) == nil { _ = state(binding.partition) }
-            _ = withExisting(binding.partition) { p in
+            withState(binding.partition) { p in
                 if p.binding !== binding { p.binding = binding }
                 for key in keys {
                     if let i = p.index.find(key) {
@@ -238,23 +244,25 @@ extension RealmCore {
         /// entry, `encode` declines or the batch refuses the record (a limit: the general path then reports it
         /// at commit).
         func addEncoded(_ key: PendingKey, _ binding: TypeBinding, encode: (inout [UInt8]) -> Bool) -> Bool {
-            let p = state(key.partition)
-            guard p.index.find(key.key) == nil, encode(&scratch), let range = putPending(key, scratch) else { return false }
-            if p.binding !== binding { p.binding = binding }
-            insertNew(key.key, .encoded(range), added: true, into: p)
-            return true
+            withState(key.partition) { p in
+                guard p.index.find(key.key) == nil, encode(&scratch), let range = putPending(key, scratch) else { return false }
+                if p.binding !== binding { p.binding = binding }
+                insertNew(key.key, .encoded(range), added: true, into: p)
+                return true
+            }
         }
 
         /// `addEncoded` for an encoder that writes into a `GrowableBuffer` (a new object's setter values).
         func addEncoded(_ key: PendingKey, _ binding: TypeBinding, encodeRecord encode: (inout GrowableBuffer) -> Bool) -> Bool {
-            let p = state(key.partition)
-            // The buffer's bytes are lent directly (through `ByteContainer` they took a call of its conformance).
-            guard p.index.find(key.key) == nil, encode(&recordScratch),
-                let range = recordScratch.withUnsafeBytes({ putPending(key, $0) })
-            else { return false }
-            if p.binding !== binding { p.binding = binding }
-            insertNew(key.key, .encoded(range), added: true, into: p)
-            return true
+            withState(key.partition) { p in
+                // The buffer's bytes are lent directly (through `ByteContainer` they took a call of its conformance).
+                guard p.index.find(key.key) == nil, encode(&recordScratch),
+                    let range = recordScratch.withUnsafeBytes({ putPending(key, $0) })
+                else { return false }
+                if p.binding !== binding { p.binding = binding }
+                insertNew(key.key, .encoded(range), added: true, into: p)
+                return true
+            }
         }
 
         /// Replaces the pending record of a new object whose links and lists are resolved by its encoding in
@@ -280,9 +288,7 @@ extension RealmCore {
             _ value: StoredValue) -> (added: Bool, set: Bool)
         {
             guard let range = putPending(key, bytes) else { return (false, false) }
-            // The partition's pending objects unretained: `partitions` keeps them (made first if need be).
-            if existing(key.partition) == nil { _ = state(key.partition) }
-            _ = withExisting(key.partition) { p in
+            withState(key.partition) { p in
                 if p.binding !== binding { p.binding = binding }
                 insertNew(key.key, .encoded(range), added: false, into: p)
             }
@@ -461,8 +467,7 @@ extension RealmCore {
         /// Whether `key` has a pending entry: true for a live object, false for a deleted one, nil for none.
         @inline(__always)
         func isLive(_ key: PendingKey) -> Bool? {
-            guard let p = existing(key.partition), let e = p.entry(key.key) else { return nil }
-            return !e.isDeletion
+            withExisting(key.partition) { p in p.entry(key.key).map { !$0.isDeletion } } ?? nil
         }
 
         /// Every pending record of `partition` (encoded ones are made records first).
@@ -480,10 +485,10 @@ extension RealmCore {
         }
 
         /// The pending entry of `key` as commit writes it.
-        func entry(_ key: PendingKey) -> PendingEntry? { existing(key.partition)?.entry(key.key) }
+        func entry(_ key: PendingKey) -> PendingEntry? { withExisting(key.partition) { $0.entry(key.key) } ?? nil }
 
         /// Whether any object of `partition` has a pending entry.
-        func hasEntries(in partition: UInt32) -> Bool { !(existing(partition)?.keys.isEmpty ?? true) }
+        func hasEntries(in partition: UInt32) -> Bool { withExisting(partition) { !$0.keys.isEmpty } ?? false }
 
         /// Whether any pending object is live (added or changed, not deleted).
         var hasLiveObjects: Bool {
@@ -520,8 +525,7 @@ extension RealmCore {
         func spilledKeys(_ partition: UInt32) -> (low: Int64, high: Int64) {
             // Kept with the partition's pending objects; a read of a type without any makes no entry for it (it is
             // asked again, at the cost of two lookups).
-            let p = existing(partition)
-            if let known = p?.spilledKeys, known.spills == tx.spillCount() { return (known.low, known.high) }
+            if let known = withExisting(partition, { $0.spilledKeys }) ?? nil, known.spills == tx.spillCount() { return (known.low, known.high) }
             var range: (low: Int64, high: Int64) = (.min, .max)
             switch tx.spilledExtent(in: partition) {
             case .none: range = (1, 0)
@@ -530,7 +534,7 @@ extension RealmCore {
                 // Keys of other lengths than an object's (none in an object partition) leave the whole range.
                 if let l = low.withUnsafeBytes(ObjectKey.decode), let h = high.withUnsafeBytes(ObjectKey.decode) { range = (l, h) }
             }
-            p?.spilledKeys = (tx.spillCount(), range.low, range.high)
+            _ = withExisting(partition) { $0.spilledKeys = (tx.spillCount(), range.low, range.high) }
             return range
         }
 
@@ -538,15 +542,14 @@ extension RealmCore {
         /// read with `read` once per write and after each spill: a key above it needs no lookup to know it is new.
         @inline(__always)
         func largestStoredKey(_ partition: UInt32, read: () -> Int64) -> Int64 {
-            let p = state(partition)
-            if let k = p.largestStored { return k }
+            if let k = withState(partition, { $0.largestStored }) { return k }
             let k = read()
-            p.largestStored = k
+            withState(partition) { $0.largestStored = k }
             return k
         }
 
         /// Where `key` stands among the pending keys of its partition (the order they were first added).
-        func position(_ key: PendingKey) -> Int? { existing(key.partition)?.index.find(key.key) }
+        func position(_ key: PendingKey) -> Int? { withExisting(key.partition) { $0.index.find(key.key) } ?? nil }
 
         /// Keys added in this transaction to `partition`, in order, for queries.
         func added(in partition: UInt32) -> [Int64] { existing(partition)?.added ?? [] }
