@@ -115,14 +115,35 @@ final class DynamicState: CustomStringConvertible {
     }
 
     func property(_ key: String) -> StoredSchema.StoredProperty? {
-        for r in resolved where r.name == key { return type.properties[r.index] }
+        resolvedIndex(key).map { type.properties[$0] }
+    }
+
+    /// The index of property `key` in `type` (looked up once per name and type, see `resolved`); nil, after
+    /// reporting it, when the type has none.
+    func resolvedIndex(_ key: String) -> Int? {
+        for r in resolved where r.name == key { return r.index }
         guard let i = propertyIndex(key) else {
             // Realm's text (M058), then which object of the migration it was.
             fail("Invalid property name '\(key)' for class '\(type.name)'. (an \(writable ? "new" : "old") object of the migration)")
             return nil
         }
         if resolved.count < 32 { resolved.append((key, i)) }
-        return type.properties[i]
+        return i
+    }
+
+    /// Whether property `i` holds a plain value (not a collection, a link or an AnyRealmValue): read and
+    /// written by its fields in place, without a copy of the property's schema (a copy retains and releases its
+    /// strings, atomic operations that were a large part of a migration's time).
+    @inline(__always)
+    private func isPlain(_ i: Int) -> Bool {
+        let t = type.properties[i].type
+        return t != .object && t != .any && !(type.properties[i].isList ?? false) && !(type.properties[i].isMap ?? false)
+    }
+
+    /// `stored(_:)` for property `i`.
+    private func stored(at i: Int) -> StoredValue {
+        let v = field(type.properties[i].fieldId) ?? defaults[type.properties[i].name] ?? .null
+        return v.isNull && !type.properties[i].isOptional ? (defaults[type.properties[i].name] ?? v) : v
     }
 
     private func propertyIndex(_ key: String) -> Int? {
@@ -157,7 +178,9 @@ final class DynamicState: CustomStringConvertible {
     }
 
     func value(forKey key: String) -> Any? {
-        guard let p = property(key) else { return nil }
+        guard let i = resolvedIndex(key) else { return nil }
+        if isPlain(i) { return stored(at: i).anyValue }
+        let p = type.properties[i]
         let v = stored(p)
         // Collections are live views typed as RealmSwift types them (`List<MigrationObject>`, `Map<String, Int>`…).
         if (p.isList ?? false) || (p.isMap ?? false) { return MigrationCollection.view(of: self, p) }
@@ -199,7 +222,23 @@ final class DynamicState: CustomStringConvertible {
             fail("Cannot modify '\(type.name).\(key)' of an old object in a migration: old objects are read-only; write the new object")
             return
         }
-        guard let p = property(key) else { return }
+        guard let i = resolvedIndex(key) else { return }
+        if isPlain(i) {
+            let t = type.properties[i].type
+            guard let v = StoredValue.from(any: value, as: t), v.isNull || Self.fits(v, t) else {
+                fail(Self.invalidValue(value, type.properties[i], type.name))
+                return
+            }
+            guard !v.isNull || type.properties[i].isOptional else {
+                fail(Self.invalidValue(nil, type.properties[i], type.name))
+                return
+            }
+            fields[type.properties[i].fieldId] = v
+            if type.properties[i].isPrimaryKey { wrotePrimaryKey = true }
+            modified = true
+            return
+        }
+        let p = type.properties[i]
         if p.isMap ?? false {
             // A map: a dictionary (or a Map), stored as its keys in order with their values.
             let dict: [String: Any?]
