@@ -144,6 +144,9 @@ public final class SyncSession: @unchecked Sendable {
         }
         for r in resumers { r.resume() }
         for t in running { await t.value }
+        // What the session's queue still holds runs before stop returns: a refresh its Realm queued when another
+        // instance committed would otherwise read the file after the caller let it go (or deleted it).
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in queue.async { done.resume() } }
     }
 
     /// Waits until every change set committed here before the call is on the server (`.upload`), or until

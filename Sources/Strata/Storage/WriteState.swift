@@ -196,7 +196,6 @@ extension RealmCore {
         /// `markDeleted` for several objects of `binding`'s type, its pending objects looked up once.
         func markDeleted(_ keys: some Collection<Int64>, _ binding: TypeBinding) {
             withState(binding.partition) { p in
-                if p.binding !== binding { p.binding = binding }
                 for key in keys {
                     if let i = p.index.find(key) {
                         switch p.entries[i] {
@@ -207,6 +206,7 @@ extension RealmCore {
                         continue
                     }
                     // The key, its entry and slots, and the deletion the batch will hold.
+                    if p.binding !== binding { p.binding = binding }
                     heldBytes &+= 64
                     insertNew(key, .deleted, added: false, into: p)
                 }
