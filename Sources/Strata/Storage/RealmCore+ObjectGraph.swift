@@ -46,8 +46,8 @@ extension RealmCore {
     private func addOne(_ object: Object, update: Realm.UpdatePolicy, asChild: Bool) {
         // The usual add: a new object of a type holding plain values, every value set. The write and the binding
         // are used unretained (a retain and a release are atomic operations, and were most of an add's time):
-        // the core holds its write and its bindings, and an add of such an object runs no code of the app's.
-        var triedNew = false
+        // the core holds its write and its bindings, and an add of such an object runs no code of the app's. The
+        // general path below is for every other object (this one's conditions would fail there too).
         if object._accessor == nil, let write = writeUnretained,
             write._withUnsafeGuaranteedRef({ w in
                 withBinding(forClass: type(of: object)) { binding in
@@ -57,7 +57,6 @@ extension RealmCore {
                     else { return false }
                     writeChanges += 1
                     spillIfDue(w)
-                    triedNew = true
                     return addNew(object, binding, w)
                 }
             })
@@ -75,12 +74,6 @@ extension RealmCore {
         require(
             asChild || !info.schema.isEmbedded,
             "Embedded objects cannot be created directly: assign this \(info.schema.className) to a property, List or Map of its parent object")
-        if !triedNew, info.holdsValuesOnly, !info.schema.isEmbedded, object._unmanagedValues == nil, object._unmanagedLinks == nil,
-            object._unmanagedCollections == nil, object._setValues.map({ $0.count == info.propertyCount && $0.allSet }) == true,
-            addNew(object, binding, w)
-        {
-            return
-        }
         var values = info.unmanagedValues(of: object)
         for i in info.requiredIndices where values[i].isNull { values[i] = info.defaults[i] }
         // Linked objects are resolved once this one has its key, so that a cycle of links ends here.
@@ -293,7 +286,7 @@ extension RealmCore {
     /// (not needed when its parent is the one letting it go).
     func deleteCascading(_ binding: TypeBinding, _ key: Int64, _ w: WriteState, nullifyLinks: Bool, known: Bool = false) {
         guard known || exists(binding: binding, key: key) else { return }
-        if binding.info.holdsValuesOnly && binding.primaryKeyPartition == nil && !binding.info.schema.isEmbedded {
+        if binding.deletesWithoutReading {
             // Nothing to read for a deletion (no primary-key entry, nothing embedded): the pending entry says
             // deleted, without a record.
             w.markDeleted(PendingKey(partition: binding.partition, key: key), binding)
@@ -410,7 +403,7 @@ extension RealmCore {
         let binding = results.binding
         // A query's keys are live objects, each once; a collection's are checked (a list may repeat one).
         let known = results.base == nil
-        if known && binding.info.holdsValuesOnly && binding.primaryKeyPartition == nil && !binding.info.schema.isEmbedded {
+        if known && binding.deletesWithoutReading {
             // Nothing to read for these deletions (no primary-key entry, nothing embedded): their pending entries
             // say deleted, a few thousand at a time (spilling between them, as between operations).
             var start = keys.startIndex

@@ -348,3 +348,9 @@ final class TypeBinding: @unchecked Sendable {
         }
     }
 }
+
+extension TypeBinding {
+    /// Whether deleting an object of this type reads nothing of it: it holds values only, has no primary-key
+    /// index entry, and embeds nothing (its pending entry just says deleted).
+    var deletesWithoutReading: Bool { info.holdsValuesOnly && primaryKeyPartition == nil && !info.schema.isEmbedded }
+}
