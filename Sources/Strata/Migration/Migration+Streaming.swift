@@ -42,10 +42,14 @@ extension Migration {
                     return true
                 }
                 var newObject: MigrationObject
-                if let state = written[newType.partition]?[key] ?? unstream(newType, key) {
+                // Whether the new object starts here (not one the block or an earlier enumeration left in `written`).
+                var fresh = false
+                let known = writtenStates.isEmpty && handedOut == nil ? nil : written[newType.partition]?[key]
+                if let state = known ?? unstream(newType, key) {
                     state.key = key
                     newObject = dynamic(state)
                 } else {
+                    fresh = true
                     let state: DynamicState
                     if let spare = spareNew {
                         // The buffers the previous object used: no allocation, room for what the closure adds.
@@ -65,9 +69,38 @@ extension Migration {
                         TypeMigration.run(generation, typeName: newType.name, fields: oldObject._dynamic!.values, into: state, report: reporter)
                     }
                 }
-                written[newType.partition, default: [:]][key] = newObject._dynamic!
+                if fresh {
+                    placeHandedOut()
+                    handedOut = (newType.partition, key, newObject._dynamic!)
+                } else {
+                    written[newType.partition, default: [:]][key] = newObject._dynamic!
+                }
                 body(oldObject, newObject, generation)
                 if isKnownUniquelyReferenced(&oldObject), isKnownUniquelyReferenced(&oldObject._dynamic!) { spareOld = oldObject }
+                if fresh, handedOut?.state === newObject._dynamic {
+                    // Nothing looked in `written` while the block ran (a deletion, a link followed to it, another
+                    // enumeration would have put the object there): it is the block's alone, or kept by it.
+                    guard streams, deleted.isEmpty || !(deleted[newType.partition]?.contains(key) ?? false) else {
+                        placeHandedOut()
+                        return true
+                    }
+                    handedOut = nil
+                    let partition = newType.partition
+                    guard isKnownUniquelyReferenced(&newObject) else {
+                        writtenStates[partition, default: [:]][key] = newObject._dynamic!
+                        return true
+                    }
+                    let unique = isKnownUniquelyReferenced(&newObject._dynamic!)
+                    let state = newObject._dynamic!
+                    guard unique, state.modified else {
+                        writtenStates[partition, default: [:]][key] = state
+                        return true
+                    }
+                    if state.wrotePrimaryKey { primaryKeysWritten.insert(partition) }
+                    try stream(state, key: key, typeName: newType.name)
+                    spareNew = newObject
+                    return true
+                }
                 // Not when the block deleted the object (`delete` forgot its state already), nor when the key now
                 // holds another object (deleted and created again with the same key in the block).
                 guard streams, deleted.isEmpty || !(deleted[newType.partition]?.contains(key) ?? false),
