@@ -161,6 +161,7 @@ extension Database {
         func path(_ n: FileName) -> String { directory + "/" + n.name }
         let names = try fs.listDirectory(atPath: directory)
         var parsed: [FileName] = names.compactMap { FileName(parsing: $0) }
+        let listed = Set(parsed.compactMap { name -> UInt64? in if case .segment(let n) = name { n } else { nil } })
 
         // CURRENT and the manifest.
         var manifest: Manifest
@@ -186,8 +187,9 @@ extension Database {
             try installManifest(manifest, number: 1, fileSystem: fs, directory: directory, cipher: cipher)
             parsed = []
         } else {
-            let current = try fs.map(atPath: path(.current))
-            let text = current.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+            // CURRENT and the manifest are small: read, not mapped (a mapping and its removal cost more than the read).
+            let current = try fs.read(atPath: path(.current), from: 0)
+            let text = String(decoding: current, as: UTF8.self)
             guard current.count <= 64, text.hasSuffix("\n"), case .manifest(let n)? = FileName(parsing: String(text.dropLast())) else {
                 throw StorageError.corrupted(
                     "CURRENT should name a manifest (\"MANIFEST-000001\\n\"), it holds \(current.count) bytes that do not",
@@ -198,7 +200,7 @@ extension Database {
             guard fs.fileExists(atPath: path(.manifest(n))) else {
                 throw StorageError.corrupted("CURRENT names \(name), which does not exist", file: FileName.current.name, offset: 0)
             }
-            let bytes = try fs.map(atPath: path(.manifest(n)))
+            let bytes = try fs.read(atPath: path(.manifest(n)), from: 0)
             guard bytes.count <= Limits.maxManifestBytes else {
                 throw StorageError.corrupted("manifest is \(bytes.count) bytes, the limit is \(Limits.maxManifestBytes)", file: name, offset: 0)
             }
@@ -235,7 +237,8 @@ extension Database {
             var segments: [SegmentReader] = []
             for info in infos {
                 let segmentPath = path(.segment(info.fileNumber))
-                guard fs.fileExists(atPath: segmentPath) else {
+                // The listing names most (a file another instance made since is looked for on disk).
+                guard listed.contains(info.fileNumber) || fs.fileExists(atPath: segmentPath) else {
                     if sharing != nil, (try? fs.read(atPath: path(.current), from: 0)) != Array((FileName.manifest(manifestNumber).name + "\n").utf8) {
                         // try?: an unreadable CURRENT is found by the next attempt. Another instance replaced this
                         // manifest meanwhile and removed what only it named: start again from the new one.
@@ -408,7 +411,9 @@ extension Database {
                 }
                 try db.removeLogs(before: logNumber)
             }
-            db.removeOrphans()
+            // Without a replay, the listing made at the start names every file there is to remove (the open
+            // made only files the manifest names); after one, the directory is listed again.
+            db.removeOrphans(listing: recovery.replayedCommits == 0 ? names : nil)
             // Segments left by earlier sessions (every close flushes one) are merged in the background as any
             // flush's would be: an app that writes a little at each launch keeps a bounded number of segments.
             // (A shared open schedules it once it released LOCK.writer: the job shares this instance's lock descriptor,
@@ -424,12 +429,12 @@ extension Database {
     }
 
     /// Deletes files no durable manifest needs: segments of failed flushes, old manifests, temporary files.
-    func removeOrphans() {
+    func removeOrphans(listing: [String]? = nil) {
         let live = manifestState.withLock { ms in
             (Set(ms.manifest.partitions.values.flatMap { $0.map(\.fileNumber) } + ms.manifest.pendingMerges.map(\.output)), ms.manifestNumber,
              Set(ms.manifest.pendingMerges.map(\.state)))
         }
-        guard let names = try? fileSystem.listDirectory(atPath: directory) else { return }
+        guard let names = listing ?? (try? fileSystem.listDirectory(atPath: directory)) else { return }
         for name in names {
             switch FileName(parsing: name) {
             case .segment(let n)? where !live.0.contains(n): try? fileSystem.removeFile(atPath: directory + "/" + name)
