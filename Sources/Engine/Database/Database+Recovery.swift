@@ -187,12 +187,18 @@ extension Database {
             try installManifest(manifest, number: 1, fileSystem: fs, directory: directory, cipher: cipher)
             parsed = []
         } else {
-            // CURRENT and the manifest are small: read, not mapped (a mapping and its removal cost more than the read).
-            let current = try fs.read(atPath: path(.current), from: 0)
+            // CURRENT and the manifest are small: read, not mapped (a mapping and its removal cost more than the
+            // read), each after its size is checked (a damaged one may be any size).
+            func readBounded(_ file: FileName, limit: Int) throws -> (bytes: [UInt8], size: Int) {
+                let f = try fs.openForReading(atPath: path(file))
+                let size = try f.size()
+                return (size <= limit ? try f.read(from: 0) : [], size)
+            }
+            let (current, currentSize) = try readBounded(.current, limit: 64)
             let text = String(decoding: current, as: UTF8.self)
-            guard current.count <= 64, text.hasSuffix("\n"), case .manifest(let n)? = FileName(parsing: String(text.dropLast())) else {
+            guard currentSize <= 64, text.hasSuffix("\n"), case .manifest(let n)? = FileName(parsing: String(text.dropLast())) else {
                 throw StorageError.corrupted(
-                    "CURRENT should name a manifest (\"MANIFEST-000001\\n\"), it holds \(current.count) bytes that do not",
+                    "CURRENT should name a manifest (\"MANIFEST-000001\\n\"), it holds \(currentSize) bytes that do not",
                     file: FileName.current.name, offset: 0)
             }
             manifestNumber = n
@@ -200,9 +206,9 @@ extension Database {
             guard fs.fileExists(atPath: path(.manifest(n))) else {
                 throw StorageError.corrupted("CURRENT names \(name), which does not exist", file: FileName.current.name, offset: 0)
             }
-            let bytes = try fs.read(atPath: path(.manifest(n)), from: 0)
-            guard bytes.count <= Limits.maxManifestBytes else {
-                throw StorageError.corrupted("manifest is \(bytes.count) bytes, the limit is \(Limits.maxManifestBytes)", file: name, offset: 0)
+            let (bytes, manifestSize) = try readBounded(.manifest(n), limit: Limits.maxManifestBytes)
+            guard manifestSize <= Limits.maxManifestBytes else {
+                throw StorageError.corrupted("manifest is \(manifestSize) bytes, the limit is \(Limits.maxManifestBytes)", file: name, offset: 0)
             }
             manifest = try bytes.withUnsafeBytes { try Manifest.decode($0, file: name, cipher: cipher) }
             // The logs that may hold acknowledged commits not yet in segments must be here (all but a database
