@@ -18,9 +18,23 @@ extension RealmCore {
         let core: RealmCore
         let reader: SyncReader
         let snapshot: Snapshot
-        private(set) var states: [ObjectReference: SyncObjectState] = [:]
-        /// The states and metadata as the file had them.
-        private(set) var original: [ObjectReference: Original] = [:]
+        /// Each object the store touched, in the order first touched: its state now, and its state, metadata and
+        /// key as the file had them. One entry and one lookup per object (a dictionary per field of it cost a
+        /// hash and a probe each at every operation).
+        private(set) var entries: [Entry] = []
+        /// A class: reading one field of an entry in an array of structs copied the whole entry.
+        final class Entry {
+            let ref: ObjectReference
+            var state: SyncObjectState
+            let original: Original
+            init(ref: ObjectReference, state: SyncObjectState, original: Original) {
+                self.ref = ref
+                self.state = state
+                self.original = original
+            }
+        }
+        /// Where each touched object's entry is.
+        private var index: [ObjectReference: Int] = [:]
         typealias Original = (state: SyncObjectState, meta: SyncStorage.ObjectMeta?, key: Int64?)
         /// While set: the state of each object before its first change (undo images of an entry applied again).
         var recording: [ObjectReference: SyncObjectState]?
@@ -32,12 +46,15 @@ extension RealmCore {
             reader = SyncReader(core: core, snapshot: nil)
         }
 
-        func state(of ref: ObjectReference) -> SyncObjectState {
-            if let s = states[ref] { return s }
+        func state(of ref: ObjectReference) -> SyncObjectState { entries[entry(ref)].state }
+
+        /// The position of `ref`'s entry, loaded from the file on first use.
+        private func entry(_ ref: ObjectReference) -> Int {
+            if let i = index[ref] { return i }
             let loaded = load(ref)
-            states[ref] = loaded.state
-            original[ref] = loaded
-            return loaded.state
+            entries.append(Entry(ref: ref, state: loaded.state, original: loaded))
+            index[ref] = entries.count - 1
+            return entries.count - 1
         }
 
         /// Whether each type has any sync metadata at `snapshot` (`syncTypeHasMeta`), once asked.
@@ -45,8 +62,8 @@ extension RealmCore {
 
         /// Makes room for `count` objects (the operations of a batch: one object each at most).
         func reserve(_ count: Int) {
-            states.reserveCapacity(count)
-            original.reserveCapacity(count)
+            entries.reserveCapacity(count)
+            index.reserveCapacity(count)
         }
 
         private func load(_ ref: ObjectReference) -> (state: SyncObjectState, meta: SyncStorage.ObjectMeta?, key: Int64?) {
@@ -63,12 +80,12 @@ extension RealmCore {
         }
 
         func setState(_ s: SyncObjectState, of ref: ObjectReference) {
-            let old = state(of: ref)
+            let i = entry(ref)
             if recording != nil, recording?[ref] == nil {
-                recording?[ref] = old
+                recording?[ref] = entries[i].state
                 recordingOrder.append(ref)
             }
-            states[ref] = s
+            entries[i].state = s
         }
 
         func startRecording() {
@@ -84,9 +101,9 @@ extension RealmCore {
         }
 
         func objectsMaybeLinking(to ref: ObjectReference) -> [ObjectReference] {
-            var out = Set(states.compactMap { r, s in s.object.map { o in o.fields.values.contains { Self.field($0, links: ref) } } == true ? r : nil })
+            var out = Set(entries.compactMap { e in e.state.object.map { o in o.fields.values.contains { Self.field($0, links: ref) } } == true ? e.ref : nil })
             // Objects of the file that hold a link to it (the ones loaded already are answered above).
-            guard let key = original[ref]?.key ?? loadKey(ref) else { return out.sorted() }
+            guard let key = entries[entry(ref)].original.key else { return out.sorted() }
             for b in core.bindingsByPartition().values where !b.info.schema.isEmbedded {
                 let direct = b.info.schema.properties.indices.filter { b.info.schema.properties[$0].type == .object && b.info.schema.properties[$0].objectClassName == ref.type }
                 let deep = b.info.schema.properties.indices.filter { i in
@@ -113,11 +130,6 @@ extension RealmCore {
                 }
             }
             return out.sorted()
-        }
-
-        private func loadKey(_ ref: ObjectReference) -> Int64? {
-            _ = state(of: ref)
-            return original[ref]?.key
         }
 
         static func field(_ f: FieldState, links ref: ObjectReference) -> Bool {
@@ -266,41 +278,46 @@ extension RealmCore {
 
     /// Gives every object the store changed its end state, through the object layer, and its metadata.
     func writeOut(_ store: WriteSyncStore, _ w: WriteState) throws {
-        // Each changed object once, with its state as the file had it and as it ends (one lookup of each).
-        var changed: [(ref: ObjectReference, original: WriteSyncStore.Original?, state: SyncObjectState)] = []
-        changed.reserveCapacity(store.states.count)
-        for (ref, state) in store.states {
-            let original = store.original[ref]
-            if state != original?.state { changed.append((ref, original, state)) }
+        // Each changed object once, in reference order, as the positions of their entries (the entries stay
+        // where they are: copying one retains every string and dictionary it holds). References of one type
+        // with Int primary keys, the usual case, are ordered by the integers.
+        let entries = store.entries
+        var changed = entries.indices.filter { entries[$0].state != entries[$0].original.state }
+        let intKeys = changed.map { i -> Int64? in if case .int(let v) = entries[i].ref.primaryKey { v } else { nil } }
+        if let first = changed.first, !intKeys.contains(nil), changed.allSatisfy({ entries[$0].ref.type == entries[first].ref.type }) {
+            changed = zip(intKeys, changed).sorted { $0.0! < $1.0! }.map(\.1)
+        } else {
+            changed.sort { entries[$0].ref < entries[$1].ref }
         }
-        changed.sort { $0.ref < $1.ref }
         // Deletions first, then new objects (so that links between them resolve), then every value.
-        for (ref, original, state) in changed {
-            guard let old = original, old.state.object != nil, state.object == nil, let key = old.key, let binding = store.reader.binding(ref.type)
-            else { continue }
+        for e in changed {
+            let (ref, old, state) = (entries[e].ref, entries[e].original, entries[e].state)
+            guard old.state.object != nil, state.object == nil, let key = old.key, let binding = store.reader.binding(ref.type) else { continue }
             deleteCascading(binding, key, w, nullifyLinks: true)
         }
         // A new object whose values hold no link is added whole; one with links gets its primary key now and
         // its values below, once every new object exists.
-        var addedWhole = Set<ObjectReference>()
-        for (ref, original, state) in changed where state.object != nil && original?.state.object == nil {
-            guard let object = state.object, let binding = store.reader.binding(ref.type), let pkIndex = binding.info.primaryKeyIndex
+        var addedWhole = [Bool](repeating: false, count: entries.count)
+        for e in changed where entries[e].state.object != nil && entries[e].original.state.object == nil {
+            let ref = entries[e].ref
+            guard let object = entries[e].state.object, let binding = store.reader.binding(ref.type), let pkIndex = binding.info.primaryKeyIndex
             else { continue }
             var values: [String: Any?] = [binding.info.schema.properties[pkIndex].name: swiftValue(ref.primaryKey, binding.info.schema.properties[pkIndex])]
             if binding.syncPlainValues {
                 for p in binding.info.schema.properties where p.type != .linkingObjects && !p.isPrimaryKey {
                     if case .value(let v)? = object.fields[p.columnName] { values[p.name] = swiftValue(v, p) }
                 }
-                addedWhole.insert(ref)
+                addedWhole[e] = true
             }
             upsert(ref.type, values)
         }
-        for (ref, original, state) in changed {
-            try writeSyncMeta(SyncStorage.ObjectMeta.of(state), for: ref, old: original?.meta, in: w.tx)
-            guard let object = state.object, !addedWhole.contains(ref), let binding = store.reader.binding(ref.type) else { continue }
+        for e in changed {
+            let (ref, original, state) = (entries[e].ref, entries[e].original, entries[e].state)
+            try writeSyncMeta(SyncStorage.ObjectMeta.of(state), for: ref, old: original.meta, in: w.tx)
+            guard let object = state.object, !addedWhole[e], let binding = store.reader.binding(ref.type) else { continue }
             // An object live before keeps its key; a new one's is looked up.
-            let before = original?.state.object
-            let known = before != nil ? original?.key : nil
+            let before = original.state.object
+            let known = before != nil ? original.key : nil
             guard let key = known ?? WriteSyncStore.stored(ref.primaryKey).flatMap({ objectKey(forPrimaryKey: $0, binding: binding) }) else { continue }
             // A partial update: only the properties that differ are set (a dictionary given to `add` would set
             // every other property to its default).
