@@ -302,6 +302,10 @@ extension RealmCore {
             let ref = entries[e].ref
             guard let object = entries[e].state.object, let binding = store.reader.binding(ref.type), let pkIndex = binding.info.primaryKeyIndex
             else { continue }
+            if binding.syncPlainValues, addPlain(ref.type, primaryKey: ref.primaryKey, object) {
+                addedWhole[e] = true
+                continue
+            }
             var values: [String: Any?] = [binding.info.schema.properties[pkIndex].name: swiftValue(ref.primaryKey, binding.info.schema.properties[pkIndex])]
             if binding.syncPlainValues {
                 for p in binding.info.schema.properties where p.type != .linkingObjects && !p.isPrimaryKey {
@@ -345,6 +349,57 @@ extension RealmCore {
         case .set(let s)?: s.isEmpty ? nil : f
         case .map(let m)?: m.isEmpty ? nil : f
         default: f
+        }
+    }
+
+    /// `upsert` of a new object of a declared type holding plain values, with its values given as its setters
+    /// would have recorded them, so that `add` takes them as they are (a dictionary of `Any` values, read back by
+    /// name and converted, was most of applying a batch of creates). False, doing nothing, when a value is not
+    /// of its property's type or the type is not one whose objects an add takes that way: the dictionary path
+    /// converts those.
+    private func addPlain(_ type: String, primaryKey: SyncValue, _ object: SyncObject) -> Bool {
+        guard let binding = boundType(named: type), let pkIndex = binding.info.primaryKeyIndex, let pk = WriteSyncStore.stored(primaryKey)
+        else { return false }
+        let info = binding.info
+        guard info.holdsValuesOnly, !info.schema.isEmbedded, info.schema.properties.count == info.propertyCount else { return false }
+        var values = [StoredValue?](repeating: nil, count: info.propertyCount)
+        for (i, p) in info.schema.properties.enumerated() {
+            if i == pkIndex {
+                values[i] = pk
+                continue
+            }
+            // A narrower integer's range is checked by the dynamic path.
+            guard info.integerTypes[i] == nil else { return false }
+            if case .value(let v)? = object.fields[p.columnName] {
+                guard let stored = Self.storedPlain(v, p) else { return false }
+                values[i] = stored
+            } else {
+                // A property the state lacks (a client whose schema has no such property) keeps its default.
+                values[i] = info.defaults[i]
+            }
+        }
+        let made = Object.make(info.objectClass)
+        made._setValues = values
+        add(made, update: .modified)
+        return true
+    }
+
+    /// A plain value as property `p` stores it; nil when it is not of the property's type (or is nil for a
+    /// required property).
+    private static func storedPlain(_ v: SyncValue, _ p: Property) -> StoredValue? {
+        switch (v, p.type) {
+        case (.null, _): p.isOptional ? .null : nil
+        case (.bool(let b), .bool): .bool(b)
+        case (.int(let i), .int): .int(i)
+        case (.float(let f), .float): .float(f)
+        case (.double(let d), .double): .double(d)
+        case (.string(let s), .string): .string(s)
+        case (.data(let d), .data): .data(d)
+        case (.date(let d), .date): .date(d)
+        case (.uuid(let u), .UUID): .uuid(u)
+        case (.objectId(let o), .objectId): .objectId(o)
+        case (.decimal(let d), .decimal128): .decimal(d)
+        default: nil
         }
     }
 

@@ -266,4 +266,85 @@ import TestSupport
         #expect(changes.first?.insertions == [2])
         #expect(changes.first?.modifications == [1])
     }
+
+    /// A create of a type holding plain values is added from its values as stored (not through key-value
+    /// coding): every kind arrives as it was, nil and an enum included, and an observer sees the insertions. A
+    /// type with a narrower integer takes the dynamic path, which checks its range, and arrives too.
+    @Test func aRemoteCreateOfPlainValuesArrivesWithEveryKind() throws {
+        let dir = try TemporaryDirectory()
+        func config(_ name: String) -> Realm.Configuration {
+            var c = Realm.Configuration(fileURL: URL(fileURLWithPath: dir.child(name)), objectTypes: [SyncEveryPlain.self, SyncNarrowPlain.self])
+            c.capturesChanges = true
+            return c
+        }
+        let (a, b) = (try Realm(configuration: config("a.realm")), try Realm(configuration: config("b.realm")))
+        let server = OrderingServer()
+        let when = Date(timeIntervalSince1970: 1_700_000_000.123456)
+        let (uuid, objectId) = (UUID(), ObjectId.generate())
+        try a.write {
+            let full = SyncEveryPlain()
+            full.id = 1
+            full.flag = true
+            full.ratio = 0.25
+            full.score = 1.5
+            full.name = "full"
+            full.bytes = Data([1, 2, 3])
+            full.when = when
+            full.uuid = uuid
+            full.objectId = objectId
+            full.amount = try Decimal128(string: "12.5")
+            full.color = .blue
+            full.note = "kept"
+            a.add(full)
+            let empty = SyncEveryPlain()
+            empty.id = 2
+            a.add(empty)
+        }
+        let results = b.objects(SyncEveryPlain.self).sorted(byKeyPath: "id")
+        var insertions: [[Int]] = []
+        let token = results.observe { change in
+            if case .update(_, _, let i, _) = change { insertions.append(i) }
+        }
+        defer { token.invalidate() }
+        let sets = try a.pendingChanges()
+        server.push(client: try #require(sets.first?.clientID), sets)
+        try b.applyServerChanges(server.pull(after: 0))
+        b.refresh()
+        #expect(insertions == [[0, 1]])
+        let full = try #require(b.object(ofType: SyncEveryPlain.self, forPrimaryKey: 1))
+        #expect(full.flag && full.ratio == 0.25 && full.score == 1.5 && full.name == "full")
+        #expect(full.bytes == Data([1, 2, 3]) && full.when == when && full.uuid == uuid && full.objectId == objectId)
+        #expect(full.amount == (try Decimal128(string: "12.5")) && full.color == .blue && full.note == "kept")
+        let empty = try #require(b.object(ofType: SyncEveryPlain.self, forPrimaryKey: 2))
+        #expect(!empty.flag && empty.name == "" && empty.when == nil && empty.uuid == nil && empty.note == nil)
+        #expect(empty.color == .red && empty.amount == Decimal128(0))
+        #expect(try b.pendingChanges().isEmpty)
+        try a.write { a.add(SyncNarrowPlain(value: ["id": 3, "small": -7])) }
+        let more = try a.pendingChanges()
+        server.push(client: try #require(more.first?.clientID), more)
+        try b.applyServerChanges(server.pull(after: b.syncStatus?.serverVersion ?? 0))
+        #expect(b.object(ofType: SyncNarrowPlain.self, forPrimaryKey: 3)?.small == -7)
+    }
+}
+
+/// Every kind of plain value (`aRemoteCreateOfPlainValuesArrivesWithEveryKind`), and a narrower integer.
+final class SyncEveryPlain: Object {
+    enum Hue: String, PersistableEnum { case red, blue }
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var flag = false
+    @Persisted var ratio: Float = 0
+    @Persisted var score = 0.0
+    @Persisted var name = ""
+    @Persisted var bytes = Data()
+    @Persisted var when: Date?
+    @Persisted var uuid: UUID?
+    @Persisted var objectId: ObjectId?
+    @Persisted var amount = Decimal128(0)
+    @Persisted var color = Hue.red
+    @Persisted var note: String?
+}
+
+final class SyncNarrowPlain: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var small: Int8 = 0
 }
