@@ -336,6 +336,11 @@ extension RealmCore {
                     accessor.set(i, binding.info.defaults[i])
                 } else if p.type == .any && !p.isCollection, case .value(let v)? = field, let accessor = managed._accessor {
                     accessor.setAny(i, anyRealmValue(v))
+                } else if !p.isCollection, p.type != .object, binding.info.integerTypes[i] == nil, case .value(let v)? = field,
+                    let stored = Self.storedPlain(v, p), let accessor = managed._accessor
+                {
+                    // A plain value of its property's type, set as stored (key-value coding converted it back).
+                    accessor.set(i, stored)
                 } else {
                     managed.setValue(swiftField(field, p), forKey: p.name)
                 }

@@ -267,10 +267,11 @@ import TestSupport
         #expect(changes.first?.modifications == [1])
     }
 
-    /// A create of a type holding plain values is added from its values as stored (not through key-value
-    /// coding): every kind arrives as it was, nil and an enum included, and an observer sees the insertions. A
-    /// type with a narrower integer takes the dynamic path, which checks its range, and arrives too.
-    @Test func aRemoteCreateOfPlainValuesArrivesWithEveryKind() throws {
+    /// A create of a type holding plain values is added, and a set of a plain value made, from the values as
+    /// stored (not through key-value coding): every kind arrives as it was, nil and an enum included, and an
+    /// observer sees the insertions. A type with a narrower integer takes the dynamic path, which checks its
+    /// range, and arrives too.
+    @Test func remoteCreatesAndSetsOfPlainValuesArriveWithEveryKind() throws {
         let dir = try TemporaryDirectory()
         func config(_ name: String) -> Realm.Configuration {
             var c = Realm.Configuration(fileURL: URL(fileURLWithPath: dir.child(name)), objectTypes: [SyncEveryPlain.self, SyncNarrowPlain.self])
@@ -319,6 +320,28 @@ import TestSupport
         #expect(!empty.flag && empty.name == "" && empty.when == nil && empty.uuid == nil && empty.note == nil)
         #expect(empty.color == .red && empty.amount == Decimal128(0))
         #expect(try b.pendingChanges().isEmpty)
+        // Sets of every kind, to values and to nil, arrive as set.
+        let uuid2 = UUID()
+        try a.write {
+            let full = try #require(a.object(ofType: SyncEveryPlain.self, forPrimaryKey: 1))
+            full.flag = false
+            full.ratio = -1
+            full.score = 2.5
+            full.name = "changed"
+            full.bytes = Data([9])
+            full.when = nil
+            full.uuid = uuid2
+            full.objectId = nil
+            full.amount = Decimal128(3)
+            full.color = .red
+            full.note = nil
+        }
+        let changed = try a.pendingChanges()
+        server.push(client: try #require(changed.first?.clientID), changed)
+        try b.applyServerChanges(server.pull(after: b.syncStatus?.serverVersion ?? 0))
+        #expect(!full.flag && full.ratio == -1 && full.score == 2.5 && full.name == "changed" && full.bytes == Data([9]))
+        #expect(full.when == nil && full.uuid == uuid2 && full.objectId == nil && full.amount == Decimal128(3) && full.color == .red)
+        #expect(full.note == nil)
         try a.write { a.add(SyncNarrowPlain(value: ["id": 3, "small": -7])) }
         let more = try a.pendingChanges()
         server.push(client: try #require(more.first?.clientID), more)
@@ -327,7 +350,7 @@ import TestSupport
     }
 }
 
-/// Every kind of plain value (`aRemoteCreateOfPlainValuesArrivesWithEveryKind`), and a narrower integer.
+/// Every kind of plain value (`remoteCreatesAndSetsOfPlainValuesArriveWithEveryKind`), and a narrower integer.
 final class SyncEveryPlain: Object {
     enum Hue: String, PersistableEnum { case red, blue }
     @Persisted(primaryKey: true) var id = 0
