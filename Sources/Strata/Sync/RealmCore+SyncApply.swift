@@ -363,27 +363,28 @@ extension RealmCore {
     /// of its property's type or the type is not one whose objects an add takes that way: the dictionary path
     /// converts those.
     private func addPlain(_ type: String, primaryKey: SyncValue, _ object: SyncObject) -> Bool {
-        guard let binding = boundType(named: type), let pkIndex = binding.info.primaryKeyIndex, let pk = WriteSyncStore.stored(primaryKey)
-        else { return false }
+        guard let binding = boundType(named: type), let pkIndex = binding.info.primaryKeyIndex else { return false }
         let info = binding.info
-        guard info.holdsValuesOnly, !info.schema.isEmbedded, info.schema.properties.count == info.propertyCount else { return false }
+        guard info.holdsValuesOnly, !info.schema.isEmbedded, let pk = Self.storedPlain(primaryKey, info.schema.properties[pkIndex]) else {
+            return false
+        }
         var values = [StoredValue?](repeating: nil, count: info.propertyCount)
         for (i, p) in info.schema.properties.enumerated() {
             if i == pkIndex {
                 values[i] = pk
                 continue
             }
-            // A narrower integer's range is checked by the dynamic path.
-            guard info.integerTypes[i] == nil else { return false }
-            if case .value(let v)? = object.fields[p.columnName] {
-                guard let stored = Self.storedPlain(v, p) else { return false }
-                values[i] = stored
-            } else {
-                // A property the state lacks (a client whose schema has no such property) keeps its default.
-                values[i] = info.defaults[i]
+            // A narrower integer's range is checked by the dynamic path; so is a property the state lacks (a
+            // client whose schema has no such property), which keeps what a new instance holds (a default made
+            // per object, as `UUID()`, or set by the model's `init()`).
+            guard info.integerTypes[i] == nil, case .value(let v)? = object.fields[p.columnName], let stored = Self.storedPlain(v, p) else {
+                return false
             }
+            values[i] = stored
         }
         let made = Object.make(info.objectClass)
+        // Values its `init()` set by name would take precedence over those recorded below.
+        guard made._unmanagedValues == nil else { return false }
         made._setValues = values
         add(made, update: .modified)
         return true

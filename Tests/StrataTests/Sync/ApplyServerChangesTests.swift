@@ -274,7 +274,7 @@ import TestSupport
     @Test func remoteCreatesAndSetsOfPlainValuesArriveWithEveryKind() throws {
         let dir = try TemporaryDirectory()
         func config(_ name: String) -> Realm.Configuration {
-            var c = Realm.Configuration(fileURL: URL(fileURLWithPath: dir.child(name)), objectTypes: [SyncEveryPlain.self, SyncNarrowPlain.self])
+            var c = Realm.Configuration(fileURL: URL(fileURLWithPath: dir.child(name)), objectTypes: [SyncEveryPlain.self, SyncNarrowPlain.self, SyncNamedPlain.self])
             c.capturesChanges = true
             return c
         }
@@ -347,6 +347,38 @@ import TestSupport
         server.push(client: try #require(more.first?.clientID), more)
         try b.applyServerChanges(server.pull(after: b.syncStatus?.serverVersion ?? 0))
         #expect(b.object(ofType: SyncNarrowPlain.self, forPrimaryKey: 3)?.small == -7)
+        // A String primary key, through the general add.
+        try a.write { a.add(SyncNamedPlain(value: ["name": "n", "size": 4])) }
+        let named = try a.pendingChanges()
+        server.push(client: try #require(named.first?.clientID), named)
+        try b.applyServerChanges(server.pull(after: b.syncStatus?.serverVersion ?? 0))
+        #expect(b.object(ofType: SyncNamedPlain.self, forPrimaryKey: "n")?.size == 4)
+    }
+
+    /// A create from a client whose schema lacks a property of a type holding plain values: the property gets
+    /// what a new instance holds, a default made per object included (not one value for every object).
+    @Test func aPlainCreateFromAnOlderSchemaGetsEachNewInstancesDefault() throws {
+        let dir = try TemporaryDirectory()
+        func config(_ name: String, _ type: Object.Type) -> Realm.Configuration {
+            var c = Realm.Configuration(fileURL: URL(fileURLWithPath: dir.child(name)), objectTypes: [type])
+            c.capturesChanges = true
+            return c
+        }
+        let a = try Realm(configuration: config("a.realm", SyncNamedPlain.self))
+        let b = try Realm(configuration: config("b.realm", SyncNamedPlainV2.self))
+        let server = OrderingServer()
+        try a.write {
+            a.add(SyncNamedPlain(value: ["name": "x", "size": 1]))
+            a.add(SyncNamedPlain(value: ["name": "y", "size": 2]))
+        }
+        let sets = try a.pendingChanges()
+        server.push(client: try #require(sets.first?.clientID), sets)
+        try b.applyServerChanges(server.pull(after: 0))
+        let x = try #require(b.object(ofType: SyncNamedPlainV2.self, forPrimaryKey: "x"))
+        let y = try #require(b.object(ofType: SyncNamedPlainV2.self, forPrimaryKey: "y"))
+        #expect(x.size == 1 && y.size == 2)
+        #expect(x.stamp != y.stamp)
+        #expect(x.label == "unnamed")
     }
 }
 
@@ -370,4 +402,19 @@ final class SyncEveryPlain: Object {
 final class SyncNarrowPlain: Object {
     @Persisted(primaryKey: true) var id = 0
     @Persisted var small: Int8 = 0
+}
+
+/// A type holding plain values with a String primary key.
+final class SyncNamedPlain: Object {
+    @Persisted(primaryKey: true) var name = ""
+    @Persisted var size = 0
+}
+
+/// `SyncNamedPlain` at a newer schema: a per-object default and a constant one.
+final class SyncNamedPlainV2: Object {
+    @Persisted(primaryKey: true) var name = ""
+    @Persisted var size = 0
+    @Persisted var stamp = UUID()
+    @Persisted var label = "unnamed"
+    override class func className() -> String { "SyncNamedPlain" }
 }
