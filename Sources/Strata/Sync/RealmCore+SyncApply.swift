@@ -278,9 +278,8 @@ extension RealmCore {
 
     /// Gives every object the store changed its end state, through the object layer, and its metadata.
     func writeOut(_ store: WriteSyncStore, _ w: WriteState) throws {
-        // Each changed object once, in reference order, as the positions of their entries (the entries stay
-        // where they are: copying one retains every string and dictionary it holds). References of one type
-        // with Int primary keys, the usual case, are ordered by the integers.
+        // Each changed object once, in reference order, as the positions of their entries. References of one
+        // type with Int primary keys, the usual case, are ordered by the integers (the same order as theirs).
         let entries = store.entries
         var changed = entries.indices.filter { entries[$0].state != entries[$0].original.state }
         let intKeys = changed.map { i -> Int64? in if case .int(let v) = entries[i].ref.primaryKey { v } else { nil } }
