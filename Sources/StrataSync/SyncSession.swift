@@ -293,9 +293,18 @@ public final class SyncSession: @unchecked Sendable {
             let version = realm.syncStatus?.serverVersion ?? 0
             return (realm.syncStatus?.clientID ?? 0, version, version > 0 ? try realm.syncSalt(of: version) : 0)
         }
-        let response: PullResponse = try await transport.send(
-            "pull", PullRequest(clientID: clientID, after: after, waitMilliseconds: wait, afterSalt: salt), wait: .milliseconds(wait))
+        let request = PullRequest(clientID: clientID, after: after, waitMilliseconds: wait, afterSalt: salt,
+                                  snapshotPage: sync.snapshotPage ?? SyncWire.defaultSnapshotPage)
+        var response: PullResponse = try await transport.send("pull", request, wait: .milliseconds(wait))
         connected()
+        // A snapshot's further pages (none wait: a snapshot is given at once).
+        response = try await SnapshotPages.complete(response, asking: request) { page in
+            var page = page
+            page.waitMilliseconds = 0
+            let answer: PullResponse = try await transport.send("pull", page)
+            connected()
+            return answer
+        }
         // Suspended meanwhile (a long poll waits up to 25 s): nothing arrives after `suspend()`, as RealmSwift's
         // session applies nothing once suspended. The answer is dropped; the next pull after `resume()` asks again.
         if state != .active { return (after, response.serverVersion) }

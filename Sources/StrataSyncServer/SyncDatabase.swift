@@ -248,8 +248,13 @@ public final class SyncDatabase: Sendable {
     /// `again`: the same pull repeated after it waited for a push (a long poll woken): its cursor was noted the
     /// first time, and is not again. (Its salt is checked again: a restore may have come during the wait, and the
     /// check must read the same snapshot as the changes it lets through.)
+    ///
+    /// `page`: a snapshot is given one page at a time (not a recovery's): the objects after `page.after` in
+    /// reference order changed after version `page.since`, at most `page.limit` of them, read at the newest
+    /// version (`WireSnapshot.next` says whether more follow).
     public func pull(partition: String, clientID: UInt64, after: UInt64, afterSalt: UInt64 = 0, limit: Int,
-                     recovery: Bool = false, recoveryClientID: UInt64 = 0, again: Bool = false) async throws -> PullResponse {
+                     recovery: Bool = false, recoveryClientID: UInt64 = 0, again: Bool = false,
+                     page: SnapshotPage? = nil) async throws -> PullResponse {
         let client64 = Int64(bitPattern: clientID)
         if recovery {
             // Recoveries take turns (Invariant 6).
@@ -304,23 +309,44 @@ public final class SyncDatabase: Sendable {
                     }
                 }
                 if version > 0 && (recovery || after == 0 || after < UInt64(compacted)) {
-                    let rows = try await c.query(
-                        "SELECT ref, state FROM strata_objects WHERE partition = \(partition) ORDER BY ref", logger: logger)
+                    let page = recovery ? nil : page
+                    // A page reads one row more than it holds: that row says another page follows. Rows are never
+                    // deleted (a deletion leaves a tombstone), so no object leaves the order pages walk.
+                    let query: PostgresQuery = if let page {
+                        """
+                        SELECT ref, state FROM strata_objects
+                        WHERE partition = \(partition) AND ref > \(Hex.encode(page.after ?? [])) AND version > \(Int64(clamping: page.since))
+                        ORDER BY ref LIMIT \(Int64(page.limit) + 1)
+                        """
+                    } else {
+                        "SELECT ref, state FROM strata_objects WHERE partition = \(partition) ORDER BY ref"
+                    }
                     var objects: [WireSnapshot.Object] = []
-                    for try await (key, state) in rows.decode((String, ByteBuffer).self) {
+                    for try await (key, state) in try await c.query(query, logger: logger).decode((String, ByteBuffer).self) {
                         guard let ref = Hex.decode(key) else { throw WireServerError.corrupt("object key \(key.prefix(40)) is not hex") }
                         objects.append(WireSnapshot.Object(reference: Data(ref), state: Data(state.readableBytesView)))
                     }
-                    var recent: [WireSnapshot.Version] = []
-                    for try await (v, s, client, sequence) in try await c.query("""
-                        SELECT version, salt, client_id, sequence FROM strata_changes
-                        WHERE partition = \(partition) AND version > \(version - Int64(SyncWire.snapshotRecentVersions)) AND version <= \(version)
-                        ORDER BY version
-                        """, logger: logger).decode((Int64, Int64, Int64, Int64).self) {
-                        recent.append(WireSnapshot.Version(version: UInt64(v), salt: UInt64(bitPattern: s),
-                                                           clientID: UInt64(bitPattern: client), sequence: UInt64(sequence)))
+                    var next: Data?
+                    if let page, objects.count > page.limit {
+                        objects.removeLast(objects.count - page.limit)
+                        next = objects.last?.reference
                     }
-                    response.snapshot = WireSnapshot(version: UInt64(version), salt: UInt64(bitPattern: salt), objects: objects, recent: recent)
+                    // The versions before the snapshot's, with its last page.
+                    var recent: [WireSnapshot.Version]?
+                    if next == nil {
+                        var versions: [WireSnapshot.Version] = []
+                        for try await (v, s, client, sequence) in try await c.query("""
+                            SELECT version, salt, client_id, sequence FROM strata_changes
+                            WHERE partition = \(partition) AND version > \(version - Int64(SyncWire.snapshotRecentVersions)) AND version <= \(version)
+                            ORDER BY version
+                            """, logger: logger).decode((Int64, Int64, Int64, Int64).self) {
+                            versions.append(WireSnapshot.Version(version: UInt64(v), salt: UInt64(bitPattern: s),
+                                                                 clientID: UInt64(bitPattern: client), sequence: UInt64(sequence)))
+                        }
+                        recent = versions
+                    }
+                    response.snapshot = WireSnapshot(
+                        version: UInt64(version), salt: UInt64(bitPattern: salt), objects: objects, recent: recent, next: next)
                 }
                 if response.snapshot == nil || recovery {
                     let from = max(Int64(clamping: after), recovery ? compacted : 0)
@@ -410,5 +436,21 @@ public final class SyncDatabase: Sendable {
         var out: T?
         for try await v in rows.decode(T.self) { out = v }
         return out
+    }
+}
+
+/// Which page of a snapshot a pull asks for (`PullRequest.snapshotPage`, `snapshotAfter`, `snapshotSince`).
+public struct SnapshotPage: Sendable {
+    /// The most objects the page holds.
+    public var limit: Int
+    /// The page begins after this reference (its binary form); nil: at the first.
+    public var after: [UInt8]?
+    /// Only objects changed after this version (0: all).
+    public var since: UInt64
+
+    public init(limit: Int, after: [UInt8]? = nil, since: UInt64 = 0) {
+        self.limit = limit
+        self.after = after
+        self.since = since
     }
 }

@@ -17,16 +17,19 @@ public struct SyncServerConfiguration: Sendable {
     public var pullLimit: Int
     /// The longest a long poll waits.
     public var maxWait: Duration
+    /// The most objects a page of a snapshot holds (a client asking for more gets this many).
+    public var snapshotPageLimit: Int
 
     public init(host: String = "127.0.0.1", port: Int = 8080, postgres: PostgresConnection.Configuration,
                 maxRequestBytes: Int = SyncWire.defaultMaxRequestBytes, pullLimit: Int = SyncWire.defaultPullLimit,
-                maxWait: Duration = .seconds(30)) {
+                maxWait: Duration = .seconds(30), snapshotPageLimit: Int = SyncWire.defaultSnapshotPage) {
         self.host = host
         self.port = port
         self.postgres = postgres
         self.maxRequestBytes = maxRequestBytes
         self.pullLimit = pullLimit
         self.maxWait = maxWait
+        self.snapshotPageLimit = snapshotPageLimit
     }
 }
 
@@ -113,15 +116,26 @@ struct Routes: Sendable {
         if recovery && (pull.recoveryClientID ?? 0) == 0 {
             throw WireError(.malformed, "a recovery's pull names the client id of its change sets (recoveryClientID)")
         }
+        var page: SnapshotPage?
+        if let size = pull.snapshotPage {
+            guard size > 0 else { throw WireError(.malformed, "a pull's snapshotPage must be at least 1 (it was \(size))") }
+            if let after = pull.snapshotAfter, after.count > SyncWire.maxSnapshotCursor {
+                throw WireError(.malformed, "a pull's snapshotAfter is \(after.count) bytes; a reference is at most \(SyncWire.maxSnapshotCursor)")
+            }
+            page = SnapshotPage(limit: min(size, configuration.snapshotPageLimit), after: pull.snapshotAfter.map(Array.init), since: pull.snapshotSince ?? 0)
+        } else if pull.snapshotAfter != nil || pull.snapshotSince != nil {
+            throw WireError(.malformed, "a pull's snapshotAfter and snapshotSince go with snapshotPage")
+        }
         let ticket = pull.waitMilliseconds > 0 && !recovery ? await waiters.register(partition) : nil
         var response = try await database.pull(
             partition: partition, clientID: pull.clientID, after: pull.after, afterSalt: pull.afterSalt ?? 0, limit: limit, recovery: recovery,
-            recoveryClientID: pull.recoveryClientID ?? 0)
+            recoveryClientID: pull.recoveryClientID ?? 0, page: page)
         if let ticket {
             if response.changes.isEmpty && response.snapshot == nil && response.diverged != true {
                 await waiters.wait(ticket, timeout: min(.milliseconds(pull.waitMilliseconds), configuration.maxWait))
                 response = try await database.pull(
-                    partition: partition, clientID: pull.clientID, after: pull.after, afterSalt: pull.afterSalt ?? 0, limit: limit, again: true)
+                    partition: partition, clientID: pull.clientID, after: pull.after, afterSalt: pull.afterSalt ?? 0, limit: limit, again: true,
+                    page: page)
             } else {
                 await waiters.cancel(ticket)
             }

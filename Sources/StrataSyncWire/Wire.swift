@@ -30,6 +30,11 @@ public enum SyncWire {
     public static let maxSaltProbes = 4096
     /// How many versions before a snapshot's it names (`WireSnapshot.recent`).
     public static let snapshotRecentVersions = 1024
+    /// The most objects one page of a snapshot holds, by default (`PullRequest.snapshotPage`; a server may give
+    /// fewer).
+    public static let defaultSnapshotPage = 10_000
+    /// The longest reference a snapshot page continues after (`PullRequest.snapshotAfter`), in bytes.
+    public static let maxSnapshotCursor = 4096
     /// Partition names: 1-128 letters, digits, `-`, `_` and `.` (they appear in paths and tokens).
     public static func isValidPartition(_ name: String) -> Bool {
         !name.isEmpty && name.utf8.count <= 128 && name.utf8.allSatisfy { b in
@@ -131,9 +136,16 @@ public struct PullRequest: Sendable, Codable {
     /// With `recovery`: the client id the recovery's change sets will have. The partition is this recovery's
     /// until its first change set arrives (or 30 s pass): recoveries take turns, each one seeing the last.
     public var recoveryClientID: UInt64?
+    /// A snapshot in pages of at most this many objects, each page read at the version it was asked at
+    /// (`WireSnapshot.next`); nil: the whole snapshot in one answer. A recovery's snapshot is always whole.
+    public var snapshotPage: Int?
+    /// The page after this reference (the `next` of the page before); nil: the first page.
+    public var snapshotAfter: Data?
+    /// Only the objects changed after this version (a page of a catch-up round: `SnapshotPages`); nil: all.
+    public var snapshotSince: UInt64?
 
     public init(clientID: UInt64, after: UInt64, limit: Int = SyncWire.defaultPullLimit, waitMilliseconds: Int = 0,
-                afterSalt: UInt64? = nil, recovery: Bool? = nil, recoveryClientID: UInt64? = nil) {
+                afterSalt: UInt64? = nil, recovery: Bool? = nil, recoveryClientID: UInt64? = nil, snapshotPage: Int? = nil) {
         protocolVersion = SyncWire.protocolVersion
         self.clientID = clientID
         self.after = after
@@ -142,6 +154,7 @@ public struct PullRequest: Sendable, Codable {
         self.afterSalt = afterSalt
         self.recovery = recovery
         self.recoveryClientID = recoveryClientID
+        self.snapshotPage = snapshotPage
     }
 }
 
@@ -248,16 +261,22 @@ public struct WireSnapshot: Sendable, Codable {
     public var version: UInt64
     /// The salt of `version`.
     public var salt: UInt64
+    /// In reference order (of the server's database).
     public var objects: [Object]
     /// The last versions through `version` (at most `SyncWire.snapshotRecentVersions`), so that a client that
-    /// starts here can find where a server restored from a backup parted from what it saw.
+    /// starts here can find where a server restored from a backup parted from what it saw. Given with a
+    /// snapshot's last page only.
     public var recent: [Version]?
+    /// A page of a paged snapshot with more pages after it: the reference to ask for the next page after
+    /// (`PullRequest.snapshotAfter`). Nil: the last page (or a whole snapshot).
+    public var next: Data?
 
-    public init(version: UInt64, salt: UInt64, objects: [Object], recent: [Version]? = nil) {
+    public init(version: UInt64, salt: UInt64, objects: [Object], recent: [Version]? = nil, next: Data? = nil) {
         self.version = version
         self.salt = salt
         self.objects = objects
         self.recent = recent
+        self.next = next
     }
 
     /// The snapshot for `applyServerSnapshot`, every object's bytes checked.

@@ -14,6 +14,9 @@ public struct SyncConfiguration: Sendable {
     /// Told of each error the session meets (the session goes on retrying, except after `forbidden` and
     /// `malformed`, which stop it: `SyncSession.state` becomes `.invalid`).
     public var errorHandler: (@Sendable (any Error) -> Void)?
+    /// The most objects one answer of a snapshot holds (a new file's first download comes in pages); nil: the
+    /// protocol's default. The server may give fewer.
+    package var snapshotPage: Int?
 
     public init(serverURL: URL, partition: String, token: @escaping @Sendable () async throws -> String,
                 errorHandler: (@Sendable (any Error) -> Void)? = nil) {

@@ -1,0 +1,54 @@
+import Foundation
+import StrataSyncWire
+
+// Invariant: after each round of pages, every object's bytes here are its state at the version of the page
+// (of that round) whose reference range holds it, and an object absent here had no row then.
+// - The first round reads every object. A later round reads, in each page, only the objects changed after the
+//   version of the previous round's first page (S): an object it leaves out did not change between S and its
+//   page's version, and its bytes came from a page of the previous round, read at a version between the two,
+//   so they are its state at this page's version too. Rows are never deleted (a deletion leaves a tombstone).
+// - So a round of one page is the state at that page's version: a consistent snapshot, from a server that keeps
+//   no state between requests.
+
+/// A snapshot that a server gives in pages, each read at the version it was asked at, made consistent by rounds
+/// of catch-up pages.
+package enum SnapshotPages {
+    /// `first`, the answer to `request` (which asked for pages), with its snapshot completed: the next pages, then
+    /// rounds of the objects changed meanwhile, until a round fits one page. The answer of that last page is
+    /// returned with every object (in reference order, bytewise). An answer without a snapshot, or one that says
+    /// `diverged`, ends the walk and is returned as it came (the caller starts over).
+    package static func complete(
+        _ first: PullResponse, asking request: PullRequest, send: (PullRequest) async throws -> PullResponse
+    ) async throws -> PullResponse {
+        guard let firstPage = first.snapshot, firstPage.next != nil else { return first }
+        var objects: [Data: Data] = [:]
+        var response = first
+        var page = firstPage
+        var request = request
+        var roundStart = page.version
+        var pagesInRound = 1
+        while true {
+            for o in page.objects { objects[o.reference] = o.state }
+            if let next = page.next {
+                request.snapshotAfter = next
+                pagesInRound += 1
+            } else if pagesInRound == 1 {
+                break
+            } else {
+                // A round of several pages: their versions differ. The next round reads what changed since the
+                // first of them.
+                request.snapshotAfter = nil
+                request.snapshotSince = roundStart
+                pagesInRound = 1
+            }
+            response = try await send(request)
+            guard let got = response.snapshot, response.diverged != true else { return response }
+            if request.snapshotAfter == nil { roundStart = got.version }
+            page = got
+        }
+        page.objects = objects.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map { WireSnapshot.Object(reference: $0.key, state: $0.value) }
+        page.next = nil
+        response.snapshot = page
+        return response
+    }
+}
