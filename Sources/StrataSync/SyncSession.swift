@@ -65,6 +65,7 @@ public final class SyncSession: @unchecked Sendable {
     /// Uploads and recoveries take turns: a push of the outbox as it was before a recovery would send again,
     /// under the old client id, change sets the recovery renumbers.
     private let uploadGate = AsyncGate()
+    private let snapshotGate = AsyncGate()
     /// Progress notifications and their figures (`SyncProgress.swift`).
     let progress = ProgressTracker()
 
@@ -297,13 +298,21 @@ public final class SyncSession: @unchecked Sendable {
                                   snapshotPage: sync.snapshotPage ?? SyncWire.defaultSnapshotPage)
         var response: PullResponse = try await transport.send("pull", request, wait: .milliseconds(wait))
         connected()
-        // A snapshot's further pages (none wait: a snapshot is given at once).
-        response = try await SnapshotPages.complete(response, asking: request) { page in
-            var page = page
-            page.waitMilliseconds = 0
-            let answer: PullResponse = try await transport.send("pull", page)
-            connected()
-            return answer
+        // A snapshot's further pages (none wait: a snapshot is given at once), walked by one download at a time:
+        // the loop's and a `wait(for: .download)` both ask at first, and the second finds the file started.
+        if response.snapshot?.next != nil {
+            let walked = try await snapshotGate.run { () async throws -> PullResponse? in
+                guard try onQueue({ realm in realm.syncStatus?.serverVersion ?? 0 }) == after else { return nil }
+                return try await SnapshotPages.complete(response, asking: request) { page in
+                    var page = page
+                    page.waitMilliseconds = 0
+                    let answer: PullResponse = try await transport.send("pull", page)
+                    connected()
+                    return answer
+                }
+            }
+            guard let walked else { return (try onQueue { realm in realm.syncStatus?.serverVersion ?? 0 }, response.serverVersion) }
+            response = walked
         }
         // Suspended meanwhile (a long poll waits up to 25 s): nothing arrives after `suspend()`, as RealmSwift's
         // session applies nothing once suspended. The answer is dropped; the next pull after `resume()` asks again.

@@ -41,7 +41,7 @@ final class SyncTransport: @unchecked Sendable {
         request.httpBody = try SyncWire.encoder.encode(body)
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.setValue("Bearer \(try await currentToken())", forHTTPHeaderField: "Authorization")
-        let (data, response) = try await session.data(for: request)
+        let (data, response) = try await Self.perform(request, in: session)
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         guard status == 200 else {
             let refusal = (try? JSONDecoder().decode(WireError.self, from: data))
@@ -50,6 +50,31 @@ final class SyncTransport: @unchecked Sendable {
             throw refusal
         }
         return try SyncWire.decode(Answer.self, from: data)
+    }
+
+    /// The request's answer. Cancelling the calling task cancels the request, from another thread: the
+    /// cancellation handler runs holding the task's lock, FoundationNetworking's `cancel()` waits for its session's
+    /// queue, and a transfer finishing on that queue resumes the task, which needs the lock. Linux's
+    /// `URLSession.data(for:)` cancels in place, and deadlocked so (seen when a session stopped while a page of a
+    /// snapshot arrived).
+    static func perform(_ request: URLRequest, in session: URLSession) async throws -> (Data, URLResponse) {
+        let handle = RequestHandle()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (answer: CheckedContinuation<(Data, URLResponse), any Error>) in
+                let task = session.dataTask(with: request) { data, response, error in
+                    if let error {
+                        answer.resume(throwing: error)
+                    } else if let response {
+                        answer.resume(returning: (data ?? Data(), response))
+                    } else {
+                        answer.resume(throwing: URLError(.badServerResponse))
+                    }
+                }
+                handle.start(task)
+            }
+        } onCancel: {
+            DispatchQueue.global().async { handle.cancel() }
+        }
     }
 
     private func currentToken() async throws -> String {
@@ -61,5 +86,30 @@ final class SyncTransport: @unchecked Sendable {
 
     private func forgetToken() {
         token.withLock { cachedToken = nil }
+    }
+}
+
+/// A request's task, and whether it was cancelled (perhaps before it started).
+private final class RequestHandle: @unchecked Sendable {
+    private let lock = NSLock()
+    private var task: URLSessionDataTask?
+    private var cancelled = false
+
+    /// Starts `task`, or cancels it when the request was cancelled already.
+    func start(_ task: URLSessionDataTask) {
+        let cancelled = lock.withLock {
+            self.task = task
+            return self.cancelled
+        }
+        task.resume()
+        if cancelled { task.cancel() }
+    }
+
+    func cancel() {
+        let task = lock.withLock {
+            cancelled = true
+            return self.task
+        }
+        task?.cancel()
     }
 }

@@ -70,6 +70,7 @@ struct Routes: Sendable {
     let logger: Logger
 
     func add(to router: Router<BasicRequestContext>) {
+        router.add(middleware: ConnectionCloseEcho())
         router.get("/v1/health") { _, _ in "ok" }
         router.post("/v1/partitions/:partition/push") { request, context in
             await respond { try await push(request, context) }
@@ -196,5 +197,19 @@ struct Routes: Sendable {
         }
         return Response(status: .init(code: status), headers: [.contentType: "application/json"],
                         body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}
+
+/// Says `Connection: close` in the answer to a request that said it. The server closes such a connection after
+/// its answer either way; a client that is not told (libcurl, under Linux's URLSession) may keep the connection for
+/// its next request and, finding it closed, send that request again without its body, which then waits for its
+/// timeout. The sync session asks for a connection per request on Linux.
+struct ConnectionCloseEcho: RouterMiddleware {
+    typealias Context = BasicRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response = try await next(request, context)
+        if request.headers[.connection]?.lowercased() == "close" { response.headers[.connection] = "close" }
+        return response
     }
 }
