@@ -15,20 +15,30 @@ import StrataSyncWire
 package enum SnapshotPages {
     /// `first`, the answer to `request` (which asked for pages), with its snapshot completed: the next pages, then
     /// rounds of the objects changed meanwhile, until a round fits one page. The answer of that last page is
-    /// returned with every object (in reference order, bytewise). An answer without a snapshot, or one that says
-    /// `diverged`, ends the walk and is returned as it came (the caller starts over).
+    /// returned with every object, in the order they first came (the server's, then those created meanwhile). An
+    /// answer without a snapshot, or one that says `diverged`, ends the walk and is returned as it came (the
+    /// caller starts over).
     package static func complete(
         _ first: PullResponse, asking request: PullRequest, send: (PullRequest) async throws -> PullResponse
     ) async throws -> PullResponse {
         guard let firstPage = first.snapshot, firstPage.next != nil else { return first }
-        var objects: [Data: Data] = [:]
+        // The objects in the order they first came (the first round's is the server's), and where each is.
+        var objects: [WireSnapshot.Object] = []
+        var position: [Data: Int] = [:]
         var response = first
         var page = firstPage
         var request = request
         var roundStart = page.version
         var pagesInRound = 1
         while true {
-            for o in page.objects { objects[o.reference] = o.state }
+            for o in page.objects {
+                if let i = position[o.reference] {
+                    objects[i].state = o.state
+                } else {
+                    position[o.reference] = objects.count
+                    objects.append(o)
+                }
+            }
             if let next = page.next {
                 request.snapshotAfter = next
                 pagesInRound += 1
@@ -46,7 +56,7 @@ package enum SnapshotPages {
             if request.snapshotAfter == nil { roundStart = got.version }
             page = got
         }
-        page.objects = objects.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map { WireSnapshot.Object(reference: $0.key, state: $0.value) }
+        page.objects = objects
         page.next = nil
         response.snapshot = page
         return response

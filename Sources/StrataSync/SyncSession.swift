@@ -296,24 +296,29 @@ public final class SyncSession: @unchecked Sendable {
         }
         let request = PullRequest(clientID: clientID, after: after, waitMilliseconds: wait, afterSalt: salt,
                                   snapshotPage: sync.snapshotPage ?? SyncWire.defaultSnapshotPage)
-        var response: PullResponse = try await transport.send("pull", request, wait: .milliseconds(wait))
+        let response: PullResponse = try await transport.send("pull", request, wait: .milliseconds(wait))
         connected()
-        // A snapshot's further pages (none wait: a snapshot is given at once), walked by one download at a time:
-        // the loop's and a `wait(for: .download)` both ask at first, and the second finds the file started.
-        if response.snapshot?.next != nil {
-            let walked = try await snapshotGate.run { () async throws -> PullResponse? in
-                guard try onQueue({ realm in realm.syncStatus?.serverVersion ?? 0 }) == after else { return nil }
-                return try await SnapshotPages.complete(response, asking: request) { page in
-                    var page = page
-                    page.waitMilliseconds = 0
-                    let answer: PullResponse = try await transport.send("pull", page)
-                    connected()
-                    return answer
-                }
+        guard response.snapshot?.next != nil else { return try apply(response, clientID: clientID, after: after) }
+        // A snapshot's further pages (none wait: a snapshot is given at once), walked and applied by one download
+        // at a time: the loop's and a `wait(for: .download)` both ask at first, and the second finds the file
+        // started.
+        return try await snapshotGate.run {
+            let now = try onQueue { realm in realm.syncStatus?.serverVersion ?? 0 }
+            guard now == after else { return (now, response.serverVersion) }
+            let walked = try await SnapshotPages.complete(response, asking: request) { page in
+                var page = page
+                page.waitMilliseconds = 0
+                let answer: PullResponse = try await transport.send("pull", page)
+                connected()
+                return answer
             }
-            guard let walked else { return (try onQueue { realm in realm.syncStatus?.serverVersion ?? 0 }, response.serverVersion) }
-            response = walked
+            return try apply(walked, clientID: clientID, after: after)
         }
+    }
+
+    /// Applies the answer to a pull after version `after` asked as `clientID`; returns the version applied here and
+    /// the server's newest.
+    private func apply(_ response: PullResponse, clientID: UInt64, after: UInt64) throws -> (applied: UInt64, server: UInt64) {
         // Suspended meanwhile (a long poll waits up to 25 s): nothing arrives after `suspend()`, as RealmSwift's
         // session applies nothing once suspended. The answer is dropped; the next pull after `resume()` asks again.
         if state != .active { return (after, response.serverVersion) }
