@@ -310,6 +310,18 @@ public final class SyncDatabase: Sendable {
                 }
                 if version > 0 && (recovery || after == 0 || after < UInt64(compacted)) {
                     let page = recovery ? nil : page
+                    // The pages before this one were read from a history this database still has: a restore from
+                    // a backup since then would leave them holding states it lost (Invariant 5).
+                    if let seen = page?.seen {
+                        let held = seen.version > UInt64(version) ? nil : try await Self.single(Int64.self, c.query(
+                            "SELECT salt FROM strata_changes WHERE partition = \(partition) AND version = \(Int64(clamping: seen.version))",
+                            logger: logger))
+                        if held.map({ UInt64(bitPattern: $0) }) != seen.salt {
+                            response.diverged = true
+                            try await c.query("COMMIT", logger: logger)
+                            return response
+                        }
+                    }
                     // A page reads one row more than it holds: that row says another page follows. Rows are never
                     // deleted (a deletion leaves a tombstone), so no object leaves the order pages walk.
                     let query: PostgresQuery = if let page {
@@ -447,10 +459,14 @@ public struct SnapshotPage: Sendable {
     public var after: [UInt8]?
     /// Only objects changed after this version (0: all).
     public var since: UInt64
+    /// The newest version an earlier page was read at, and its salt: the page is given only while the partition
+    /// still has them (otherwise the answer says `diverged`).
+    public var seen: (version: UInt64, salt: UInt64)?
 
-    public init(limit: Int, after: [UInt8]? = nil, since: UInt64 = 0) {
+    public init(limit: Int, after: [UInt8]? = nil, since: UInt64 = 0, seen: (version: UInt64, salt: UInt64)? = nil) {
         self.limit = limit
         self.after = after
         self.since = since
+        self.seen = seen
     }
 }

@@ -123,9 +123,10 @@ struct Routes: Sendable {
             if let after = pull.snapshotAfter, after.count > SyncWire.maxSnapshotCursor {
                 throw WireError(.malformed, "a pull's snapshotAfter is \(after.count) bytes; a reference is at most \(SyncWire.maxSnapshotCursor)")
             }
-            page = SnapshotPage(limit: min(size, configuration.snapshotPageLimit), after: pull.snapshotAfter.map(Array.init), since: pull.snapshotSince ?? 0)
-        } else if pull.snapshotAfter != nil || pull.snapshotSince != nil {
-            throw WireError(.malformed, "a pull's snapshotAfter and snapshotSince go with snapshotPage")
+            page = SnapshotPage(limit: min(size, configuration.snapshotPageLimit), after: pull.snapshotAfter.map(Array.init), since: pull.snapshotSince ?? 0,
+                                seen: pull.snapshotSeen.map { ($0, pull.snapshotSeenSalt ?? 0) })
+        } else if pull.snapshotAfter != nil || pull.snapshotSince != nil || pull.snapshotSeen != nil {
+            throw WireError(.malformed, "a pull's snapshotAfter, snapshotSince and snapshotSeen go with snapshotPage")
         }
         let ticket = pull.waitMilliseconds > 0 && !recovery ? await waiters.register(partition) : nil
         var response = try await database.pull(

@@ -143,6 +143,11 @@ public struct PullRequest: Sendable, Codable {
     public var snapshotAfter: Data?
     /// Only the objects changed after this version (a page of a catch-up round: `SnapshotPages`); nil: all.
     public var snapshotSince: UInt64?
+    /// The newest version an earlier page of the same snapshot was read at, and its salt: a server that no
+    /// longer has that version with that salt (restored from a backup meanwhile) answers `diverged`, and the
+    /// client starts the snapshot over.
+    public var snapshotSeen: UInt64?
+    public var snapshotSeenSalt: UInt64?
 
     public init(clientID: UInt64, after: UInt64, limit: Int = SyncWire.defaultPullLimit, waitMilliseconds: Int = 0,
                 afterSalt: UInt64? = nil, recovery: Bool? = nil, recoveryClientID: UInt64? = nil, snapshotPage: Int? = nil) {

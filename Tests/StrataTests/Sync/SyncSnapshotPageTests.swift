@@ -70,6 +70,17 @@ import TestSupport
         #expect(pagedObjects.count == 22)  // 20 + 2 created; the deleted one is a tombstone
         #expect(pagedObjects == referenceObjects)
 
+        // A page naming a version the server has with another salt (as after a restore from a backup) says
+        // `diverged`; with the right salt, it is given.
+        var late = PullRequest(clientID: 0, after: 0, snapshotPage: 3)
+        late.snapshotAfter = paged.objects.first?.reference
+        (late.snapshotSeen, late.snapshotSeenSalt) = (paged.version, paged.salt ^ 1)
+        let refused: PullResponse = try await setup.exchange("pull", token: token, late)
+        #expect(refused.diverged == true && refused.snapshot == nil)
+        late.snapshotSeenSalt = paged.salt
+        let given: PullResponse = try await setup.exchange("pull", token: token, late)
+        #expect(given.diverged != true && given.snapshot?.objects.count == 3)
+
         // A page of no objects, and a cursor without pages, are refused and change nothing.
         var empty = PullRequest(clientID: 0, after: 0, snapshotPage: 0)
         let (status, refusal) = try await setup.post("v1/partitions/team/pull", body: try SyncWire.encoder.encode(empty), token: token)
@@ -79,6 +90,40 @@ import TestSupport
         let (status2, refusal2) = try await setup.post("v1/partitions/team/pull", body: try SyncWire.encoder.encode(empty), token: token)
         #expect(status2 == 400 && refusal2?.code == .malformed && refusal2?.message.contains("snapshotSince") == true)
         }
+    }
+
+    /// A walk whose server says `diverged` at a later page (restored from a backup since the pages before)
+    /// starts over, and each page names the newest version read before it.
+    @Test func aWalkStartsOverWhenTheServerLostWhatItsPagesWereReadFrom() async throws {
+        func object(_ name: String, _ state: UInt8) -> WireSnapshot.Object {
+            WireSnapshot.Object(reference: Data(name.utf8), state: Data([state]))
+        }
+        func answer(_ snapshot: WireSnapshot?, diverged: Bool? = nil) -> PullResponse {
+            PullResponse(changes: [], serverVersion: snapshot?.version ?? 9, lastSequence: 0, snapshot: snapshot, diverged: diverged)
+        }
+        let request = PullRequest(clientID: 0, after: 0, waitMilliseconds: 25_000, snapshotPage: 1)
+        let first = answer(WireSnapshot(version: 5, salt: 55, objects: [object("a", 1)], next: Data("a".utf8)))
+        var asked: [PullRequest] = []
+        let done = try await SnapshotPages.complete(first, asking: request) { next in
+            asked.append(next)
+            switch asked.count {
+            case 1: return answer(nil, diverged: true)  // the page after "a": its server was restored
+            case 2: return answer(WireSnapshot(version: 3, salt: 33, objects: [object("a", 2)], next: Data("a".utf8)))
+            case 3: return answer(WireSnapshot(version: 4, salt: 44, objects: [object("b", 3)]))
+            case 4: return answer(WireSnapshot(version: 4, salt: 44, objects: [object("b", 4)]))  // the catch-up round
+            default: throw CancellationError()
+            }
+        }
+        #expect(asked.count == 4)
+        #expect(asked[0].snapshotAfter == Data("a".utf8) && asked[0].snapshotSeen == 5 && asked[0].snapshotSeenSalt == 55)
+        // Started over: no cursor, nothing seen, no long poll.
+        #expect(asked[1].snapshotAfter == nil && asked[1].snapshotSeen == nil && asked[1].snapshotSince == nil && asked[1].waitMilliseconds == 0)
+        #expect(asked[2].snapshotSeen == 3 && asked[2].snapshotSeenSalt == 33)
+        #expect(asked[3].snapshotSince == 3 && asked[3].snapshotAfter == nil && asked[3].snapshotSeen == 4 && asked[3].snapshotSeenSalt == 44)
+        let snapshot = try #require(done.snapshot)
+        #expect(snapshot.version == 4 && snapshot.salt == 44 && snapshot.next == nil)
+        #expect(snapshot.objects.map(\.reference) == [Data("a".utf8), Data("b".utf8)])
+        #expect(snapshot.objects.map(\.state) == [Data([2]), Data([4])])
     }
 
     /// A new client's session downloads a partition in pages of four objects and holds what the writer holds.
