@@ -210,7 +210,8 @@ struct ConnectionCloseEcho: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var response = try await next(request, context)
-        if request.headers[.connection]?.lowercased() == "close" { response.headers[.connection] = "close" }
+        let asked = request.headers[.connection]?.lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } ?? []
+        if asked.contains("close") { response.headers[.connection] = "close" }
         return response
     }
 }
