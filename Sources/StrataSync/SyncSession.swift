@@ -89,6 +89,8 @@ public final class SyncSession: @unchecked Sendable {
         var pendingWake = false
         /// Passes of the upload loop that found nothing to send (each reads the outbox).
         var idleUploadPasses = 0
+        /// Pages of snapshots asked for after the first (for tests).
+        var snapshotPages = 0
         var resumers: [CheckedContinuation<Void, Never>] = []
         var tasks: [Task<Void, Never>] = []
     }
@@ -107,6 +109,8 @@ public final class SyncSession: @unchecked Sendable {
     /// Passes of the upload loop that found nothing to send: an idle session makes one per commit and one per
     /// 5 s (for the tests).
     package var idleUploadPasses: Int { status.withLock { $0.idleUploadPasses } }
+    /// How many pages of snapshots this session asked for after their first.
+    package var snapshotPagesAsked: Int { status.withLock { $0.snapshotPages } }
     public var connectionState: ConnectionState { status.withLock { $0.connection } }
 
     /// Stops uploading and downloading until `resume()`.
@@ -308,6 +312,7 @@ public final class SyncSession: @unchecked Sendable {
             let walked = try await SnapshotPages.complete(response, asking: request) { page in
                 var page = page
                 page.waitMilliseconds = 0
+                status.withLock { $0.snapshotPages += 1 }
                 let answer: PullResponse = try await transport.send("pull", page)
                 connected()
                 return answer

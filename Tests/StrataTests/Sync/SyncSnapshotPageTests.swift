@@ -142,6 +142,9 @@ import TestSupport
         var reader = setup.config("reader.realm", token: token)
         reader.syncConfiguration?.snapshotPage = 4
         try await setup.session(reader).wait(for: .download)
+        // 25 objects in pages of four: six pages after the first, then a catch-up round of one page. Walked once,
+        // though the download loop and the wait both asked for it.
+        #expect(try setup.session(reader).snapshotPagesAsked == 7)
         let items = try Realm(configuration: reader).objects(SyncItem.self).sorted(byKeyPath: "id")
         #expect(items.count == 25)
         #expect(items.map(\.title) == (0..<25).map { "title \($0)" }.sorted())
