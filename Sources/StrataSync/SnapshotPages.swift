@@ -50,6 +50,7 @@ package enum SnapshotPages {
         var position: [Data: Int] = [:]
         var response = first
         var request = request
+        request.waitMilliseconds = 0  // a snapshot is given at once
         var roundStart = page.version
         var pagesInRound = 1
         while true {

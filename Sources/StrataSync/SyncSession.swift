@@ -89,7 +89,7 @@ public final class SyncSession: @unchecked Sendable {
         var pendingWake = false
         /// Passes of the upload loop that found nothing to send (each reads the outbox).
         var idleUploadPasses = 0
-        /// Pages of snapshots asked for after the first (for tests).
+        /// Requests a walk of a paged snapshot made after its first answer (for tests).
         var snapshotPages = 0
         var resumers: [CheckedContinuation<Void, Never>] = []
         var tasks: [Task<Void, Never>] = []
@@ -109,7 +109,8 @@ public final class SyncSession: @unchecked Sendable {
     /// Passes of the upload loop that found nothing to send: an idle session makes one per commit and one per
     /// 5 s (for the tests).
     package var idleUploadPasses: Int { status.withLock { $0.idleUploadPasses } }
-    /// How many pages of snapshots this session asked for after their first.
+    /// How many requests this session's walks of paged snapshots made after their first answers (a walk that
+    /// starts over counts its new first answer too).
     package var snapshotPagesAsked: Int { status.withLock { $0.snapshotPages } }
     public var connectionState: ConnectionState { status.withLock { $0.connection } }
 
@@ -303,15 +304,12 @@ public final class SyncSession: @unchecked Sendable {
         let response: PullResponse = try await transport.send("pull", request, wait: .milliseconds(wait))
         connected()
         guard response.snapshot?.next != nil else { return try apply(response, clientID: clientID, after: after) }
-        // A snapshot's further pages (none wait: a snapshot is given at once), walked and applied by one download
-        // at a time: the loop's and a `wait(for: .download)` both ask at first, and the second finds the file
+        // A snapshot's further pages, walked and applied by one download at a time: the loop's and a `wait(for: .download)` both ask at first, and the second finds the file
         // started.
         return try await snapshotGate.run {
             let now = try onQueue { realm in realm.syncStatus?.serverVersion ?? 0 }
             guard now == after else { return (now, response.serverVersion) }
             let walked = try await SnapshotPages.complete(response, asking: request) { page in
-                var page = page
-                page.waitMilliseconds = 0
                 status.withLock { $0.snapshotPages += 1 }
                 let answer: PullResponse = try await transport.send("pull", page)
                 connected()

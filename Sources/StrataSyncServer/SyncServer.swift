@@ -123,6 +123,9 @@ struct Routes: Sendable {
             if let after = pull.snapshotAfter, after.count > SyncWire.maxSnapshotCursor {
                 throw WireError(.malformed, "a pull's snapshotAfter is \(after.count) bytes; a reference is at most \(SyncWire.maxSnapshotCursor)")
             }
+            guard (pull.snapshotSeen == nil) == (pull.snapshotSeenSalt == nil) else {
+                throw WireError(.malformed, "a pull's snapshotSeen and snapshotSeenSalt go together")
+            }
             page = SnapshotPage(limit: min(size, configuration.snapshotPageLimit), after: pull.snapshotAfter.map(Array.init), since: pull.snapshotSince ?? 0,
                                 seen: pull.snapshotSeen.map { ($0, pull.snapshotSeenSalt ?? 0) })
         } else if pull.snapshotAfter != nil || pull.snapshotSince != nil || pull.snapshotSeen != nil {

@@ -80,6 +80,14 @@ import TestSupport
         late.snapshotSeenSalt = paged.salt
         let given: PullResponse = try await setup.exchange("pull", token: token, late)
         #expect(given.diverged != true && given.snapshot?.objects.count == 3)
+        // A version newer than the server's (its newer history lost) says `diverged` too.
+        late.snapshotSeen = paged.version + 1
+        let ahead: PullResponse = try await setup.exchange("pull", token: token, late)
+        #expect(ahead.diverged == true && ahead.snapshot == nil)
+        // A seen version without its salt is refused.
+        late.snapshotSeenSalt = nil
+        let (status0, refusal0) = try await setup.post("v1/partitions/team/pull", body: try SyncWire.encoder.encode(late), token: token)
+        #expect(status0 == 400 && refusal0?.message.contains("snapshotSeenSalt") == true)
 
         // A page of no objects, and a cursor without pages, are refused and change nothing.
         var empty = PullRequest(clientID: 0, after: 0, snapshotPage: 0)
@@ -116,8 +124,9 @@ import TestSupport
         }
         #expect(asked.count == 4)
         #expect(asked[0].snapshotAfter == Data("a".utf8) && asked[0].snapshotSeen == 5 && asked[0].snapshotSeenSalt == 55)
-        // Started over: no cursor, nothing seen, no long poll.
-        #expect(asked[1].snapshotAfter == nil && asked[1].snapshotSeen == nil && asked[1].snapshotSince == nil && asked[1].waitMilliseconds == 0)
+        // No page waits (a long poll); started over: no cursor, nothing seen.
+        #expect(asked.allSatisfy { $0.waitMilliseconds == 0 })
+        #expect(asked[1].snapshotAfter == nil && asked[1].snapshotSeen == nil && asked[1].snapshotSince == nil)
         #expect(asked[2].snapshotSeen == 3 && asked[2].snapshotSeenSalt == 33)
         #expect(asked[3].snapshotSince == 3 && asked[3].snapshotAfter == nil && asked[3].snapshotSeen == 4 && asked[3].snapshotSeenSalt == 44)
         let snapshot = try #require(done.snapshot)
