@@ -310,10 +310,20 @@ public final class SyncSession: @unchecked Sendable {
             let now = try onQueue { realm in realm.syncStatus?.serverVersion ?? 0 }
             guard now == after else { return (now, response.serverVersion) }
             let walked = try await SnapshotPages.complete(response, asking: request) { page in
-                status.withLock { $0.snapshotPages += 1 }
-                let answer: PullResponse = try await transport.send("pull", page)
-                connected()
-                return answer
+                // A page lost on the way is asked for again, as any failed request is: the pages before stay good
+                // (each page names what the ones before it were read from).
+                var attempt = 0
+                while true {
+                    try await whileSuspended()
+                    do {
+                        status.withLock { $0.snapshotPages += 1 }
+                        let answer: PullResponse = try await transport.send("pull", page)
+                        connected()
+                        return answer
+                    } catch {
+                        try await backoff(after: error, attempt: &attempt)
+                    }
+                }
             }
             return try apply(walked, clientID: clientID, after: after)
         }

@@ -35,8 +35,11 @@ enum SyncEdits {
                 case 5: obj?.increment("count", by: Int.random(in: -3...9, using: &rng))
                 case 6:
                     let n = Int.random(in: 1...5, using: &rng)
-                    realm.object(ofType: SyncItem.self, forPrimaryKey: "counter")?.increment("count", by: n)
-                    added += Int64(n)
+                    // A client that has not downloaded the counter yet (one that joined late) adds nothing.
+                    if let counter = realm.object(ofType: SyncItem.self, forPrimaryKey: "counter") {
+                        counter.increment("count", by: n)
+                        added += Int64(n)
+                    }
                 case 7:
                     guard let obj else { break }
                     obj.tags.insert(word, at: Int.random(in: 0...obj.tags.count, using: &rng))

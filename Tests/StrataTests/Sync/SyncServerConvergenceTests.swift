@@ -45,7 +45,7 @@ import TestSupport
         let token = try SyncServerProcess.token(write: [partition])
         let proxies = try setup.servers.indices.map { i in try FaultyProxy(target: setup.servers[i].port, seed: seed &+ UInt64(i)) }
         defer { for p in proxies { p.stop() } }
-        let clients = (0..<4).map { i in setup.config("\(seed)-c\(i).realm", partition: partition, url: proxies[i % proxies.count].url, token: token) }
+        var clients = (0..<4).map { i in setup.config("\(seed)-c\(i).realm", partition: partition, url: proxies[i % proxies.count].url, token: token) }
         var rng = SplitMix64(seed: seed)
         var committed: Int64 = 0
         let verbose = ProcessInfo.processInfo.environment["SYNC_TEST_VERBOSE"] != nil
@@ -89,6 +89,15 @@ import TestSupport
                     try restart(1)
                 default: break
                 }
+            }
+            if step == 75 {
+                // A fifth client joins while the others edit: its first download walks the snapshot in pages of
+                // two through the faulty network, with catch-up rounds for what the others change meanwhile.
+                var late = setup.config("\(seed)-late.realm", partition: partition, url: proxies[4 % proxies.count].url, token: token)
+                late.syncConfiguration?.snapshotPage = 2
+                clients.append(late)
+                _ = try setup.session(late)
+                phase("a fifth client joins")
             }
             let c = Int.random(in: 0..<clients.count, using: &rng)
             switch Int.random(in: 0..<100, using: &rng) {
