@@ -65,6 +65,7 @@ public final class SyncSession: @unchecked Sendable {
     /// Uploads and recoveries take turns: a push of the outbox as it was before a recovery would send again,
     /// under the old client id, change sets the recovery renumbers.
     private let uploadGate = AsyncGate()
+    /// Downloads walk and apply a paged snapshot one at a time (`downloadOnce`).
     private let snapshotGate = AsyncGate()
     /// Progress notifications and their figures (`SyncProgress.swift`).
     let progress = ProgressTracker()
@@ -304,8 +305,8 @@ public final class SyncSession: @unchecked Sendable {
         let response: PullResponse = try await transport.send("pull", request, wait: .milliseconds(wait))
         connected()
         guard response.snapshot?.next != nil else { return try apply(response, clientID: clientID, after: after) }
-        // A snapshot's further pages, walked and applied by one download at a time: the loop's and a `wait(for: .download)` both ask at first, and the second finds the file
-        // started.
+        // A snapshot's further pages, walked and applied by one download at a time: the loop's and a
+        // `wait(for: .download)` both ask at first, and the second finds the file started.
         return try await snapshotGate.run {
             let now = try onQueue { realm in realm.syncStatus?.serverVersion ?? 0 }
             guard now == after else { return (now, response.serverVersion) }
