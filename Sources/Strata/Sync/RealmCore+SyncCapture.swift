@@ -216,10 +216,30 @@ extension RealmCore {
             let fields = b.info.schema.properties.indices.filter { b.info.schema.properties[$0].type != .linkingObjects }
             let count = b.info.schema.properties.count
             let (oldReader, newReader) = (before.inOrder(b), after.inOrder(b))
+            // The direct path of a type of plain values: runs written from the records (`PlainCapture`).
+            let plain = PlainCapture(b)
+            let plainCreates = try plain != nil && !typeHasMeta(b.info.schema.className)
+            let plainChanges = plain != nil && w.increments.isEmpty
             var previous: Int64?
             for key in unsorted.isSorted ? unsorted : unsorted.sorted() {
                 if key == previous { continue }
                 previous = key
+                var took = false
+                if key > largestBase {
+                    if plainCreates {
+                        try newReader.visit(key) { new in
+                            if case .bytes(let raw, _)? = new { took = plain!.create(raw) }
+                        }
+                    }
+                } else if plainChanges {
+                    try oldReader.visit(key) { old in
+                        guard case .bytes(let x, _)? = old else { return }
+                        try newReader.visit(key) { new in
+                            if case .bytes(let y, _)? = new { took = plain!.change(x, y) }
+                        }
+                    }
+                }
+                if took { continue }
                 // The object's records before and after, compared where they lie (nothing may change the write
                 // meanwhile): a property whose bytes are equal is not decoded.
                 var compared = Compared.whole(nil, nil)
@@ -273,6 +293,7 @@ extension RealmCore {
                     if isBefore { halves[ref]?.before = o } else { halves[ref]?.after = o }
                 }
             }
+            plain?.finish(creates: &creates, operations: &operations, undo: &undo)
         }
         for ref in halfOrder {
             guard let h = halves[ref] else { continue }

@@ -50,7 +50,7 @@ extension RealmCore {
                     try value.withUnsafeBytes { raw in
                         var r = ByteReader(raw)
                         let n = try r.readLength("operation count", limit: r.remaining)
-                        for _ in 0..<n { c.header.operations.append(try SyncCoding.readOperation(&r)) }
+                        for _ in 0..<n { try SyncCoding.readOutboxItem(&r, into: &c.header.operations) }
                         guard r.isAtEnd else { throw StorageError(.corrupted, "\(r.remaining) bytes follow the operations", file: nil, offset: r.position) }
                     }
                 } catch let e as StorageError {
@@ -91,10 +91,7 @@ extension RealmCore {
                 try value.withUnsafeBytes { raw in
                     var r = ByteReader(raw)
                     let n = try r.readLength("image count", limit: r.remaining)
-                    for _ in 0..<n {
-                        let ref = try SyncCoding.readReference(&r)
-                        out.append((ref, try SyncCoding.readUndoImage(&r)))
-                    }
+                    for _ in 0..<n { try SyncCoding.readUndoItem(&r, into: &out) }
                 }
             } catch let e as StorageError {
                 throw Realm.Error(.invalidDatabase, "the undo images of change set \(sequence) in \(shared.displayName) are damaged: \(e)")

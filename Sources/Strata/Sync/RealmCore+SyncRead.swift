@@ -188,7 +188,10 @@ extension RealmCore {
             return plain(v)
         }
 
-        func plain(_ v: StoredValue) -> SyncValue {
+        func plain(_ v: StoredValue) -> SyncValue { Self.plainValue(v) }
+
+        /// A plain stored value as sync's value (a link or a collection, which have no plain form, as null).
+        static func plainValue(_ v: StoredValue) -> SyncValue {
             switch v {
             case .null: .null
             case .bool(let b): .bool(b)

@@ -173,14 +173,14 @@ enum SyncStorage {
         private var chunks: [[UInt8]] = []
         private var body: [UInt8] = []
         private var count = 0
-        /// Items added in all.
+        /// What the items added stand for in all: operations (or undo images), a run counting each of its own.
         private(set) var total = 0
 
-        /// Adds one item, as `write` appends it.
-        mutating func add(_ write: (inout [UInt8]) -> Void) {
+        /// Adds one item, as `write` appends it, that stands for `stands` operations (a run, more than one).
+        mutating func add(standingFor stands: Int = 1, _ write: (inout [UInt8]) -> Void) {
             write(&body)
             count += 1
-            total += 1
+            total += stands
             if body.count >= SyncStorage.chunkBytes { flush() }
         }
 

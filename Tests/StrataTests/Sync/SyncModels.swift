@@ -58,6 +58,12 @@ final class SyncPlain: Object {
     @Persisted var tag: UUID?
 }
 
+/// A type of plain values keyed by a String: capture's direct path takes its changes, not its creates.
+final class SyncPlainByName: Object {
+    @Persisted(primaryKey: true) var name = ""
+    @Persisted var score = 0
+}
+
 /// A type without a primary key: a file that captures changes refuses it.
 final class SyncUnkeyed: Object {
     @Persisted var name = ""

@@ -1,0 +1,210 @@
+import Engine
+import Foundation
+
+// Invariants:
+// (1) For each object it takes, the direct path records what the general path (`SyncDiff`) records: a create
+//     of every property for a new object, a set of each property whose value is not identical
+//     (`StoredValue.isIdentical`) for a changed one, and the undo images that take the object back. Only the
+//     encoding differs (runs, `SyncCoding+Runs`) and the order of the sets: by type, then property, then key.
+// (2) It takes an object only whole: when it declines one (a record in another layout, a primary key that
+//     changed, a value it cannot place), it has written nothing for it, and the caller takes the general path.
+
+/// Capture's direct path for one type of plain values (`TypeBinding.syncPlainValues`): each new or changed
+/// object's operations and undo images go into runs that name the type and each property once, written from the
+/// records' bytes, with no model of the object. New objects only of a type with an `Int` primary key (another
+/// key can be an object deleted and added again under another object key, which the general path matches).
+final class PlainCapture {
+    let binding: TypeBinding
+    /// The type's name and each property's, as `SyncCoding.writeString` writes them.
+    private let typeName: [UInt8]
+    /// The properties capture names (no `LinkingObjects`), sorted by name: property index and name bytes.
+    private let fields: [(index: Int, name: [UInt8])]
+    /// The primary key's property index, and its place in `fields`.
+    private let key: Int
+    private let keyPlace: Int
+    // One capture on one thread uses it: dynamic exclusivity checks are off for its state.
+    /// Per place in `fields`: the run of sets and of undo images being built, and how many each holds.
+    @exclusivity(unchecked) private var sets: [[UInt8]]
+    @exclusivity(unchecked) private var undos: [[UInt8]]
+    @exclusivity(unchecked) private var counts: [Int]
+    /// The rows of the run of creates, and their primary keys (the run of undo images of absent objects).
+    @exclusivity(unchecked) private var rows: [UInt8] = []
+    @exclusivity(unchecked) private var absent: [UInt8] = []
+    @exclusivity(unchecked) private var created = 0
+    /// Runs written out, for `finish` to hand to the change set's builders: creates, other operations, undo images.
+    @exclusivity(unchecked) private var written: (creates: [Run], operations: [Run], undo: [Run]) = ([], [], [])
+    private struct Run {
+        var bytes: [UInt8]
+        /// The operations (or undo images) it stands for.
+        var stands: Int
+    }
+
+    /// A run is written out once it holds this many bytes (a chunk holds at most about `chunkBytes` more).
+    private static let runBytes = SyncStorage.chunkBytes / 2
+
+    /// Nil when `binding` is not a type the direct path takes.
+    init?(_ binding: TypeBinding) {
+        guard binding.syncPlainValues, let key = binding.info.primaryKeyIndex,
+            let keyPlace = binding.syncSortedFields.firstIndex(where: { $0.index == key }),
+            binding.syncSortedFields.count <= 64
+        else { return nil }
+        self.binding = binding
+        typeName = SyncCoding.nameBytes(binding.info.schema.className)
+        fields = binding.syncSortedFields.map { ($0.index, SyncCoding.nameBytes($0.name)) }
+        self.key = key
+        self.keyPlace = keyPlace
+        sets = Array(repeating: [], count: fields.count)
+        undos = Array(repeating: [], count: fields.count)
+        counts = Array(repeating: 0, count: fields.count)
+    }
+
+    /// Records the create of the object whose record is `new`; false when it declines it (invariant 2).
+    func create(_ new: UnsafeRawBufferPointer) -> Bool {
+        guard binding.intPrimaryKey, binding.hasCurrentLayout(new) else { return false }
+        let b = binding
+        for f in fields { Self.write(b, f.index, of: new, into: &rows) }
+        Self.write(b, key, of: new, into: &absent)
+        created += 1
+        if rows.count >= Self.runBytes { flushCreates() }
+        return true
+    }
+
+    /// Records the changes of the object whose records before and after are `old` and `new`; false when it
+    /// declines it (invariant 2).
+    func change(_ old: UnsafeRawBufferPointer, _ new: UnsafeRawBufferPointer) -> Bool {
+        guard binding.hasCurrentLayout(old), binding.hasCurrentLayout(new), binding.sameStoredBytes(key, old, new) == true else { return false }
+        // The places whose bytes differ, found before anything is written.
+        var differ: UInt64 = 0
+        for (place, f) in fields.enumerated() where place != keyPlace {
+            guard let same = binding.sameStoredBytes(f.index, old, new) else { return false }
+            if !same { differ |= 1 << UInt64(place) }
+        }
+        let b = binding
+        while differ != 0 {
+            let place = differ.trailingZeroBitCount
+            differ &= differ - 1
+            let i = fields[place].index
+            // Values whose bytes differ but may still be one value are decoded and compared.
+            if Self.mayBeIdentical(b, i, old, new), b.value(i, in: old).isIdentical(to: b.value(i, in: new)) { continue }
+            let start = sets[place].count
+            Self.write(b, key, of: new, into: &sets[place])
+            undos[place].append(contentsOf: sets[place][start...])
+            Self.write(b, i, of: new, into: &sets[place])
+            Self.write(b, i, of: old, into: &undos[place])
+            counts[place] += 1
+            if sets[place].count >= Self.runBytes || undos[place].count >= Self.runBytes { flushSets(place) }
+        }
+        return true
+    }
+
+    /// Hands every run to the change set's builders.
+    func finish(creates: inout SyncStorage.ChunkBuilder, operations: inout SyncStorage.ChunkBuilder, undo: inout SyncStorage.ChunkBuilder) {
+        flushCreates()
+        for place in fields.indices { flushSets(place) }
+        for run in written.creates { creates.add(standingFor: run.stands) { $0.append(contentsOf: run.bytes) } }
+        for run in written.operations { operations.add(standingFor: run.stands) { $0.append(contentsOf: run.bytes) } }
+        for run in written.undo { undo.add(standingFor: run.stands) { $0.append(contentsOf: run.bytes) } }
+        written = ([], [], [])
+    }
+
+    private func flushCreates() {
+        let n = created
+        guard n > 0 else { return }
+        var out: [UInt8] = [SyncCoding.RunTag.creates]
+        out.append(contentsOf: typeName)
+        out.appendVarint(UInt64(fields.count))
+        for f in fields { out.append(contentsOf: f.name) }
+        out.appendVarint(UInt64(keyPlace))
+        out.appendVarint(UInt64(n))
+        out.append(contentsOf: rows)
+        written.creates.append(Run(bytes: out, stands: n))
+        out = [0, SyncCoding.UndoRunTag.absent]
+        out.append(contentsOf: typeName)
+        out.appendVarint(UInt64(n))
+        out.append(contentsOf: absent)
+        written.undo.append(Run(bytes: out, stands: n))
+        rows.removeAll(keepingCapacity: true)
+        absent.removeAll(keepingCapacity: true)
+        created = 0
+    }
+
+    private func flushSets(_ place: Int) {
+        let n = counts[place]
+        guard n > 0 else { return }
+        var out: [UInt8] = [SyncCoding.RunTag.sets]
+        out.append(contentsOf: typeName)
+        out.append(contentsOf: fields[place].name)
+        out.appendVarint(UInt64(n))
+        out.append(contentsOf: sets[place])
+        written.operations.append(Run(bytes: out, stands: n))
+        out = [0, SyncCoding.UndoRunTag.fields]
+        out.append(contentsOf: typeName)
+        out.append(contentsOf: fields[place].name)
+        out.appendVarint(UInt64(n))
+        out.append(contentsOf: undos[place])
+        written.undo.append(Run(bytes: out, stands: n))
+        sets[place].removeAll(keepingCapacity: true)
+        undos[place].removeAll(keepingCapacity: true)
+        counts[place] = 0
+    }
+
+    /// Whether property `index` may hold identical values in `old` and `new` although their bytes differ (NaNs of
+    /// other payloads, strings Swift finds equal): false only for kinds whose values differ when their bytes do
+    /// (integers, data, UUIDs, ObjectIds), and for nil or a Bool against anything else.
+    private static func mayBeIdentical(_ binding: TypeBinding, _ index: Int, _ old: UnsafeRawBufferPointer, _ new: UnsafeRawBufferPointer) -> Bool {
+        guard let (a, _) = binding.directPayload(index, in: old), let (b, _) = binding.directPayload(index, in: new) else { return true }
+        if a != b { return a > DirectTag.trueValue && b > DirectTag.trueValue }
+        return !(a == DirectTag.int || a == ObjectRecord.Tag.data.rawValue || a == ObjectRecord.Tag.uuid.rawValue || a == ObjectRecord.Tag.objectId.rawValue)
+    }
+
+    /// Writes property `index` of `record` (of the current layout) as `SyncCoding.write` writes its plain value:
+    /// from the record's bytes for the usual kinds, decoded for the rest.
+    private static func write(_ binding: TypeBinding, _ index: Int, of record: UnsafeRawBufferPointer, into out: inout [UInt8]) {
+        if let (tag, start) = binding.directPayload(index, in: record) {
+            switch tag {
+            case DirectTag.null:
+                out.append(0)
+                return
+            case DirectTag.falseValue:
+                out.append(1)
+                return
+            case DirectTag.trueValue:
+                out.append(2)
+                return
+            case DirectTag.int:
+                if let word = DirectTag.word(record, start) {
+                    SyncCoding.writeInt(Int64(bitPattern: word), into: &out)
+                    return
+                }
+            case DirectTag.double, DirectTag.date:
+                // A Double's bits, and a Date's own Double (seconds since 2001), as sync writes them.
+                if let word = DirectTag.word(record, start) {
+                    out.append(tag == DirectTag.double ? 5 : 8)
+                    out.appendUInt64LE(word)
+                    return
+                }
+            case DirectTag.float:
+                if let bits = Bytes.loadUInt32LE(record, at: start) {
+                    out.append(4)
+                    out.appendUInt32LE(bits)
+                    return
+                }
+            case DirectTag.string:
+                // ASCII text is its own UTF-8 as any decoding gives it; other text is decoded (repairing what a
+                // damaged record holds, as every read does).
+                if let (n, width) = DirectTag.length(record, start), start + width + n <= record.count {
+                    let text = UnsafeRawBufferPointer(rebasing: record[(start + width)..<(start + width + n)])
+                    if text.allSatisfy({ $0 < 0x80 }) {
+                        out.append(6)
+                        out.appendVarint(UInt64(n))
+                        out.append(contentsOf: text)
+                        return
+                    }
+                }
+            default:
+                break
+            }
+        }
+        SyncCoding.write(RealmCore.SyncReader.plainValue(binding.value(index, in: record)), into: &out)
+    }
+}

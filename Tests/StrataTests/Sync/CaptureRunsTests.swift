@@ -1,0 +1,180 @@
+import Engine
+import Foundation
+import Testing
+import TestSupport
+
+@testable import Strata
+
+/// Capture's direct path for types of plain values (`PlainCapture`): a write's creates and sets go into the
+/// outbox as runs that name the type and property once. They must read back as the operations and undo images
+/// the general path records, and damaged runs must be refused with a typed error.
+@Suite struct CaptureRunsTests {
+    private func config(_ dir: TemporaryDirectory) -> Realm.Configuration {
+        var c = SyncTesting.config(dir, "runs.realm")
+        c.objectTypes = [SyncPlain.self, SyncPlainByName.self]
+        return c
+    }
+
+    private static let when = Date(timeIntervalSinceReferenceDate: 812_345_678.125)
+
+    /// The values object `i` is created with: text of every width (non-ASCII among them), nil and not.
+    private static func values(_ i: Int) -> (name: String, size: Int, ratio: Double, when: Date?) {
+        let names = ["", "a", "plain ascii", "Ærø – ünïcödé", String(repeating: "long ", count: 40), "e\u{301}"]
+        return (names[i % names.count] + "\(i)", i * 7 - 300, i % 5 == 0 ? .nan : Double(i) / 3, i % 4 == 0 ? nil : when.addingTimeInterval(Double(i)))
+    }
+
+    @Test func aLargeWriteOfPlainObjectsRecordsWhatTheGeneralPathRecords() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: config(dir))
+        let n = 600
+        try realm.write {
+            for i in 0..<n {
+                let v = Self.values(i)
+                realm.create(SyncPlain.self, value: ["id": i - 100, "name": v.name, "size": v.size, "ratio": v.ratio, "when": v.when as Any])
+                realm.create(SyncPlainByName.self, value: ["name": "k\(i)", "score": i])
+            }
+        }
+        var expected: [ChangeOperation] = []
+        for i in 0..<n {
+            let v = Self.values(i)
+            let ref = ObjectReference(type: "SyncPlain", primaryKey: .int(Int64(i - 100)))
+            expected.append(.create(ref, values: [
+                "id": .int(Int64(i - 100)), "name": .string(v.name), "size": .int(Int64(v.size)), "ratio": .double(v.ratio),
+                "when": v.when.map { .date($0) } ?? .null, "tag": .null,
+            ]))
+        }
+        let created = try realm.pendingChanges().flatMap(\.operations)
+        #expect(created.count == 2 * n)
+        #expect(Set(created.filter { $0.object.type == "SyncPlain" }) == Set(expected))
+        #expect(created.filter { $0.object.type == "SyncPlainByName" }.count == n)
+
+        // Changes: a name (sometimes to the text it had), a size, a NaN set again, a date to nil, a key by name.
+        try realm.write {
+            for i in 0..<n {
+                let o = try #require(realm.object(ofType: SyncPlain.self, forPrimaryKey: i - 100))
+                if i % 2 == 0 { o.name = i % 4 == 0 ? Self.values(i).name : "renamed \(i) ✓" }
+                if i % 3 == 0 { o.size += 1 }
+                if i % 5 == 0 { o.ratio = .nan }
+                if i % 7 == 1 { o.when = nil }
+                if i % 9 == 0 { try #require(realm.object(ofType: SyncPlainByName.self, forPrimaryKey: "k\(i)")).score = -i }
+            }
+        }
+        expected = []
+        for i in 0..<n {
+            let v = Self.values(i)
+            let ref = ObjectReference(type: "SyncPlain", primaryKey: .int(Int64(i - 100)))
+            if i % 4 == 2 { expected.append(.set(ref, property: "name", value: .string("renamed \(i) ✓"))) }
+            if i % 3 == 0 { expected.append(.set(ref, property: "size", value: .int(Int64(v.size + 1)))) }
+            if i % 7 == 1, v.when != nil { expected.append(.set(ref, property: "when", value: .null)) }
+            if i % 9 == 0, i != 0 {
+                expected.append(.set(ObjectReference(type: "SyncPlainByName", primaryKey: .string("k\(i)")), property: "score", value: .int(Int64(-i))))
+            }
+        }
+        let changed = try realm.pendingChanges(after: 1).flatMap(\.operations)
+        #expect(changed.count == expected.count)
+        #expect(Set(changed) == Set(expected))
+        // Runs name the type and property once: the outbox's operations take fewer bytes than the same change
+        // sets written one operation at a time.
+        let stored = try realm.core.outboxSizes(after: 0, at: realm.core.readSnapshot).map(\.bytes).reduce(0, +)
+        let sent = try realm.pendingChanges().map { SyncCoding.encode($0).count }.reduce(0, +)
+        #expect(stored < sent, "the outbox holds \(stored) bytes, the change sets one operation at a time \(sent)")
+    }
+
+    /// The undo images of runs undo: the server orders the creates, then another client's edits of the same
+    /// objects, which are applied under this client's unacknowledged edits (they stay on top).
+    @Test func runsOfUndoImagesKeepLocalEditsOnTopOfRemoteOnes() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: config(dir))
+        let n = 300
+        try realm.write {
+            for i in 0..<n { realm.create(SyncPlain.self, value: ["id": i, "name": "n\(i)", "size": i]) }
+        }
+        try realm.write {
+            for i in 0..<n where i % 2 == 0 {
+                let o = try #require(realm.object(ofType: SyncPlain.self, forPrimaryKey: i))
+                o.name = "mine \(i)"
+                o.ratio = 0.5
+            }
+        }
+        // The undo images hold each changed property's value before the write (one image per property).
+        var before: [ObjectReference: [String: FieldState]] = [:]
+        for (ref, image) in try realm.core.undoImages(2, at: realm.core.readSnapshot).images {
+            guard case .fields(let fields) = image else {
+                Issue.record("\(ref): \(image)")
+                continue
+            }
+            before[ref, default: [:]].merge(fields) { a, _ in a }
+        }
+        #expect(before.count == n / 2)
+        for i in stride(from: 0, to: n, by: 2) {
+            let ref = ObjectReference(type: "SyncPlain", primaryKey: .int(Int64(i)))
+            #expect(before[ref] == ["name": .value(.string("n\(i)")), "ratio": .value(.double(0))])
+        }
+        let creates = try #require(try realm.pendingChanges().first)
+        var theirs: [ChangeOperation] = []
+        for i in 0..<n {
+            let ref = ObjectReference(type: "SyncPlain", primaryKey: .int(Int64(i)))
+            theirs.append(.set(ref, property: "name", value: .string("theirs \(i)")))
+            theirs.append(.set(ref, property: "size", value: .int(Int64(-i))))
+        }
+        let other = ChangeSet(clientID: 99, sequence: 1, baseVersion: 1, schemaVersion: 0, operations: theirs)
+        try realm.applyServerChanges([ServerChangeSet(version: 1, changeSet: creates), ServerChangeSet(version: 2, changeSet: other)])
+        #expect(try realm.pendingChanges().map(\.sequence) == [2])
+        for i in 0..<n {
+            let o = try #require(realm.object(ofType: SyncPlain.self, forPrimaryKey: i))
+            #expect(o.name == (i % 2 == 0 ? "mine \(i)" : "theirs \(i)"))
+            #expect(o.size == -i)
+            #expect(o.ratio == (i % 2 == 0 ? 0.5 : 0))
+        }
+    }
+
+    /// Every prefix of a chunk of runs, and the chunk with any one byte changed, reads as operations or fails
+    /// with `StorageError`; nothing traps.
+    @Test func damagedRunsAreRefusedWithATypedError() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: config(dir))
+        try realm.write {
+            for i in 0..<40 { realm.create(SyncPlain.self, value: ["id": i, "name": "n\(i)", "when": Self.when]) }
+        }
+        try realm.write {
+            for i in 0..<40 { try #require(realm.object(ofType: SyncPlain.self, forPrimaryKey: i)).size = i * 1000 }
+        }
+        let snapshot = realm.core.readSnapshot
+        var chunks: [[UInt8]] = []
+        for (sequence, kind) in [(UInt64(1), "o"), (2, "o"), (1, "u"), (2, "u")] {
+            let key = kind == "o" ? SyncStorage.outboxKey(sequence, chunk: 1) : SyncStorage.undoKey(sequence, chunk: 0)
+            chunks.append(try #require(try snapshot.get(key, in: SyncStorage.partition)))
+        }
+        func read(_ bytes: [UInt8], undo: Bool) throws {
+            try bytes.withUnsafeBytes { raw in
+                var r = ByteReader(raw)
+                let count = try r.readLength("items", limit: r.remaining)
+                var ops: [ChangeOperation] = []
+                var images: [(ObjectReference, UndoImage)] = []
+                for _ in 0..<count {
+                    if undo { try SyncCoding.readUndoItem(&r, into: &images) } else { try SyncCoding.readOutboxItem(&r, into: &ops) }
+                }
+            }
+        }
+        var refused = 0
+        for (c, chunk) in chunks.enumerated() {
+            let undo = c >= 2
+            try read(chunk, undo: undo)
+            var rng = SplitMix64(seed: UInt64(c))
+            for cut in 0..<chunk.count {
+                var damaged = chunk
+                if cut % 2 == 0 {
+                    damaged.removeLast(chunk.count - cut)
+                } else {
+                    damaged[cut] ^= UInt8(truncatingIfNeeded: rng.next() | 1)
+                }
+                do {
+                    try read(damaged, undo: undo)
+                } catch is StorageError {
+                    refused += 1
+                }
+            }
+        }
+        #expect(refused > 0)
+    }
+}
