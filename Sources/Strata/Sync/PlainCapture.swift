@@ -17,13 +17,14 @@ final class PlainCapture {
     let binding: TypeBinding
     /// The type's name and each property's, as `SyncCoding.writeString` writes them.
     private let typeName: [UInt8]
-    /// The properties capture names (no `LinkingObjects`), sorted by name: property index and name bytes.
-    private let fields: [(index: Int, name: [UInt8])]
-    /// The primary key's property index, and its place in `fields`.
+    /// The properties capture names (no `LinkingObjects`), sorted by name: property indices and name bytes.
+    private let indices: [Int]
+    private let names: [[UInt8]]
+    /// The primary key's property index, and its place in `indices`.
     private let key: Int
     private let keyPlace: Int
     // One capture on one thread uses it: dynamic exclusivity checks are off for its state.
-    /// Per place in `fields`: the run of sets and of undo images being built, and how many each holds.
+    /// Per place in `indices`: the run of sets and of undo images being built, and how many each holds.
     @exclusivity(unchecked) private var sets: [[UInt8]]
     @exclusivity(unchecked) private var undos: [[UInt8]]
     @exclusivity(unchecked) private var counts: [Int]
@@ -50,19 +51,20 @@ final class PlainCapture {
         else { return nil }
         self.binding = binding
         typeName = SyncCoding.nameBytes(binding.info.schema.className)
-        fields = binding.syncSortedFields.map { ($0.index, SyncCoding.nameBytes($0.name)) }
+        indices = binding.syncSortedFields.map(\.index)
+        names = binding.syncSortedFields.map { SyncCoding.nameBytes($0.name) }
         self.key = key
         self.keyPlace = keyPlace
-        sets = Array(repeating: [], count: fields.count)
-        undos = Array(repeating: [], count: fields.count)
-        counts = Array(repeating: 0, count: fields.count)
+        sets = Array(repeating: [], count: indices.count)
+        undos = Array(repeating: [], count: indices.count)
+        counts = Array(repeating: 0, count: indices.count)
     }
 
     /// Records the create of the object whose record is `new`; false when it declines it (invariant 2).
     func create(_ new: UnsafeRawBufferPointer) -> Bool {
         guard binding.intPrimaryKey, binding.hasCurrentLayout(new) else { return false }
         let b = binding
-        for f in fields { Self.write(b, f.index, of: new, into: &rows) }
+        for i in indices { Self.write(b, i, of: new, into: &rows) }
         Self.write(b, key, of: new, into: &absent)
         created += 1
         if rows.count >= Self.runBytes { flushCreates() }
@@ -75,20 +77,19 @@ final class PlainCapture {
         guard binding.hasCurrentLayout(old), binding.hasCurrentLayout(new), binding.sameStoredBytes(key, old, new) == true else { return false }
         // The places whose bytes differ, found before anything is written.
         var differ: UInt64 = 0
-        for (place, f) in fields.enumerated() where place != keyPlace {
-            guard let same = binding.sameStoredBytes(f.index, old, new) else { return false }
+        for (place, i) in indices.enumerated() where place != keyPlace {
+            guard let same = binding.sameStoredBytes(i, old, new) else { return false }
             if !same { differ |= 1 << UInt64(place) }
         }
         let b = binding
         while differ != 0 {
             let place = differ.trailingZeroBitCount
             differ &= differ - 1
-            let i = fields[place].index
+            let i = indices[place]
             // Values whose bytes differ but may still be one value are decoded and compared.
             if Self.mayBeIdentical(b, i, old, new), b.value(i, in: old).isIdentical(to: b.value(i, in: new)) { continue }
-            let start = sets[place].count
             Self.write(b, key, of: new, into: &sets[place])
-            undos[place].append(contentsOf: sets[place][start...])
+            Self.write(b, key, of: new, into: &undos[place])
             Self.write(b, i, of: new, into: &sets[place])
             Self.write(b, i, of: old, into: &undos[place])
             counts[place] += 1
@@ -100,7 +101,7 @@ final class PlainCapture {
     /// Hands every run to the change set's builders.
     func finish(creates: inout SyncStorage.ChunkBuilder, operations: inout SyncStorage.ChunkBuilder, undo: inout SyncStorage.ChunkBuilder) {
         flushCreates()
-        for place in fields.indices { flushSets(place) }
+        for place in indices.indices { flushSets(place) }
         for run in written.creates { creates.add(standingFor: run.stands) { $0.append(contentsOf: run.bytes) } }
         for run in written.operations { operations.add(standingFor: run.stands) { $0.append(contentsOf: run.bytes) } }
         for run in written.undo { undo.add(standingFor: run.stands) { $0.append(contentsOf: run.bytes) } }
@@ -112,8 +113,8 @@ final class PlainCapture {
         guard n > 0 else { return }
         var out: [UInt8] = [SyncCoding.RunTag.creates]
         out.append(contentsOf: typeName)
-        out.appendVarint(UInt64(fields.count))
-        for f in fields { out.append(contentsOf: f.name) }
+        out.appendVarint(UInt64(names.count))
+        for name in names { out.append(contentsOf: name) }
         out.appendVarint(UInt64(keyPlace))
         out.appendVarint(UInt64(n))
         out.append(contentsOf: rows)
@@ -133,13 +134,13 @@ final class PlainCapture {
         guard n > 0 else { return }
         var out: [UInt8] = [SyncCoding.RunTag.sets]
         out.append(contentsOf: typeName)
-        out.append(contentsOf: fields[place].name)
+        out.append(contentsOf: names[place])
         out.appendVarint(UInt64(n))
         out.append(contentsOf: sets[place])
         written.operations.append(Run(bytes: out, stands: n))
         out = [0, SyncCoding.UndoRunTag.fields]
         out.append(contentsOf: typeName)
-        out.append(contentsOf: fields[place].name)
+        out.append(contentsOf: names[place])
         out.appendVarint(UInt64(n))
         out.append(contentsOf: undos[place])
         written.undo.append(Run(bytes: out, stands: n))

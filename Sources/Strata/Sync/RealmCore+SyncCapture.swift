@@ -216,30 +216,34 @@ extension RealmCore {
             let fields = b.info.schema.properties.indices.filter { b.info.schema.properties[$0].type != .linkingObjects }
             let count = b.info.schema.properties.count
             let (oldReader, newReader) = (before.inOrder(b), after.inOrder(b))
-            // The direct path of a type of plain values: runs written from the records (`PlainCapture`).
-            let plain = PlainCapture(b)
+            // The direct path of a type of plain values: runs written from the records (`PlainCapture`), read
+            // where they lie (an encoded pending record, or a spilled or stored one); an object it declines, or
+            // whose records are not both bytes, takes the general path below.
+            let plain = w.isDropped(partition) ? nil : PlainCapture(b)
             let plainCreates = try plain != nil && !typeHasMeta(b.info.schema.className)
             let plainChanges = plain != nil && w.increments.isEmpty
+            func visitNew(_ key: Int64, _ body: (UnsafeRawBufferPointer) -> Void) throws {
+                guard w.visitEncoded(PendingKey(partition: partition, key: key), binding: b, body) == .none, let lookup = newReader.lookup else { return }
+                try ObjectKey.withBytes(key) { k in try lookup.visitValue(forKey: k) { raw in if let raw { body(raw) } } }
+            }
             var previous: Int64?
             for key in unsorted.isSorted ? unsorted : unsorted.sorted() {
                 if key == previous { continue }
                 previous = key
-                var took = false
-                if key > largestBase {
-                    if plainCreates {
-                        try newReader.visit(key) { new in
-                            if case .bytes(let raw, _)? = new { took = plain!.create(raw) }
+                if let plain {
+                    var took = false
+                    if key > largestBase {
+                        if plainCreates { try visitNew(key) { new in took = plain.create(new) } }
+                    } else if plainChanges, let lookup = oldReader.lookup {
+                        try ObjectKey.withBytes(key) { k in
+                            try lookup.visitValue(forKey: k) { old in
+                                guard let old else { return }
+                                try visitNew(key) { new in took = plain.change(old, new) }
+                            }
                         }
                     }
-                } else if plainChanges {
-                    try oldReader.visit(key) { old in
-                        guard case .bytes(let x, _)? = old else { return }
-                        try newReader.visit(key) { new in
-                            if case .bytes(let y, _)? = new { took = plain!.change(x, y) }
-                        }
-                    }
+                    if took { continue }
                 }
-                if took { continue }
                 // The object's records before and after, compared where they lie (nothing may change the write
                 // meanwhile): a property whose bytes are equal is not decoded.
                 var compared = Compared.whole(nil, nil)

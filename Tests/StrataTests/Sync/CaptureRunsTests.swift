@@ -80,6 +80,36 @@ import TestSupport
         #expect(stored < sent, "the outbox holds \(stored) bytes, the change sets one operation at a time \(sent)")
     }
 
+    /// A write that spills has most of its records in its spilled segments: the direct path reads them there.
+    @Test func aSpillingWriteOfPlainObjectsIsReadBackFromItsSpills() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: config(dir))
+        realm.core.spillThreshold = 64 * 1024
+        let n = 4000
+        var spills = 0
+        try realm.write {
+            defer { spills = realm.core.write?.tx.spillCount() ?? 0 }
+            for i in 0..<n { realm.create(SyncPlain.self, value: ["id": i, "name": String(repeating: "x", count: 30) + "\(i)", "size": i]) }
+        }
+        #expect(spills > 0, "the write spilled")
+        let creates = try realm.pendingChanges().flatMap(\.operations)
+        #expect(creates.count == n)
+        #expect(Set(creates.map(\.object.primaryKey)) == Set((0..<n).map { SyncValue.int(Int64($0)) }))
+        try realm.write {
+            defer { spills = realm.core.write?.tx.spillCount() ?? 0 }
+            for o in realm.objects(SyncPlain.self) where o.id % 3 != 0 { o.size = -o.id }
+        }
+        #expect(spills > 0, "the write spilled")
+        let expected = (0..<n).filter { $0 % 3 != 0 }.map {
+            ChangeOperation.set(ObjectReference(type: "SyncPlain", primaryKey: .int(Int64($0))), property: "size", value: .int(Int64(-$0)))
+        }
+        #expect(try realm.pendingChanges(after: 1).flatMap(\.operations) == expected)
+        // Taken by the direct path (as runs), not the general one: fewer bytes than one operation at a time.
+        let stored = try realm.core.outboxSizes(after: 0, at: realm.core.readSnapshot).map(\.bytes)
+        let sent = try realm.pendingChanges().map { SyncCoding.encode($0).count }
+        #expect(stored.count == 2 && stored[0] < sent[0] * 3 / 4 && stored[1] < sent[1] / 2, "stored \(stored), one at a time \(sent)")
+    }
+
     /// The undo images of runs undo: the server orders the creates, then another client's edits of the same
     /// objects, which are applied under this client's unacknowledged edits (they stay on top).
     @Test func runsOfUndoImagesKeepLocalEditsOnTopOfRemoteOnes() throws {
