@@ -10,10 +10,13 @@
 package final class OrderedLookup {
     private let snapshot: Snapshot
     private let partition: UInt32
-    private var iterator: MergingIterator?
+    // One reader on one thread uses a lookup: dynamic exclusivity checks are off for its state.
+    /// The iterator, held here, and the same unretained (what each lookup uses: no retain per key).
+    @exclusivity(unchecked) private var held: MergingIterator?
+    @exclusivity(unchecked) private var iterator: Unmanaged<MergingIterator>?
     /// The last key asked for in order (its buffer reused), none before the first.
-    private var lastAsked: [UInt8] = []
-    private var asked = false
+    @exclusivity(unchecked) private var lastAsked: [UInt8] = []
+    @exclusivity(unchecked) private var asked = false
     /// Steps taken before a seek: beyond them the keys asked for are sparse, and a seek costs less.
     private static let maxSteps = 8
 
@@ -30,23 +33,29 @@ package final class OrderedLookup {
         asked = true
         lastAsked.removeAll(keepingCapacity: true)
         lastAsked.append(contentsOf: key)
-        guard let it = try positioned(at: key) else { return try body(nil) }
-        guard it.isValid, Bytes.compare(it.currentKey, key) == 0 else { return try body(nil) }
-        try body(it.value)
+        // The iterator is held by `self` for the call (only a later call replaces it): used unretained.
+        try positioned(at: key)._withUnsafeGuaranteedRef { it in
+            guard it.isValid, Bytes.compare(it.currentKey, key) == 0 else { return try body(nil) }
+            try body(it.value)
+        }
     }
 
-    /// The iterator at the first live key at or after `key` (Invariant 1).
-    private func positioned(at key: UnsafeRawBufferPointer) throws -> MergingIterator? {
+    /// The iterator at the first live key at or after `key` (Invariant 1), unretained (`self` holds it).
+    private func positioned(at key: UnsafeRawBufferPointer) throws -> Unmanaged<MergingIterator> {
         if let it = iterator {
-            var steps = 0
-            while it.isValid && Bytes.compare(it.currentKey, key) < 0 && steps < Self.maxSteps {
-                try it.next()
-                steps += 1
+            let reached = try it._withUnsafeGuaranteedRef { it in
+                var steps = 0
+                while it.isValid && Bytes.compare(it.currentKey, key) < 0 && steps < Self.maxSteps {
+                    try it.next()
+                    steps += 1
+                }
+                return !it.isValid || Bytes.compare(it.currentKey, key) >= 0
             }
-            if !it.isValid || Bytes.compare(it.currentKey, key) >= 0 { return it }
+            if reached { return it }
         }
         let it = try snapshot.makeIterator(partition, from: key)
-        iterator = it
-        return it
+        held = it
+        iterator = Unmanaged.passUnretained(it)
+        return Unmanaged.passUnretained(it)
     }
 }

@@ -77,7 +77,11 @@ final class PlainCapture {
         guard binding.hasCurrentLayout(old), binding.hasCurrentLayout(new), binding.sameStoredBytes(key, old, new) == true else { return false }
         // The places whose bytes differ, found before anything is written.
         var differ: UInt64 = 0
+        // The variable fields compared at once (a write that changed fixed-width values only leaves them as
+        // they were), each on its own when they differ.
+        let sameVariable = binding.sameVariableFields(old, new)
         for (place, i) in indices.enumerated() where place != keyPlace {
+            if sameVariable && binding.directFields[i].mode == .variable { continue }
             guard let same = binding.sameStoredBytes(i, old, new) else { return false }
             if !same { differ |= 1 << UInt64(place) }
         }
