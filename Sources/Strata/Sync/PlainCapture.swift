@@ -1,4 +1,4 @@
-import Engine
+@_spi(EngineInternals) import Engine
 import Foundation
 
 // Invariants:
@@ -25,12 +25,12 @@ final class PlainCapture {
     private let keyPlace: Int
     // One capture on one thread uses it: dynamic exclusivity checks are off for its state.
     /// Per place in `indices`: the run of sets and of undo images being built, and how many each holds.
-    @exclusivity(unchecked) private var sets: [[UInt8]]
-    @exclusivity(unchecked) private var undos: [[UInt8]]
+    private let sets: [GrowableBuffer]
+    private let undos: [GrowableBuffer]
     @exclusivity(unchecked) private var counts: [Int]
     /// The rows of the run of creates, and their primary keys (the run of undo images of absent objects).
-    @exclusivity(unchecked) private var rows: [UInt8] = []
-    @exclusivity(unchecked) private var absent: [UInt8] = []
+    private let rows = GrowableBuffer()
+    private let absent = GrowableBuffer()
     @exclusivity(unchecked) private var created = 0
     /// Runs written out, for `finish` to hand to the change set's builders: creates, other operations, undo images.
     @exclusivity(unchecked) private var written: (creates: [Run], operations: [Run], undo: [Run]) = ([], [], [])
@@ -55,8 +55,8 @@ final class PlainCapture {
         names = binding.syncSortedFields.map { SyncCoding.nameBytes($0.name) }
         self.key = key
         self.keyPlace = keyPlace
-        sets = Array(repeating: [], count: indices.count)
-        undos = Array(repeating: [], count: indices.count)
+        sets = indices.map { _ in GrowableBuffer() }
+        undos = indices.map { _ in GrowableBuffer() }
         counts = Array(repeating: 0, count: indices.count)
     }
 
@@ -64,8 +64,8 @@ final class PlainCapture {
     func create(_ new: UnsafeRawBufferPointer) -> Bool {
         guard binding.intPrimaryKey, binding.hasCurrentLayout(new) else { return false }
         let b = binding
-        for i in indices { Self.write(b, i, of: new, into: &rows) }
-        Self.write(b, key, of: new, into: &absent)
+        for i in indices { Self.write(b, i, of: new, into: rows) }
+        Self.write(b, key, of: new, into: absent)
         created += 1
         if rows.count >= Self.runBytes { flushCreates() }
         return true
@@ -92,10 +92,11 @@ final class PlainCapture {
             let i = indices[place]
             // Values whose bytes differ but may still be one value are decoded and compared.
             if Self.mayBeIdentical(b, i, old, new), b.value(i, in: old).isIdentical(to: b.value(i, in: new)) { continue }
-            Self.write(b, key, of: new, into: &sets[place])
-            Self.write(b, key, of: new, into: &undos[place])
-            Self.write(b, i, of: new, into: &sets[place])
-            Self.write(b, i, of: old, into: &undos[place])
+            let (set, undo) = (sets[place], undos[place])
+            Self.write(b, key, of: new, into: set)
+            Self.write(b, key, of: new, into: undo)
+            Self.write(b, i, of: new, into: set)
+            Self.write(b, i, of: old, into: undo)
             counts[place] += 1
             if sets[place].count >= Self.runBytes || undos[place].count >= Self.runBytes { flushSets(place) }
         }
@@ -121,15 +122,15 @@ final class PlainCapture {
         for name in names { out.append(contentsOf: name) }
         out.appendVarint(UInt64(keyPlace))
         out.appendVarint(UInt64(n))
-        out.append(contentsOf: rows)
+        rows.withUnsafeBytes { out.append(contentsOf: $0) }
         written.creates.append(Run(bytes: out, stands: n))
         out = [0, SyncCoding.UndoRunTag.absent]
         out.append(contentsOf: typeName)
         out.appendVarint(UInt64(n))
-        out.append(contentsOf: absent)
+        absent.withUnsafeBytes { out.append(contentsOf: $0) }
         written.undo.append(Run(bytes: out, stands: n))
-        rows.removeAll(keepingCapacity: true)
-        absent.removeAll(keepingCapacity: true)
+        rows.removeAll()
+        absent.removeAll()
         created = 0
     }
 
@@ -140,16 +141,16 @@ final class PlainCapture {
         out.append(contentsOf: typeName)
         out.append(contentsOf: names[place])
         out.appendVarint(UInt64(n))
-        out.append(contentsOf: sets[place])
+        sets[place].withUnsafeBytes { out.append(contentsOf: $0) }
         written.operations.append(Run(bytes: out, stands: n))
         out = [0, SyncCoding.UndoRunTag.fields]
         out.append(contentsOf: typeName)
         out.append(contentsOf: names[place])
         out.appendVarint(UInt64(n))
-        out.append(contentsOf: undos[place])
+        undos[place].withUnsafeBytes { out.append(contentsOf: $0) }
         written.undo.append(Run(bytes: out, stands: n))
-        sets[place].removeAll(keepingCapacity: true)
-        undos[place].removeAll(keepingCapacity: true)
+        sets[place].removeAll()
+        undos[place].removeAll()
         counts[place] = 0
     }
 
@@ -164,7 +165,7 @@ final class PlainCapture {
 
     /// Writes property `index` of `record` (of the current layout) as `SyncCoding.write` writes its plain value:
     /// from the record's bytes for the usual kinds, decoded for the rest.
-    private static func write(_ binding: TypeBinding, _ index: Int, of record: UnsafeRawBufferPointer, into out: inout [UInt8]) {
+    private static func write(_ binding: TypeBinding, _ index: Int, of record: UnsafeRawBufferPointer, into out: GrowableBuffer) {
         if let (tag, start) = binding.directPayload(index, in: record) {
             switch tag {
             case DirectTag.null:
@@ -178,7 +179,9 @@ final class PlainCapture {
                 return
             case DirectTag.int:
                 if let word = DirectTag.word(record, start) {
-                    SyncCoding.writeInt(Int64(bitPattern: word), into: &out)
+                    let i = Int64(bitPattern: word)
+                    out.append(3)
+                    out.appendVarint(UInt64(bitPattern: (i << 1) ^ (i >> 63)))
                     return
                 }
             case DirectTag.double, DirectTag.date:
@@ -199,10 +202,10 @@ final class PlainCapture {
                 // damaged record holds, as every read does).
                 if let (n, width) = DirectTag.length(record, start), start + width + n <= record.count {
                     let text = UnsafeRawBufferPointer(rebasing: record[(start + width)..<(start + width + n)])
-                    if text.allSatisfy({ $0 < 0x80 }) {
+                    if Self.isASCII(text) {
                         out.append(6)
                         out.appendVarint(UInt64(n))
-                        out.append(contentsOf: text)
+                        out.append(text)
                         return
                     }
                 }
@@ -210,6 +213,22 @@ final class PlainCapture {
                 break
             }
         }
-        SyncCoding.write(RealmCore.SyncReader.plainValue(binding.value(index, in: record)), into: &out)
+        var bytes: [UInt8] = []
+        SyncCoding.write(RealmCore.SyncReader.plainValue(binding.value(index, in: record)), into: &bytes)
+        bytes.withUnsafeBytes { out.append($0) }
+    }
+
+    /// Whether every byte of `text` is below 0x80, eight at a time.
+    private static func isASCII(_ text: UnsafeRawBufferPointer) -> Bool {
+        var i = 0
+        while i + 8 <= text.count {
+            if text.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+            i += 8
+        }
+        while i < text.count {
+            if text[i] >= 0x80 { return false }
+            i += 1
+        }
+        return true
     }
 }

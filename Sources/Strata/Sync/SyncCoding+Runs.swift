@@ -36,28 +36,6 @@ extension SyncCoding {
         return out
     }
 
-    /// Writes `.int(i)` as `write(_:into:)` does.
-    @inline(__always)
-    static func writeInt(_ i: Int64, into out: inout [UInt8]) {
-        let zigzag = UInt64(bitPattern: (i << 1) ^ (i >> 63))
-        if zigzag < 0x80 {
-            out.append(3)
-            out.append(UInt8(zigzag))
-        } else if zigzag < 0x4000 {
-            out.append(3)
-            out.append(UInt8(zigzag & 0x7F | 0x80))
-            out.append(UInt8(zigzag >> 7))
-        } else if zigzag < 0x20_0000 {
-            out.append(3)
-            out.append(UInt8(zigzag & 0x7F | 0x80))
-            out.append(UInt8((zigzag >> 7) & 0x7F | 0x80))
-            out.append(UInt8(zigzag >> 14))
-        } else {
-            out.append(3)
-            out.appendVarint(zigzag)
-        }
-    }
-
     /// Reads one item of an outbox chunk, an operation or a run of them, appending what it stands for to `ops`.
     static func readOutboxItem(_ r: inout ByteReader, into ops: inout [ChangeOperation]) throws {
         guard r.remaining > 0, case let tag = r.bytes[r.position], tag == RunTag.sets || tag == RunTag.creates else {
