@@ -271,13 +271,9 @@ final class TypeBinding: @unchecked Sendable {
         return recordLayout.sameBytes(Int(directFields[index].layoutIndex), a, b, fastPlaces)
     }
 
-    /// Whether two records of this binding's layout hold the same bytes from their variable fields' start table
-    /// on (then every variable field holds the same bytes in both): one comparison for all of them.
-    func sameVariableFields(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
-        let start = fastPlaces.tableStart
-        guard a.count == b.count, a.count >= start else { return false }
-        return Bytes.compare(UnsafeRawBufferPointer(rebasing: a[start...]), UnsafeRawBufferPointer(rebasing: b[start...])) == 0
-    }
+    /// Where a record of this binding's layout has its variable fields' start table: the end of its header, null
+    /// bitmap and fixed-width slots.
+    var variableTableStart: Int { fastPlaces.tableStart }
 
     /// How to write a value into the fixed-width slot of a property, in a record of this binding's layout:
     /// `width` little-endian bytes of `word` at `offset`, and the null bit at `nullByte` (-1: none) set or cleared.

@@ -40,6 +40,10 @@ final class PlainCapture {
         var stands: Int
     }
 
+    /// Per byte of a record's fixed part (before the variable fields' start table): the place in `indices` of the
+    /// property whose slot holds it; -1 for the header and the null bitmap (which properties share).
+    private let slotOwner: [Int8]
+
     /// A run is written out once it holds this many bytes (a chunk holds at most about `chunkBytes` more).
     private static let runBytes = SyncStorage.chunkBytes / 2
 
@@ -58,6 +62,14 @@ final class PlainCapture {
         sets = indices.map { _ in GrowableBuffer() }
         undos = indices.map { _ in GrowableBuffer() }
         counts = Array(repeating: 0, count: indices.count)
+        var owner = [Int8](repeating: -1, count: binding.variableTableStart)
+        for (place, i) in indices.enumerated() {
+            let f = binding.directFields[i]
+            guard f.mode == .fixed || f.mode == .bool, f.layoutIndex >= 0 else { continue }
+            let start = Int(f.at), width = binding.recordLayout.fields[Int(f.layoutIndex)].kind.width
+            for offset in start..<(start + width) where offset >= 0 && offset < owner.count { owner[offset] = Int8(place) }
+        }
+        slotOwner = owner
     }
 
     /// Records the create of the object whose record is `new`; false when it declines it (invariant 2).
@@ -74,17 +86,10 @@ final class PlainCapture {
     /// Records the changes of the object whose records before and after are `old` and `new`; false when it
     /// declines it (invariant 2).
     func change(_ old: UnsafeRawBufferPointer, _ new: UnsafeRawBufferPointer) -> Bool {
-        guard binding.hasCurrentLayout(old), binding.hasCurrentLayout(new), binding.sameStoredBytes(key, old, new) == true else { return false }
-        // The places whose bytes differ, found before anything is written.
-        var differ: UInt64 = 0
-        // The variable fields compared at once (a write that changed fixed-width values only leaves them as
-        // they were), each on its own when they differ.
-        let sameVariable = binding.sameVariableFields(old, new)
-        for (place, i) in indices.enumerated() where place != keyPlace {
-            if sameVariable && binding.directFields[i].mode == .variable { continue }
-            guard let same = binding.sameStoredBytes(i, old, new) else { return false }
-            if !same { differ |= 1 << UInt64(place) }
-        }
+        // The places whose bytes differ, found before anything is written; the primary key's may not.
+        guard binding.hasCurrentLayout(old), binding.hasCurrentLayout(new), var differ = differingPlaces(old, new),
+            differ & (1 << UInt64(keyPlace)) == 0
+        else { return false }
         let b = binding
         while differ != 0 {
             let place = differ.trailingZeroBitCount
@@ -101,6 +106,49 @@ final class PlainCapture {
             if sets[place].count >= Self.runBytes || undos[place].count >= Self.runBytes { flushSets(place) }
         }
         return true
+    }
+
+    /// The places of the properties whose bytes differ in two records of the current layout (a bit each); nil
+    /// when a record's start table is damaged.
+    private func differingPlaces(_ old: UnsafeRawBufferPointer, _ new: UnsafeRawBufferPointer) -> UInt64? {
+        var differ: UInt64 = 0
+        // Records of one length: compared a word at a time, each differing byte of the fixed part named by its
+        // slot's owner. Anything else (another length, a null bitmap that differs) is compared property by
+        // property, as are the variable fields when a byte after the fixed part differs.
+        var variable = old.count != new.count
+        var exact = !variable
+        var i = 0
+        scan: while exact && i < old.count {
+            var x: UInt64 = 0
+            if i + 8 <= old.count {
+                x = old.loadUnaligned(fromByteOffset: i, as: UInt64.self) ^ new.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            } else {
+                for j in i..<old.count { x |= UInt64(old[j] ^ new[j]) << UInt64(8 * (j - i)) }
+            }
+            // Byte j of the word is the record's byte i + j (the platforms Strata runs on are little-endian).
+            while x != 0 {
+                let byte = x.trailingZeroBitCount / 8
+                x &= ~(0xFF << UInt64(8 * byte))
+                let offset = i + byte
+                if offset >= slotOwner.count {
+                    variable = true
+                    break scan
+                }
+                let owner = slotOwner[offset]
+                if owner < 0 {
+                    exact = false
+                    break scan
+                }
+                differ |= 1 << UInt64(owner)
+            }
+            i += 8
+        }
+        for (place, index) in indices.enumerated() {
+            if exact && !(variable && binding.directFields[index].mode == .variable) { continue }
+            guard let same = binding.sameStoredBytes(index, old, new) else { return nil }
+            if !same { differ |= 1 << UInt64(place) }
+        }
+        return differ
     }
 
     /// Hands every run to the change set's builders.

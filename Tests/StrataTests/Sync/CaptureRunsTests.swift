@@ -52,7 +52,9 @@ import TestSupport
         try realm.write {
             for i in 0..<n {
                 let o = try #require(realm.object(ofType: SyncPlain.self, forPrimaryKey: i - 100))
-                if i % 2 == 0 { o.name = i % 4 == 0 ? Self.values(i).name : "renamed \(i) ✓" }
+                // Text of another length, of the same length (reversed), and the same text.
+                let name = Self.values(i).name
+                if i % 2 == 0 { o.name = i % 4 == 0 ? name : i % 8 == 2 ? "renamed \(i) ✓" : String(name.reversed()) }
                 if i % 3 == 0 { o.size += 1 }
                 if i % 5 == 0 { o.ratio = .nan }
                 if i % 7 == 1 { o.when = nil }
@@ -63,7 +65,8 @@ import TestSupport
         for i in 0..<n {
             let v = Self.values(i)
             let ref = ObjectReference(type: "SyncPlain", primaryKey: .int(Int64(i - 100)))
-            if i % 4 == 2 { expected.append(.set(ref, property: "name", value: .string("renamed \(i) ✓"))) }
+            if i % 8 == 2 { expected.append(.set(ref, property: "name", value: .string("renamed \(i) ✓"))) }
+            if i % 8 == 6, String(v.name.reversed()) != v.name { expected.append(.set(ref, property: "name", value: .string(String(v.name.reversed())))) }
             if i % 3 == 0 { expected.append(.set(ref, property: "size", value: .int(Int64(v.size + 1)))) }
             if i % 7 == 1, v.when != nil { expected.append(.set(ref, property: "when", value: .null)) }
             if i % 9 == 0, i != 0 {
