@@ -72,8 +72,38 @@ final class PlainCapture {
         slotOwner = owner
     }
 
+    /// Whether the caller lets it take new objects (a type with no sync metadata: no tombstone a create must
+    /// find) and changed ones (a write with no integer additions, which the general path records as such).
+    var takesCreates = false
+    var takesChanges = false
+
+    /// Records object `key` of write `w` (new: absent at the write's base) from its records where they lie (an
+    /// encoded pending record, or a spilled or stored one: `old` reads the base, `new` the write's view); false
+    /// when it declines it (invariant 2). Everything is used unretained: the caller holds it for the call.
+    func take(_ key: Int64, isNew: Bool, write w: RealmCore.WriteState, partition: UInt32, old: Unmanaged<OrderedLookup>, new: Unmanaged<OrderedLookup>) throws -> Bool {
+        var took = false
+        let b = binding
+        func visitNew(_ body: (UnsafeRawBufferPointer) -> Void) throws {
+            guard w.visitEncoded(RealmCore.PendingKey(partition: partition, key: key), binding: b, body) == .none else { return }
+            try ObjectKey.withBytes(key) { k in try new._withUnsafeGuaranteedRef { try $0.visitValue(forKey: k) { raw in if let raw { body(raw) } } } }
+        }
+        if isNew {
+            if takesCreates { try visitNew { took = create($0) } }
+        } else if takesChanges {
+            try ObjectKey.withBytes(key) { k in
+                try old._withUnsafeGuaranteedRef { lookup in
+                    try lookup.visitValue(forKey: k) { before in
+                        guard let before else { return }
+                        try visitNew { took = change(before, $0) }
+                    }
+                }
+            }
+        }
+        return took
+    }
+
     /// Records the create of the object whose record is `new`; false when it declines it (invariant 2).
-    func create(_ new: UnsafeRawBufferPointer) -> Bool {
+    private func create(_ new: UnsafeRawBufferPointer) -> Bool {
         guard binding.intPrimaryKey, binding.hasCurrentLayout(new) else { return false }
         let b = binding
         for i in indices { Self.write(b, i, of: new, into: rows) }
@@ -85,7 +115,7 @@ final class PlainCapture {
 
     /// Records the changes of the object whose records before and after are `old` and `new`; false when it
     /// declines it (invariant 2).
-    func change(_ old: UnsafeRawBufferPointer, _ new: UnsafeRawBufferPointer) -> Bool {
+    private func change(_ old: UnsafeRawBufferPointer, _ new: UnsafeRawBufferPointer) -> Bool {
         // The places whose bytes differ, found before anything is written; the primary key's may not.
         guard binding.hasCurrentLayout(old), binding.hasCurrentLayout(new), var differ = differingPlaces(old, new),
             differ & (1 << UInt64(keyPlace)) == 0
@@ -97,11 +127,15 @@ final class PlainCapture {
             let i = indices[place]
             // Values whose bytes differ but may still be one value are decoded and compared.
             if Self.mayBeIdentical(b, i, old, new), b.value(i, in: old).isIdentical(to: b.value(i, in: new)) { continue }
-            let (set, undo) = (sets[place], undos[place])
-            Self.write(b, key, of: new, into: set)
-            Self.write(b, key, of: new, into: undo)
-            Self.write(b, i, of: new, into: set)
-            Self.write(b, i, of: old, into: undo)
+            // The buffers are held by `sets` and `undos` for good: used unretained.
+            Unmanaged.passUnretained(sets[place])._withUnsafeGuaranteedRef { set in
+                Self.write(b, key, of: new, into: set)
+                Self.write(b, i, of: new, into: set)
+            }
+            Unmanaged.passUnretained(undos[place])._withUnsafeGuaranteedRef { undo in
+                Self.write(b, key, of: new, into: undo)
+                Self.write(b, i, of: old, into: undo)
+            }
             counts[place] += 1
             if sets[place].count >= Self.runBytes || undos[place].count >= Self.runBytes { flushSets(place) }
         }

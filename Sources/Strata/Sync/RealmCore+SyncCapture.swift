@@ -219,30 +219,24 @@ extension RealmCore {
             // The direct path of a type of plain values: runs written from the records (`PlainCapture`), read
             // where they lie (an encoded pending record, or a spilled or stored one); an object it declines, or
             // whose records are not both bytes, takes the general path below.
-            let plain = w.isDropped(partition) ? nil : PlainCapture(b)
-            let plainCreates = try plain != nil && !typeHasMeta(b.info.schema.className)
-            let plainChanges = plain != nil && w.increments.isEmpty
-            func visitNew(_ key: Int64, _ body: (UnsafeRawBufferPointer) -> Void) throws {
-                guard w.visitEncoded(PendingKey(partition: partition, key: key), binding: b, body) == .none, let lookup = newReader.lookup else { return }
-                try ObjectKey.withBytes(key) { k in try lookup.visitValue(forKey: k) { raw in if let raw { body(raw) } } }
+            let plain = w.isDropped(partition) || oldReader.lookup == nil || newReader.lookup == nil ? nil : PlainCapture(b)
+            if let plain {
+                plain.takesCreates = try !typeHasMeta(b.info.schema.className)
+                plain.takesChanges = w.increments.isEmpty
             }
+            // Held by `plain`, `oldReader` and `newReader` for the loop: used unretained.
+            let direct = plain.map { Unmanaged.passUnretained($0) }
+            let (oldLookup, newLookup) = (oldReader.lookup.map { Unmanaged.passUnretained($0) }, newReader.lookup.map { Unmanaged.passUnretained($0) })
             var previous: Int64?
             for key in unsorted.isSorted ? unsorted : unsorted.sorted() {
                 if key == previous { continue }
                 previous = key
-                if let plain {
-                    var took = false
-                    if key > largestBase {
-                        if plainCreates { try visitNew(key) { new in took = plain.create(new) } }
-                    } else if plainChanges, let lookup = oldReader.lookup {
-                        try ObjectKey.withBytes(key) { k in
-                            try lookup.visitValue(forKey: k) { old in
-                                guard let old else { return }
-                                try visitNew(key) { new in took = plain.change(old, new) }
-                            }
-                        }
-                    }
-                    if took { continue }
+                if let direct, let oldLookup, let newLookup,
+                    try direct._withUnsafeGuaranteedRef({ plain in
+                        try plain.take(key, isNew: key > largestBase, write: w, partition: partition, old: oldLookup, new: newLookup)
+                    })
+                {
+                    continue
                 }
                 // The object's records before and after, compared where they lie (nothing may change the write
                 // meanwhile): a property whose bytes are equal is not decoded.
