@@ -440,6 +440,9 @@ public final class Runner {
                 record("sync: update-all, capture off", Self.strata, f.updateOff)
                 record("sync: update-all, capture on", Self.strata, f.updateOn)
                 record("sync: update-all, capture on / off (time)", Self.strata, f.updateOff / f.updateOn)
+                record("sync: one-object commits, capture off", Self.strata, f.smallOff)
+                record("sync: one-object commits, capture on", Self.strata, f.smallOn)
+                record("sync: one-object commits, capture on / off (time)", Self.strata, f.smallOff / f.smallOn)
                 record("sync: apply a server batch of N creates", Self.strata, f.applyCreates)
                 record("sync: apply a server batch of N sets", Self.strata, f.applySets)
             }
@@ -524,6 +527,9 @@ public final class Runner {
             ("sync: update-all, capture off", .perSecond, "Strata: then every age + 1 in one transaction, without capture"),
             ("sync: update-all, capture on", .perSecond, "Strata: the same with capture (N set operations and N undo images)"),
             ("sync: update-all, capture on / off (time)", .factor, "Strata: update-all's time with capture over its time without (the aim: at most 1.2)"),
+            ("sync: one-object commits, capture off", .perSecond, "Strata: write transactions that each set one object's property (up to 500, spread over the objects), without capture"),
+            ("sync: one-object commits, capture on", .perSecond, "Strata: the same with capture"),
+            ("sync: one-object commits, capture on / off (time)", .factor, "Strata: their time with capture over their time without"),
             ("sync: apply a server batch of N creates", .perSecond, "Strata: the captured insert's change set applied as a server's (applyServerChanges) to a third file, objects per second"),
             ("sync: apply a server batch of N sets", .perSecond, "Strata: then the captured update-all's change set, objects per second"),
             ("sync server: push", .perSecond, "Strata: operations per second uploaded to strata-sync-server (in this process, on a PostgreSQL 15 cluster of the Bench's own, over loopback HTTP): min(N, 100,000) creates committed in writes of 1,000, then the session's wait(for: .upload)"),

@@ -10,6 +10,9 @@ extension Runner {
         var insertOn: Double
         var updateOff: Double
         var updateOn: Double
+        /// Commits per second of one-object writes (one property set each), without capture and with it.
+        var smallOff: Double
+        var smallOn: Double
         /// Objects per second of applying a server change set that creates all N, and one that sets every age.
         var applyCreates: Double
         var applySets: Double
@@ -33,7 +36,20 @@ extension Runner {
             try realm.write { for p in realm.objects(BenchPerson.self) { p.age += 1 } }
             return Double(people.count) / (now() - start)
         }
-        var f = SyncFigures(insertOff: 0, insertOn: 0, updateOff: 0, updateOn: 0, applyCreates: 0, applySets: 0)
+        /// Commits of one set each, of objects spread over the type (each commit syncs as every write does).
+        func small(_ realm: Realm) throws -> Double {
+            let commits = min(people.count, 500)
+            let step = max(1, people.count / commits)
+            let start = now()
+            for i in 0..<commits {
+                guard let p = realm.object(ofType: BenchPerson.self, forPrimaryKey: people[i * step].id) else {
+                    throw BenchFailure("Strata: person \(people[i * step].id) is missing")
+                }
+                try realm.write { p.age += 1 }
+            }
+            return Double(commits) / (now() - start)
+        }
+        var f = SyncFigures(insertOff: 0, insertOn: 0, updateOff: 0, updateOn: 0, smallOff: 0, smallOn: 0, applyCreates: 0, applySets: 0)
         var changes: [ChangeSet] = []
         do {
             progress("Strata: sync, capture off")
@@ -45,6 +61,8 @@ extension Runner {
             f.insertOn = try insert(on)
             f.updateOn = try update(on)
             changes = try on.pendingChanges()
+            f.smallOff = try small(off)
+            f.smallOn = try small(on)
         }
         guard changes.count == 2, changes[0].operations.count == people.count, changes[1].operations.count == people.count else {
             throw BenchFailure("Strata: capture recorded \(changes.map(\.operations.count)) operations for two writes of \(people.count) objects")

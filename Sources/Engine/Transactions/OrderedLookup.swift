@@ -1,6 +1,7 @@
 // Invariants:
 // (1) The iterator, when there is one, stands at the first live key at or after the last key asked for in order
 //     (`lastAsked`): a key asked next that sorts below the iterator's and at or after `lastAsked` has no value.
+//     The first key asked makes no iterator (it is looked up on its own); the second makes it, at that key.
 // (2) A key asked out of order is looked up on its own and leaves the iterator where it was.
 
 /// Point reads of one partition of a snapshot for keys asked in ascending order, by one forward iterator: a key
@@ -30,9 +31,14 @@ package final class OrderedLookup {
         if asked, lastAsked.withUnsafeBytes({ Bytes.compare(key, $0) < 0 }) {
             return try snapshot.visitValue(forKey: key, in: partition, body)
         }
-        asked = true
         lastAsked.removeAll(keepingCapacity: true)
         lastAsked.append(contentsOf: key)
+        // The first key is looked up on its own: an iterator costs more than a lookup to set up, and a commit
+        // that touched one object asks for one key.
+        guard asked else {
+            asked = true
+            return try snapshot.visitValue(forKey: key, in: partition, body)
+        }
         // The iterator is held by `self` for the call (only a later call replaces it): used unretained.
         try positioned(at: key)._withUnsafeGuaranteedRef { it in
             guard it.isValid, Bytes.compare(it.currentKey, key) == 0 else { return try body(nil) }

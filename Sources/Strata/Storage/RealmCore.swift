@@ -347,6 +347,9 @@ final class RealmCore: @unchecked Sendable {
     let tracksObservation: Bool
     /// Bytes of pending objects past which a write transaction spills (`RealmCore+Spill`; tests lower it).
     var spillThreshold = RealmCore.defaultSpillThreshold
+    /// Capture's direct path: what it knows of each type of plain values, by partition, made at the type's first
+    /// captured write (`plainCapture(_:)`; a binding that changed makes it again).
+    var plainCaptureShapes: [UInt32: PlainCapture.Shape] = [:]
 
     func invalidate() {
         guard write == nil else { return }

@@ -14,23 +14,61 @@ import Foundation
 /// records' bytes, with no model of the object. New objects only of a type with an `Int` primary key (another
 /// key can be an object deleted and added again under another object key, which the general path matches).
 final class PlainCapture {
-    let binding: TypeBinding
-    /// The type's name and each property's, as `SyncCoding.writeString` writes them.
+    /// What the direct path knows of a type, made once per binding (`RealmCore.plainCaptureShape`).
+    final class Shape {
+        let binding: TypeBinding
+        /// The type's name and each property's, as `SyncCoding.writeString` writes them.
+        let typeName: [UInt8]
+        /// The properties capture names (no `LinkingObjects`), sorted by name: property indices and name bytes.
+        let indices: [Int]
+        let names: [[UInt8]]
+        /// The primary key's property index, and its place in `indices`.
+        let key: Int
+        let keyPlace: Int
+        /// Per byte of a record's fixed part (before the variable fields' start table): the place in `indices` of
+        /// the property whose slot holds it; -1 for the header and the null bitmap (which properties share).
+        let slotOwner: [Int8]
+
+        /// Nil when `binding` is not a type the direct path takes.
+        init?(_ binding: TypeBinding) {
+            guard binding.syncPlainValues, let key = binding.info.primaryKeyIndex,
+                let keyPlace = binding.syncSortedFields.firstIndex(where: { $0.index == key }),
+                binding.syncSortedFields.count <= 64
+            else { return nil }
+            self.binding = binding
+            typeName = SyncCoding.nameBytes(binding.info.schema.className)
+            indices = binding.syncSortedFields.map(\.index)
+            names = binding.syncSortedFields.map { SyncCoding.nameBytes($0.name) }
+            self.key = key
+            self.keyPlace = keyPlace
+            var owner = [Int8](repeating: -1, count: binding.variableTableStart)
+            for (place, i) in indices.enumerated() {
+                let f = binding.directFields[i]
+                guard f.mode == .fixed || f.mode == .bool, f.layoutIndex >= 0 else { continue }
+                let start = Int(f.at), width = binding.recordLayout.fields[Int(f.layoutIndex)].kind.width
+                for offset in start..<(start + width) where offset >= 0 && offset < owner.count { owner[offset] = Int8(place) }
+            }
+            slotOwner = owner
+        }
+    }
+
+    let shape: Shape
+    private let binding: TypeBinding
     private let typeName: [UInt8]
-    /// The properties capture names (no `LinkingObjects`), sorted by name: property indices and name bytes.
     private let indices: [Int]
     private let names: [[UInt8]]
-    /// The primary key's property index, and its place in `indices`.
     private let key: Int
     private let keyPlace: Int
+    private let slotOwner: [Int8]
     // One capture on one thread uses it: dynamic exclusivity checks are off for its state.
-    /// Per place in `indices`: the run of sets and of undo images being built, and how many each holds.
-    private let sets: [GrowableBuffer]
-    private let undos: [GrowableBuffer]
+    /// Per place in `indices`: the run of sets and of undo images being built (made at the first change of the
+    /// property: a small write touches few), and how many each holds.
+    @exclusivity(unchecked) private var sets: [GrowableBuffer?]
+    @exclusivity(unchecked) private var undos: [GrowableBuffer?]
     @exclusivity(unchecked) private var counts: [Int]
     /// The rows of the run of creates, and their primary keys (the run of undo images of absent objects).
-    private let rows = GrowableBuffer()
-    private let absent = GrowableBuffer()
+    @exclusivity(unchecked) private var rows: GrowableBuffer?
+    @exclusivity(unchecked) private var absent: GrowableBuffer?
     @exclusivity(unchecked) private var created = 0
     /// Runs written out, for `finish` to hand to the change set's builders: creates, other operations, undo images.
     @exclusivity(unchecked) private var written: (creates: [Run], operations: [Run], undo: [Run]) = ([], [], [])
@@ -40,36 +78,16 @@ final class PlainCapture {
         var stands: Int
     }
 
-    /// Per byte of a record's fixed part (before the variable fields' start table): the place in `indices` of the
-    /// property whose slot holds it; -1 for the header and the null bitmap (which properties share).
-    private let slotOwner: [Int8]
-
     /// A run is written out once it holds this many bytes (a chunk holds at most about `chunkBytes` more).
     private static let runBytes = SyncStorage.chunkBytes / 2
 
-    /// Nil when `binding` is not a type the direct path takes.
-    init?(_ binding: TypeBinding) {
-        guard binding.syncPlainValues, let key = binding.info.primaryKeyIndex,
-            let keyPlace = binding.syncSortedFields.firstIndex(where: { $0.index == key }),
-            binding.syncSortedFields.count <= 64
-        else { return nil }
-        self.binding = binding
-        typeName = SyncCoding.nameBytes(binding.info.schema.className)
-        indices = binding.syncSortedFields.map(\.index)
-        names = binding.syncSortedFields.map { SyncCoding.nameBytes($0.name) }
-        self.key = key
-        self.keyPlace = keyPlace
-        sets = indices.map { _ in GrowableBuffer() }
-        undos = indices.map { _ in GrowableBuffer() }
+    init(_ shape: Shape) {
+        self.shape = shape
+        (binding, typeName, indices, names) = (shape.binding, shape.typeName, shape.indices, shape.names)
+        (key, keyPlace, slotOwner) = (shape.key, shape.keyPlace, shape.slotOwner)
+        sets = Array(repeating: nil, count: indices.count)
+        undos = Array(repeating: nil, count: indices.count)
         counts = Array(repeating: 0, count: indices.count)
-        var owner = [Int8](repeating: -1, count: binding.variableTableStart)
-        for (place, i) in indices.enumerated() {
-            let f = binding.directFields[i]
-            guard f.mode == .fixed || f.mode == .bool, f.layoutIndex >= 0 else { continue }
-            let start = Int(f.at), width = binding.recordLayout.fields[Int(f.layoutIndex)].kind.width
-            for offset in start..<(start + width) where offset >= 0 && offset < owner.count { owner[offset] = Int8(place) }
-        }
-        slotOwner = owner
     }
 
     /// Whether the caller lets it take new objects (a type with no sync metadata: no tombstone a create must
@@ -105,11 +123,16 @@ final class PlainCapture {
     /// Records the create of the object whose record is `new`; false when it declines it (invariant 2).
     private func create(_ new: UnsafeRawBufferPointer) -> Bool {
         guard binding.intPrimaryKey, binding.hasCurrentLayout(new) else { return false }
+        if rows == nil { (rows, absent) = (GrowableBuffer(), GrowableBuffer()) }
         let b = binding
-        for i in indices { Self.write(b, i, of: new, into: rows) }
-        Self.write(b, key, of: new, into: absent)
+        // Held by `self` for good: used unretained.
+        let full = Unmanaged.passUnretained(rows.unsafelyUnwrapped)._withUnsafeGuaranteedRef { rows in
+            for i in indices { Self.write(b, i, of: new, into: rows) }
+            return rows.count >= Self.runBytes
+        }
+        Unmanaged.passUnretained(absent.unsafelyUnwrapped)._withUnsafeGuaranteedRef { Self.write(b, key, of: new, into: $0) }
         created += 1
-        if rows.count >= Self.runBytes { flushCreates() }
+        if full { flushCreates() }
         return true
     }
 
@@ -127,17 +150,20 @@ final class PlainCapture {
             let i = indices[place]
             // Values whose bytes differ but may still be one value are decoded and compared.
             if Self.mayBeIdentical(b, i, old, new), b.value(i, in: old).isIdentical(to: b.value(i, in: new)) { continue }
+            if sets[place] == nil { (sets[place], undos[place]) = (GrowableBuffer(capacity: 64), GrowableBuffer(capacity: 64)) }
             // The buffers are held by `sets` and `undos` for good: used unretained.
-            Unmanaged.passUnretained(sets[place])._withUnsafeGuaranteedRef { set in
+            let setFull = Unmanaged.passUnretained(sets[place].unsafelyUnwrapped)._withUnsafeGuaranteedRef { set in
                 Self.write(b, key, of: new, into: set)
                 Self.write(b, i, of: new, into: set)
+                return set.count >= Self.runBytes
             }
-            Unmanaged.passUnretained(undos[place])._withUnsafeGuaranteedRef { undo in
+            let undoFull = Unmanaged.passUnretained(undos[place].unsafelyUnwrapped)._withUnsafeGuaranteedRef { undo in
                 Self.write(b, key, of: new, into: undo)
                 Self.write(b, i, of: old, into: undo)
+                return undo.count >= Self.runBytes
             }
             counts[place] += 1
-            if sets[place].count >= Self.runBytes || undos[place].count >= Self.runBytes { flushSets(place) }
+            if setFull || undoFull { flushSets(place) }
         }
         return true
     }
@@ -197,7 +223,7 @@ final class PlainCapture {
 
     private func flushCreates() {
         let n = created
-        guard n > 0 else { return }
+        guard n > 0, let rows, let absent else { return }
         var out: [UInt8] = [SyncCoding.RunTag.creates]
         out.append(contentsOf: typeName)
         out.appendVarint(UInt64(names.count))
@@ -218,21 +244,21 @@ final class PlainCapture {
 
     private func flushSets(_ place: Int) {
         let n = counts[place]
-        guard n > 0 else { return }
+        guard n > 0, let set = sets[place], let undo = undos[place] else { return }
         var out: [UInt8] = [SyncCoding.RunTag.sets]
         out.append(contentsOf: typeName)
         out.append(contentsOf: names[place])
         out.appendVarint(UInt64(n))
-        sets[place].withUnsafeBytes { out.append(contentsOf: $0) }
+        set.withUnsafeBytes { out.append(contentsOf: $0) }
         written.operations.append(Run(bytes: out, stands: n))
         out = [0, SyncCoding.UndoRunTag.fields]
         out.append(contentsOf: typeName)
         out.append(contentsOf: names[place])
         out.appendVarint(UInt64(n))
-        undos[place].withUnsafeBytes { out.append(contentsOf: $0) }
+        undo.withUnsafeBytes { out.append(contentsOf: $0) }
         written.undo.append(Run(bytes: out, stands: n))
-        sets[place].removeAll()
-        undos[place].removeAll()
+        set.removeAll()
+        undo.removeAll()
         counts[place] = 0
     }
 

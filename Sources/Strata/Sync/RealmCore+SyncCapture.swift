@@ -219,9 +219,11 @@ extension RealmCore {
             // The direct path of a type of plain values: runs written from the records (`PlainCapture`), read
             // where they lie (an encoded pending record, or a spilled or stored one); an object it declines, or
             // whose records are not both bytes, takes the general path below.
-            let plain = w.isDropped(partition) || oldReader.lookup == nil || newReader.lookup == nil ? nil : PlainCapture(b)
+            let plain = w.isDropped(partition) || oldReader.lookup == nil || newReader.lookup == nil ? nil : plainCapture(b)
             if let plain {
-                plain.takesCreates = try !typeHasMeta(b.info.schema.className)
+                // Sync metadata is looked for only when the write created objects of the type.
+                let created = unsorted.isSorted ? unsorted.last.map { $0 > largestBase } ?? false : unsorted.contains { $0 > largestBase }
+                plain.takesCreates = try created && !typeHasMeta(b.info.schema.className)
                 plain.takesChanges = w.increments.isEmpty
             }
             // Held by `plain`, `oldReader` and `newReader` for the loop: used unretained.
@@ -304,6 +306,14 @@ extension RealmCore {
         try writeOutboxEntry(header, operationCount: creates.total + operations.total, operations: chunks, undo: undo.finish(), in: w.tx)
         state.nextSequence += 1
         try w.tx.put(SyncStorage.stateKey, state.encoded(), in: SyncStorage.partition)
+    }
+
+    /// Capture's direct path for type `b` for one write, nil when the type is not one it takes.
+    func plainCapture(_ b: TypeBinding) -> PlainCapture? {
+        if let shape = plainCaptureShapes[b.partition], shape.binding === b { return PlainCapture(shape) }
+        guard let shape = PlainCapture.Shape(b) else { return nil }
+        plainCaptureShapes[b.partition] = shape
+        return PlainCapture(shape)
     }
 
     /// An object's records before and after a write, as capture compares them.
