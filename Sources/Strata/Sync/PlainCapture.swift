@@ -4,8 +4,9 @@ import Foundation
 // Invariants:
 // (1) For each object it takes, the direct path records what the general path (`SyncDiff`) records: a create
 //     of every property for a new object, a set of each property whose value is not identical
-//     (`StoredValue.isIdentical`) for a changed one, and the undo images that take the object back. Only the
-//     encoding differs (runs, `SyncCoding+Runs`) and the order of the sets: by type, then property, then key.
+//     (`StoredValue.isIdentical`) for a changed one, and the undo images that take the object back. What
+//     differs: the encoding (runs, `SyncCoding+Runs`), an undo image per changed property rather than per
+//     object, and the order of a type's operations (runs by property, written out as they fill), which commute.
 // (2) It takes an object only whole: when it declines one (a record in another layout, a primary key that
 //     changed, a value it cannot place), it has written nothing for it, and the caller takes the general path.
 
@@ -14,7 +15,7 @@ import Foundation
 /// records' bytes, with no model of the object. New objects only of a type with an `Int` primary key (another
 /// key can be an object deleted and added again under another object key, which the general path matches).
 final class PlainCapture {
-    /// What the direct path knows of a type, made once per binding (`RealmCore.plainCaptureShape`).
+    /// What the direct path knows of a type, made once per binding (`RealmCore.plainCapture(_:)`).
     final class Shape {
         let binding: TypeBinding
         /// The type's name and each property's, as `SyncCoding.writeString` writes them.
@@ -264,9 +265,11 @@ final class PlainCapture {
 
     /// Whether property `index` may hold identical values in `old` and `new` although their bytes differ (NaNs of
     /// other payloads, strings Swift finds equal): false only for kinds whose values differ when their bytes do
-    /// (integers, data, UUIDs, ObjectIds), and for nil or a Bool against anything else.
+    /// (integers, data, UUIDs, ObjectIds), and for nil (in an optional property) or a Bool against anything else.
     private static func mayBeIdentical(_ binding: TypeBinding, _ index: Int, _ old: UnsafeRawBufferPointer, _ new: UnsafeRawBufferPointer) -> Bool {
         guard let (a, _) = binding.directPayload(index, in: old), let (b, _) = binding.directPayload(index, in: new) else { return true }
+        // A stored nil in a required property reads as the property's default.
+        if (a == DirectTag.null || b == DirectTag.null) && !binding.isOptional[index] { return true }
         if a != b { return a > DirectTag.trueValue && b > DirectTag.trueValue }
         return !(a == DirectTag.int || a == ObjectRecord.Tag.data.rawValue || a == ObjectRecord.Tag.uuid.rawValue || a == ObjectRecord.Tag.objectId.rawValue)
     }
@@ -277,6 +280,8 @@ final class PlainCapture {
         if let (tag, start) = binding.directPayload(index, in: record) {
             switch tag {
             case DirectTag.null:
+                // A required property reads a stored nil as its default (`TypeBinding.value`): decoded below.
+                guard binding.isOptional[index] else { break }
                 out.append(0)
                 return
             case DirectTag.falseValue:

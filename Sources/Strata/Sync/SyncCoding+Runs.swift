@@ -7,7 +7,8 @@ import Foundation
 //     on the wire (`SyncCoding.encode`) writes each operation alone, and `readOperation` refuses a run's tag.
 // (2) An undo run starts with an empty type name, which no reference has (a type's name is never empty), so
 //     a reader tells it from an undo image by its first byte.
-// (3) Every count a run states is checked against the bytes left before anything is reserved for it.
+// (3) Every count a run states is checked against the bytes left before it is used; nothing is reserved for a
+//     run as a whole (a change set of many runs would copy its operations at each).
 
 /// Runs: many operations of one type (and property) written with the type's and property's names once, as
 /// capture's direct path writes a large write's creates and sets into the outbox.
@@ -50,7 +51,6 @@ extension SyncCoding {
             let property = try readString(&r, "property name")
             // Each set takes at least two bytes: its key's tag and its value's.
             let n = try r.readLength("run length", limit: r.remaining / 2)
-            ops.reserveCapacity(ops.count + n)
             for _ in 0..<n {
                 let ref = ObjectReference(type: type, primaryKey: try readValue(&r))
                 ops.append(.set(ref, property: property, value: try readValue(&r)))
@@ -65,7 +65,6 @@ extension SyncCoding {
         let key = try r.readLength("primary key's index", limit: f - 1)
         // Each create takes at least a byte per property.
         let n = try r.readLength("run length", limit: r.remaining / f)
-        ops.reserveCapacity(ops.count + n)
         for _ in 0..<n {
             var values: [String: SyncValue] = [:]
             values.reserveCapacity(f)
@@ -89,12 +88,10 @@ extension SyncCoding {
         switch tag {
         case UndoRunTag.absent:
             let n = try r.readLength("run length", limit: r.remaining)
-            out.reserveCapacity(out.count + n)
             for _ in 0..<n { out.append((ObjectReference(type: type, primaryKey: try readValue(&r)), .state(.absent))) }
         case UndoRunTag.fields:
             let property = try readString(&r, "property name")
             let n = try r.readLength("run length", limit: r.remaining / 2)
-            out.reserveCapacity(out.count + n)
             for _ in 0..<n {
                 let ref = ObjectReference(type: type, primaryKey: try readValue(&r))
                 out.append((ref, .fields([property: .value(try readValue(&r))])))
