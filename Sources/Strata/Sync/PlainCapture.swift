@@ -91,10 +91,15 @@ final class PlainCapture {
         counts = Array(repeating: 0, count: indices.count)
     }
 
-    /// Whether the caller lets it take new objects (a type with no sync metadata: no tombstone a create must
-    /// find) and changed ones (a write with no integer additions, which the general path records as such).
+    /// Whether the caller lets it take new objects and changed ones (a write with no integer additions, which
+    /// the general path records as such).
     var takesCreates = false
     var takesChanges = false
+    /// The write's base when the type has sync metadata there: a new object whose primary key has a tombstone
+    /// (deleted earlier, created again) is the general path's, which records it against the tombstone.
+    var metadataAt: Snapshot?
+    /// The metadata key being looked up (`SyncStorage.objectKey`), its buffer reused.
+    @exclusivity(unchecked) private var metadataKey: [UInt8] = []
 
     /// Records object `key` of write `w` (new: absent at the write's base) from its records where they lie (an
     /// encoded pending record, or a spilled or stored one: `old` reads the base, `new` the write's view); false
@@ -107,7 +112,12 @@ final class PlainCapture {
             try ObjectKey.withBytes(key) { k in try new._withUnsafeGuaranteedRef { try $0.visitValue(forKey: k) { raw in if let raw { body(raw) } } } }
         }
         if isNew {
-            if takesCreates { try visitNew { took = create($0) } }
+            guard takesCreates else { return false }
+            if let base = metadataAt {
+                // An Int primary key is the object's key (checked in `create`), but nil's.
+                guard key != RealmCore.nilIntPrimaryKey, try !hasMetadata(key, at: base) else { return false }
+            }
+            try visitNew { took = create($0, key: metadataAt == nil ? nil : key) }
         } else if takesChanges {
             try ObjectKey.withBytes(key) { k in
                 try old._withUnsafeGuaranteedRef { lookup in
@@ -121,9 +131,27 @@ final class PlainCapture {
         return took
     }
 
-    /// Records the create of the object whose record is `new`; false when it declines it (invariant 2).
-    private func create(_ new: UnsafeRawBufferPointer) -> Bool {
+    /// Whether the object of Int primary key `pk` has sync metadata (a tombstone, for a new object) at `base`.
+    private func hasMetadata(_ pk: Int64, at base: Snapshot) throws -> Bool {
+        metadataKey.removeAll(keepingCapacity: true)
+        metadataKey.append(contentsOf: SyncStorage.objectPrefix)
+        metadataKey.append(contentsOf: typeName)
+        metadataKey.append(3)  // `SyncValue.int`'s tag, then its zigzag varint, as `SyncCoding.write` writes it.
+        metadataKey.appendVarint(UInt64(bitPattern: (pk << 1) ^ (pk >> 63)))
+        var found = false
+        try metadataKey.withUnsafeBytes { k in try base.visitValue(forKey: k, in: SyncStorage.partition) { found = $0 != nil } }
+        return found
+    }
+
+    /// Records the create of the object whose record is `new` (whose primary key must be `key`, when given); false
+    /// when it declines it (invariant 2).
+    private func create(_ new: UnsafeRawBufferPointer, key expected: Int64?) -> Bool {
         guard binding.intPrimaryKey, binding.hasCurrentLayout(new) else { return false }
+        if let expected {
+            guard let (tag, start) = binding.directPayload(key, in: new), tag == DirectTag.int,
+                DirectTag.word(new, start).map({ Int64(bitPattern: $0) }) == expected
+            else { return false }
+        }
         if rows == nil { (rows, absent) = (GrowableBuffer(), GrowableBuffer()) }
         let b = binding
         // Held by `self` for good: used unretained.

@@ -223,7 +223,8 @@ extension RealmCore {
             if let plain {
                 // Sync metadata is looked for only when the write created objects of the type.
                 let created = unsorted.isSorted ? unsorted.last.map { $0 > largestBase } ?? false : unsorted.contains { $0 > largestBase }
-                plain.takesCreates = try created && !typeHasMeta(b.info.schema.className)
+                plain.takesCreates = created
+                plain.metadataAt = try created && typeHasMeta(b.info.schema.className) ? base : nil
                 plain.takesChanges = w.increments.isEmpty
             }
             // Held by `plain`, `oldReader` and `newReader` for the loop: used unretained.
