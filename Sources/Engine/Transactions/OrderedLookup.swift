@@ -1,7 +1,8 @@
 // Invariants:
 // (1) The iterator, when there is one, stands at the first live key at or after the last key asked for in order
 //     (`lastAsked`): a key asked next that sorts below the iterator's and at or after `lastAsked` has no value.
-//     The first key asked makes no iterator (it is looked up on its own); the second makes it, at that key.
+//     The first key asked makes no iterator (it is looked up on its own); the next key asked in order makes it,
+//     at that key.
 // (2) A key asked out of order is looked up on its own and leaves the iterator where it was.
 
 /// Point reads of one partition of a snapshot for keys asked in ascending order, by one forward iterator: a key

@@ -113,44 +113,53 @@ import TestSupport
         #expect(stored.count == 2 && stored[0] < sent[0] * 3 / 4 && stored[1] < sent[1] / 2, "stored \(stored), one at a time \(sent)")
     }
 
-    /// A type with tombstones: a new object whose primary key has one (another client deleted an object of that
-    /// key, which this file never had) is recorded against it by the general path (its undo image is the
-    /// tombstone, and the tombstone goes); the others by the direct path.
+    /// A type with tombstones: a new object whose primary key has one (another client deleted objects of those
+    /// keys, negative and positive, which this file never had) is recorded against it by the general path (its
+    /// undo image is the tombstone, and the tombstone goes); the others by the direct path.
     @Test func aCreateOverATombstoneIsRecordedAgainstIt() throws {
         let dir = try TemporaryDirectory()
         let realm = try Realm(configuration: config(dir))
-        try realm.write { for i in 0..<10 { realm.create(SyncPlain.self, value: ["id": i, "name": "n\(i)"]) } }
-        let gone = ObjectReference(type: "SyncPlain", primaryKey: .int(300))
-        let theirs = ChangeSet(clientID: 99, sequence: 1, baseVersion: 0, schemaVersion: 0, operations: [.delete(gone)])
+        // Keys below every key created later: those are new objects, above the base's largest key.
+        try realm.write { for i in -1000 ..< -990 { realm.create(SyncPlain.self, value: ["id": i, "name": "n\(i)"]) } }
+        let gone = [-300, 300].map { ObjectReference(type: "SyncPlain", primaryKey: .int(Int64($0))) }
+        let theirs = ChangeSet(clientID: 99, sequence: 1, baseVersion: 0, schemaVersion: 0, operations: gone.map { .delete($0) })
         try realm.applyServerChanges([ServerChangeSet(version: 1, changeSet: try #require(try realm.pendingChanges().first)), ServerChangeSet(version: 2, changeSet: theirs)])
-        guard case .deleted? = try RealmCore.syncState(nil, meta: realm.core.syncMeta(gone, at: realm.core.readSnapshot)) as SyncObjectState? else {
-            Issue.record("object 300 has no tombstone")
-            return
+        for ref in gone {
+            guard case .deleted? = try RealmCore.syncState(nil, meta: realm.core.syncMeta(ref, at: realm.core.readSnapshot)) as SyncObjectState? else {
+                Issue.record("\(ref) has no tombstone")
+                return
+            }
         }
-        let n = 400
-        try realm.write { for i in 10..<n { realm.create(SyncPlain.self, value: ["id": i, "name": "again \(i)"]) } }
+        let ids = -310..<390
+        try realm.write { for i in ids { realm.create(SyncPlain.self, value: ["id": i, "name": "again \(i)"]) } }
         let changes = try realm.pendingChanges()
         let sequence = try #require(changes.last?.sequence)
         let created = changes.flatMap(\.operations)
-        #expect(Set(created.map(\.object)) == Set((10..<n).map { ObjectReference(type: "SyncPlain", primaryKey: .int(Int64($0))) }))
-        #expect(created.allSatisfy { if case .create = $0 { true } else { false } })
+        #expect(Set(created.map(\.object)) == Set(ids.map { ObjectReference(type: "SyncPlain", primaryKey: .int(Int64($0))) }))
+        for op in created {
+            guard case .create(let ref, let values) = op, case .int(let id) = ref.primaryKey else {
+                Issue.record("\(op)")
+                continue
+            }
+            #expect(values["name"] == .string("again \(id)") && values["id"] == .int(id))
+        }
         let images = try realm.core.undoImages(sequence, at: realm.core.readSnapshot).images
-        #expect(images.count == n - 10)
+        #expect(images.count == ids.count)
         for (ref, image) in images {
             guard case .state(let state) = image else {
                 Issue.record("\(ref): \(image)")
                 continue
             }
-            if ref == gone {
+            if gone.contains(ref) {
                 guard case .deleted = state else {
-                    Issue.record("the re-created object's undo image is \(state), not its tombstone")
+                    Issue.record("\(ref), created again, has the undo image \(state), not its tombstone")
                     continue
                 }
             } else {
                 #expect(state == .absent)
             }
         }
-        #expect(try realm.core.syncMeta(gone, at: realm.core.readSnapshot) == nil, "the tombstone went with the create")
+        for ref in gone { #expect(try realm.core.syncMeta(ref, at: realm.core.readSnapshot) == nil, "the tombstone of \(ref) went with the create") }
         // The others took the direct path: runs, fewer bytes than one operation at a time.
         let stored = try realm.core.outboxSizes(after: sequence - 1, at: realm.core.readSnapshot).map(\.bytes).reduce(0, +)
         let sent = try realm.pendingChanges(after: sequence - 1).map { SyncCoding.encode($0).count }.reduce(0, +)
