@@ -153,30 +153,6 @@ extension RealmCore {
         /// are read as sync's model, and its undo image holds only those.
         func recordChanged(_ ref: ObjectReference, _ binding: TypeBinding, _ changed: [Int], _ old: [StoredValue], _ new: [StoredValue]) throws {
             let properties = binding.info.schema.properties
-            if binding.syncPlainValues, w.increments.isEmpty {
-                // Plain values only: a set per changed property, written straight out (the operations and the
-                // undo image the general path gives, without its model of the object).
-                for (j, i) in changed.enumerated() {
-                    operations.add { out in
-                        out.append(SyncCoding.OperationTag.set)
-                        SyncCoding.write(ref, into: &out)
-                        SyncCoding.writeString(properties[i].columnName, into: &out)
-                        SyncCoding.write(after.element(properties[i], new[j]), into: &out)
-                    }
-                }
-                undo.add { out in
-                    SyncCoding.write(ref, into: &out)
-                    out.append(SyncCoding.UndoTag.fields)
-                    out.appendVarint(UInt64(changed.count))
-                    for (name, i) in binding.syncSortedFields {
-                        guard let j = changed.firstIndex(of: i) else { continue }
-                        SyncCoding.writeString(name, into: &out)
-                        out.append(SyncCoding.FieldTag.value)
-                        SyncCoding.write(before.element(properties[i], old[j]), into: &out)
-                    }
-                }
-                return
-            }
             var beforeFields: [String: FieldState] = [:]
             var afterFields: [String: FieldState] = [:]
             for (j, i) in changed.enumerated() {
@@ -260,24 +236,6 @@ extension RealmCore {
                 }
                 let oldRef = oldValues.flatMap { before.reference(b, $0) }
                 let newRef = newValues.flatMap { after.reference(b, $0) }
-                // A new object of plain values, with an Int primary key (no other key of it) and no tombstone: its
-                // create, written straight out.
-                if b.syncPlainValues, b.intPrimaryKey, oldValues == nil, let newValues, let newRef, try !typeHasMeta(newRef.type) {
-                    creates.add { out in
-                        out.append(SyncCoding.OperationTag.create)
-                        SyncCoding.write(newRef, into: &out)
-                        out.appendVarint(UInt64(b.syncSortedFields.count))
-                        for (name, i) in b.syncSortedFields {
-                            SyncCoding.writeString(name, into: &out)
-                            SyncCoding.write(after.element(b.info.schema.properties[i], newValues[i]), into: &out)
-                        }
-                    }
-                    undo.add { out in
-                        SyncCoding.write(newRef, into: &out)
-                        SyncCoding.write(UndoImage.state(.absent), into: &out)
-                    }
-                    continue
-                }
                 let old = oldValues.map { before.object(b, $0) }
                 let new = newValues.map { after.object(b, $0) }
                 // An Int primary key is the object's key: its object has no other key.

@@ -76,18 +76,6 @@ package enum SyncCoding {
         out.append(contentsOf: s.utf8)
     }
 
-    /// Tags the direct paths of change capture write (`RealmCore+SyncCapture`), as `write` writes them.
-    enum OperationTag {
-        static let create: UInt8 = 1
-        static let set: UInt8 = 2
-    }
-    enum UndoTag {
-        static let fields: UInt8 = 1
-    }
-    enum FieldTag {
-        static let value: UInt8 = 0
-    }
-
     private static func writeDictionary(_ d: [String: SyncValue], into out: inout [UInt8]) {
         out.appendVarint(UInt64(d.count))
         for key in d.keys.sorted() {
