@@ -111,6 +111,11 @@ import TestSupport
         let stored = try realm.core.outboxSizes(after: 0, at: realm.core.readSnapshot).map(\.bytes)
         let sent = try realm.pendingChanges().map { SyncCoding.encode($0).count }
         #expect(stored.count == 2 && stored[0] < sent[0] * 3 / 4 && stored[1] < sent[1] / 2, "stored \(stored), one at a time \(sent)")
+        // The file written passes the verifier.
+        let inspector = try DatabaseInspector(path: try #require(realm.configuration.fileURL).path)
+        defer { _ = try? inspector.close() }  // try?: a read-only inspector's close loses nothing.
+        let problems = inspector.verify()
+        #expect(problems.isEmpty, "verify: \(problems.prefix(5))")
     }
 
     /// A type with tombstones: a new object whose primary key has one (another client deleted objects of those
