@@ -178,7 +178,7 @@ extension Database {
                         return try self.suspendMerge(merge, writer: writer)
                     }
                 },
-                output: new)
+                output: new, pausesForLargeWrites: true)
         } catch {
             for n in created { try? fileSystem.removeFile(atPath: path(.segment(n))) }  // try?: an output no manifest names
             throw error

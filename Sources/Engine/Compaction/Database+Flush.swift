@@ -2,6 +2,8 @@
 // code that writes segments. It runs on the `maintenance` queue (or inside `open` and `close`), one job at a
 // time, and never blocks readers; the writer waits only for the moment a new Version is published.
 
+import Dispatch
+
 extension Database {
     // MARK: Freezing the memtable
 
@@ -155,6 +157,16 @@ extension Database {
         }
     }
 
+    /// Waits, a millisecond at a time, while a write transaction of this instance has spilled and not ended, or
+    /// until a close or a pause begins. A background merge's build calls it between two batches of entries: on
+    /// a machine with few cores a merge would otherwise take one of the cores a large write and its spill
+    /// worker use. The merge holds nothing while it waits (neither the writer gate, nor LOCK.writer, nor the
+    /// maintenance queue), so the write never waits for it; it is only put off until the write ends.
+    func pauseWhileLargeWriteUnderWay() {
+        let tick = DispatchSemaphore(value: 0)
+        while largeWriteUnderWay.load(ordering: .acquiring), !isClosing { _ = tick.wait(timeout: .now() + .milliseconds(1)) }
+    }
+
     /// Writes the entries of `it` to a new segment; nil when there is nothing to write.
     /// With `stopWhenClosed` (compactions), a close in the meantime stops the write with a `.closed` error: a
     /// close never waits for a long merge. `suspend` may then keep the partial file (returning true) for a later
@@ -163,7 +175,7 @@ extension Database {
         partition: UInt32, from it: MergingIterator, expectedEntries: Int, dropTombstones: Bool, stopWhenClosed: Bool = false,
         minSequence: UInt64, maxSequence: UInt64, userMetadata: UInt64, created: inout [UInt64],
         resuming: (number: UInt64, state: SuspendedSegment)? = nil, suspend: ((SegmentWriter, UInt64) throws -> Bool)? = nil,
-        stopAfterEntries: Int? = nil, output: (number: UInt64, file: any WritableFile)? = nil
+        stopAfterEntries: Int? = nil, output: (number: UInt64, file: any WritableFile)? = nil, pausesForLargeWrites: Bool = false
     ) throws -> SegmentReader? {
         let number: UInt64
         let file: any WritableFile
@@ -204,6 +216,7 @@ extension Database {
             if (stopWhenClosed && sinceCheck >= Tuning.mergeCloseCheckEntries) || writtenNow == stopAfter {
                 sinceCheck = 0
                 if stopWhenClosed, output != nil || resuming != nil { options.mergeCheckHook?() }
+                if pausesForLargeWrites { pauseWhileLargeWriteUnderWay() }
                 // A merge with nothing left to write is finished instead.
                 if (stopWhenClosed && isClosing) || writtenNow == stopAfter, it.isValid {
                     // A merge stopped with more to write is worth keeping. A suspension that fails costs only the

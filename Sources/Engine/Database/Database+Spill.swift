@@ -159,6 +159,7 @@ extension Database {
     func beginSpill(_ batch: WriteBatch, into state: SpillState) throws {
         let operations = batch.operationsByPartition
         guard !operations.isEmpty else { return }
+        largeWriteUnderWay.store(true, ordering: .releasing)
         if !options.spillInBackground || operations.values.contains(where: \.drop) {
             try installSpills(state, whileInFlight: 1)
             try spill(batch, into: state)

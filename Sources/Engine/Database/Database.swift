@@ -106,6 +106,9 @@ package final class Database: @unchecked Sendable {
     private static let instances = ManagedAtomic<UInt64>(1)
     /// `pauseBackgroundWork()` was called and `resumeBackgroundWork()` not since.
     private let paused = ManagedAtomic(false)
+    /// Set from a write transaction's first spill until it ends (`endWrite`): a background merge steps aside
+    /// meanwhile (`pauseWhileLargeWriteUnderWay`), so that the write and its spill worker have the cores.
+    let largeWriteUnderWay = ManagedAtomic(false)
     let instance = Database.instances.loadThenWrappingIncrement(by: 1, ordering: .relaxed)
 
     /// `onMaintenance` from a write transaction, its wait counted in `maintenanceWaitNanoseconds`.
@@ -278,6 +281,7 @@ package final class Database: @unchecked Sendable {
     }
 
     func endWrite() {
+        largeWriteUnderWay.store(false, ordering: .releasing)
         unlockAfterWriting()
         writerGate.signal()
     }
