@@ -14,7 +14,10 @@ import TestSupport
         let reached = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         private let once = Locked(false)
+        /// How many checks the merges made.
+        let checks = Locked(0)
         func check() {
+            checks.withLock { $0 += 1 }
             let first = once.withLock { seen -> Bool in
                 defer { seen = true }
                 return !seen
@@ -117,6 +120,38 @@ import TestSupport
         let snapshot = try db.snapshot()
         try Self.expectEveryValue(snapshot)
         #expect(try snapshot.get(Self.key(1_000_000), in: 6) == [1] && snapshot.get(Self.key(2_003_999), in: 6) == [2])
+        snapshot.close()
+        #expect(db.checkConsistency() == [])
+        try db.close()
+    }
+
+    /// A merge steps aside while a large write is under way (`pauseWhileLargeWriteUnderWay`): let go from its first
+    /// check while a write transaction has spilled, it writes nothing more until the write ends (it checks every
+    /// 4,096 entries of the 80,000, and the hook counts the checks), then finishes. Without the pause it reaches
+    /// its next check within milliseconds.
+    @Test(arguments: [Database.Sharing.exclusive, .shared])
+    func aMergeStepsAsideWhileALargeWriteIsUnderWay(sharing: Database.Sharing) throws {
+        let temp = try TemporaryDirectory()
+        let gate = MergeGate()
+        let db = try Self.databaseWithSegments(temp.child("db"), sharing: sharing, gate: gate)
+        #expect(gate.reached.wait(timeout: .now() + 60) == .success, "no background merge started")
+        let compactionsBefore = db.statistics().compactions
+        let tx = try db.beginWrite()
+        for i in 0..<2_000 { try tx.put(Self.key(2_000_000 + i), [2], in: 6) }
+        try tx.spill()
+        let checksBefore = gate.checks.withLock { $0 }
+        gate.release.signal()
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(gate.checks.withLock { $0 } == checksBefore, "the merge went on while a large write was under way")
+        #expect(db.statistics().compactions == compactionsBefore)
+        for i in 2_000..<4_000 { try tx.put(Self.key(2_000_000 + i), [2], in: 6) }
+        try tx.commit()
+        db.waitForMaintenance()
+        #expect(gate.checks.withLock { $0 } > checksBefore)
+        #expect(db.statistics().compactions > compactionsBefore)
+        let snapshot = try db.snapshot()
+        try Self.expectEveryValue(snapshot)
+        #expect(try snapshot.get(Self.key(2_003_999), in: 6) == [2])
         snapshot.close()
         #expect(db.checkConsistency() == [])
         try db.close()
