@@ -153,6 +153,12 @@ extension RealmCore {
             return body(p)
         }
 
+        /// Sets the last-partition cache to `partition` (when it has pending objects), so that reads of them from
+        /// two threads at once (`PlainCapture.Concurrent`, while the write changes nothing) write nothing here.
+        func prepareConcurrentReads(_ partition: UInt32) {
+            _ = withExisting(partition) { _ in 0 }
+        }
+
         /// `withExisting`, making the partition's pending objects first when it has none.
         @inline(__always)
         private func withState<R>(_ partition: UInt32, _ body: (PartitionPending) -> R) -> R {

@@ -206,19 +206,10 @@ extension RealmCore {
             // Held by `plain`, `oldReader` and `newReader` for the loop: used unretained.
             let direct = plain.map { Unmanaged.passUnretained($0) }
             let (oldLookup, newLookup) = (oldReader.lookup.map { Unmanaged.passUnretained($0) }, newReader.lookup.map { Unmanaged.passUnretained($0) })
-            var previous: Int64?
-            for key in unsorted.isSorted ? unsorted : unsorted.sorted() {
-                if key == previous { continue }
-                previous = key
-                if let direct, let oldLookup, let newLookup,
-                    try direct._withUnsafeGuaranteedRef({ plain in
-                        try plain.take(key, isNew: key > largestBase, write: w, partition: partition, old: oldLookup, new: newLookup)
-                    })
-                {
-                    continue
-                }
-                // The object's records before and after, compared where they lie (nothing may change the write
-                // meanwhile): a property whose bytes are equal is not decoded.
+            let keys = unsorted.isSorted ? unsorted : unsorted.sorted()
+            // The general path for one object: its records before and after, compared where they lie (nothing
+            // may change the write meanwhile): a property whose bytes are equal is not decoded.
+            func general(_ key: Int64) throws {
                 var compared = Compared.whole(nil, nil)
                 func compare(_ old: RecordRef?) throws {
                     try newReader.visit(key) { new in
@@ -228,10 +219,10 @@ extension RealmCore {
                 if key > largestBase { try compare(nil) } else { try oldReader.visit(key, compare) }
                 let oldValues: [StoredValue]?, newValues: [StoredValue]?
                 switch compared {
-                case .unchanged: continue
+                case .unchanged: return
                 case .changed(let pk, let changed, let old, let new):
                     try recordChanged(ObjectReference(type: b.info.schema.className, primaryKey: before.plain(pk)), b, changed, old, new)
-                    continue
+                    return
                 case .whole(let old, let new): (oldValues, newValues) = (old, new)
                 }
                 let oldRef = oldValues.flatMap { before.reference(b, $0) }
@@ -241,7 +232,7 @@ extension RealmCore {
                 // An Int primary key is the object's key: its object has no other key.
                 if b.intPrimaryKey, let ref = oldRef ?? newRef {
                     try record(ref, b, before: old, after: new)
-                    continue
+                    return
                 }
                 for (ref, o, isBefore) in [(oldRef, old, true), (newRef, new, false)] {
                     guard let ref, let o else { continue }
@@ -252,7 +243,42 @@ extension RealmCore {
                     if isBefore { halves[ref]?.before = o } else { halves[ref]?.after = o }
                 }
             }
+            guard let direct, let oldLookup, let newLookup else {
+                var previous: Int64?
+                for key in keys where key != previous {
+                    previous = key
+                    try general(key)
+                }
+                continue
+            }
+            // The direct path. A large type's upper half is taken on another core meanwhile
+            // (`PlainCapture.Concurrent`); the objects either half declines take the general path afterwards, on
+            // this thread, in key order (it writes to the transaction, which the other core reads).
+            let split = PlainCapture.Concurrent.split(keys)
+            let other = try split < keys.count
+                ? direct._withUnsafeGuaranteedRef { plain in
+                    try PlainCapture.Concurrent(
+                        keys[split...], like: plain, write: w, partition: partition, largestBase: largestBase, old: before.inOrder(b).lookup,
+                        new: after.inOrder(b).lookup)
+                } : nil
+            var declined: [Int64] = []
+            var previous: Int64?
+            do {
+                for key in keys[..<split] where key != previous {
+                    previous = key
+                    let took = try direct._withUnsafeGuaranteedRef { plain in
+                        try plain.take(key, isNew: key > largestBase, write: w, partition: partition, old: oldLookup, new: newLookup)
+                    }
+                    if !took { declined.append(key) }
+                }
+            } catch {
+                _ = try? other?.wait()  // try?: the error of this half is the one thrown; the other half is only waited for
+                throw error
+            }
+            if let other { declined += try other.wait() }
+            for key in declined { try general(key) }
             plain?.finish(creates: &creates, operations: &operations, undo: &undo)
+            other?.capture.finish(creates: &creates, operations: &operations, undo: &undo)
         }
         for ref in halfOrder {
             guard let h = halves[ref] else { continue }

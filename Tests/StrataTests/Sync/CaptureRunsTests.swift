@@ -171,6 +171,92 @@ import TestSupport
         #expect(stored * 2 < sent, "stored \(stored), one at a time \(sent)")
     }
 
+    /// A large write's objects of one type are taken on two cores (`PlainCapture.Concurrent`, from 16,384 of them:
+    /// the upper half of the keys on another core). The operations and undo images are those of one core, and the
+    /// objects either half declines take the general path once each: a create over a tombstone in each half, and
+    /// every change of a write with an integer addition.
+    @Test func aLargeWriteIsTakenOnTwoCoresAsOnOne() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: config(dir))
+        let n = PlainCapture.Concurrent.minimumObjects + 4_000
+        let ids = 0..<n
+        #expect(PlainCapture.Concurrent.split(Array(ids.map(Int64.init))) < n || ProcessInfo.processInfo.activeProcessorCount == 1)
+        func ref(_ i: Int) -> ObjectReference { ObjectReference(type: "SyncPlain", primaryKey: .int(Int64(i))) }
+        // Keys below every key created later, then tombstones of one key in each half.
+        try realm.write { for i in -1000 ..< -990 { realm.create(SyncPlain.self, value: ["id": i, "name": "n\(i)"]) } }
+        let gone = [1_000, n - 1_000].map(ref)
+        let theirs = ChangeSet(clientID: 99, sequence: 1, baseVersion: 0, schemaVersion: 0, operations: gone.map { .delete($0) })
+        try realm.applyServerChanges([ServerChangeSet(version: 1, changeSet: try #require(try realm.pendingChanges().first)), ServerChangeSet(version: 2, changeSet: theirs)])
+
+        try realm.write { for i in ids { realm.create(SyncPlain.self, value: ["id": i, "name": "new \(i)", "size": i]) } }
+        var sequence = try #require(try realm.pendingChanges().last?.sequence)
+        let created = try realm.pendingChanges(after: sequence - 1).flatMap(\.operations)
+        #expect(created.count == n)
+        #expect(Set(created) == Set(ids.map { i in
+            ChangeOperation.create(ref(i), values: [
+                "id": .int(Int64(i)), "name": .string("new \(i)"), "size": .int(Int64(i)), "ratio": .double(0), "when": .null, "tag": .null,
+            ])
+        }))
+        var images = try realm.core.undoImages(sequence, at: realm.core.readSnapshot).images
+        #expect(images.count == n)
+        for (r, image) in images {
+            if gone.contains(r) {
+                guard case .state(.deleted) = image else {
+                    Issue.record("\(r), created again, has the undo image \(image), not its tombstone")
+                    continue
+                }
+            } else {
+                #expect(image == .state(.absent), "\(r): \(image)")
+            }
+        }
+        for r in gone { #expect(try realm.core.syncMeta(r, at: realm.core.readSnapshot) == nil, "the tombstone of \(r) went with the create") }
+
+        // Changes in both halves, with undo images per property.
+        try realm.write {
+            for o in realm.objects(SyncPlain.self) where o.id >= 0 {
+                if o.id % 3 == 0 { o.size += 1 }
+                if o.id % 5 == 0 { o.name = "renamed \(o.id)" }
+            }
+        }
+        sequence += 1
+        var expected: [ChangeOperation] = []
+        for i in ids {
+            if i % 3 == 0 { expected.append(.set(ref(i), property: "size", value: .int(Int64(i + 1)))) }
+            if i % 5 == 0 { expected.append(.set(ref(i), property: "name", value: .string("renamed \(i)"))) }
+        }
+        var changed = try realm.pendingChanges(after: sequence - 1).flatMap(\.operations)
+        #expect(changed.count == expected.count)
+        #expect(Set(changed) == Set(expected))
+        var before: [ObjectReference: [String: FieldState]] = [:]
+        images = try realm.core.undoImages(sequence, at: realm.core.readSnapshot).images
+        for (r, image) in images {
+            guard case .fields(let fields) = image else {
+                Issue.record("\(r): \(image)")
+                continue
+            }
+            before[r, default: [:]].merge(fields) { a, _ in a }
+        }
+        #expect(before.count == ids.filter { $0 % 3 == 0 || $0 % 5 == 0 }.count)
+        for i in ids where i % 3 == 0 || i % 5 == 0 {
+            let fields = before[ref(i)] ?? [:]
+            #expect(fields.count == (i % 15 == 0 ? 2 : 1), "object \(i): \(fields)")
+            if i % 3 == 0 { #expect(fields["size"] == .value(.int(Int64(i)))) }
+            if i % 5 == 0 { #expect(fields["name"] == .value(.string("new \(i)"))) }
+        }
+
+        // An integer addition: every change of the write takes the general path, in both halves.
+        try realm.write {
+            for o in realm.objects(SyncPlain.self) where o.id >= 0 && o.id % 2 == 0 { o.ratio = Double(o.id) }
+            try #require(realm.object(ofType: SyncPlain.self, forPrimaryKey: 7)).increment("size", by: 2)
+        }
+        sequence += 1
+        expected = ids.filter { $0 % 2 == 0 && $0 != 0 }.map { .set(ref($0), property: "ratio", value: .double(Double($0))) }
+        expected.append(.addInteger(ref(7), property: "size", amount: 2))
+        changed = try realm.pendingChanges(after: sequence - 1).flatMap(\.operations)
+        #expect(changed.count == expected.count)
+        #expect(Set(changed) == Set(expected))
+    }
+
     /// The undo images of runs undo: the server orders the creates, then another client's edits of the same
     /// objects, which are applied under this client's unacknowledged edits (they stay on top).
     @Test func runsOfUndoImagesKeepLocalEditsOnTopOfRemoteOnes() throws {
