@@ -211,13 +211,18 @@ import TestSupport
         }
         for r in gone { #expect(try realm.core.syncMeta(r, at: realm.core.readSnapshot) == nil, "the tombstone of \(r) went with the create") }
 
-        // Changes in both halves, with undo images per property.
+        // Changes in both halves, with undo images per property, in a write that spills: both cores read spilled
+        // records.
+        realm.core.spillThreshold = 256 * 1024
+        var spills = 0
         try realm.write {
+            defer { spills = realm.core.write?.tx.spillCount() ?? 0 }
             for o in realm.objects(SyncPlain.self) where o.id >= 0 {
                 if o.id % 3 == 0 { o.size += 1 }
                 if o.id % 5 == 0 { o.name = "renamed \(o.id)" }
             }
         }
+        #expect(spills > 0, "the write spilled")
         sequence += 1
         var expected: [ChangeOperation] = []
         for i in ids {
