@@ -75,7 +75,10 @@ extension Database {
     /// Resumes the merges a close suspended, then plans, builds and installs merges until the policy asks for
     /// none, a close or pause begins, or an output cannot be installed (the next trigger plans again). A
     /// suspended merge is taken and built as a new one is: only its plan and install hold the lock.
-    func mergeInBackground() throws {
+    ///
+    /// `stepsAside`: the build pauses while a large write is under way (`pauseWhileLargeWriteUnderWay`); false for
+    /// a caller that may itself hold such a write (`mergeWhereNeededNow`).
+    func mergeInBackground(stepsAside: Bool = true) throws {
         guard let trigger = options.compactionSegmentTrigger else { return }
         while true {
             let preloaded = preloadSuspendedState()
@@ -94,7 +97,7 @@ extension Database {
                 return nil
             }
             guard let plan else { return }
-            guard try buildAndInstall(plan) else { return }
+            guard try buildAndInstall(plan, stepsAside: stepsAside) else { return }
         }
     }
 
@@ -149,7 +152,7 @@ extension Database {
 
     /// Builds `plan`'s output holding nothing, then installs it as maintenance work. Returns whether it was
     /// installed.
-    private func buildAndInstall(_ plan: MergePlan) throws -> Bool {
+    private func buildAndInstall(_ plan: MergePlan, stepsAside: Bool) throws -> Bool {
         let inputs = Array(plan.partition.segments[plan.window])
         let reachesOldest = plan.window.upperBound == plan.partition.segments.count
         // The output file exists from the plan on: removed with whatever else the build created if it fails.
@@ -178,7 +181,7 @@ extension Database {
                         return try self.suspendMerge(merge, writer: writer)
                     }
                 },
-                output: new, pausesForLargeWrites: true)
+                output: new, pausesForLargeWrites: stepsAside)
         } catch {
             for n in created { try? fileSystem.removeFile(atPath: path(.segment(n))) }  // try?: an output no manifest names
             throw error

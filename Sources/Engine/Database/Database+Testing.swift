@@ -40,7 +40,7 @@ extension Database {
     package func mergeWhereNeededNow() throws {
         try merging.sync {
             do {
-                try mergeInBackground()
+                try mergeInBackground(stepsAside: false)
             } catch let error as StorageError where error.code == .closed {
                 // Suspended.
             }

@@ -28,6 +28,13 @@ extension PlainCapture {
             return cut
         }
 
+        /// Where the other half runs: a serial queue of its own, as the engine's spill worker has, not the shared
+        /// global pool (whose threads may all be waiting, for this write's gate among other things, while the
+        /// commit waits for the other half). Commits of different databases take turns on it.
+        private static let queue = DispatchQueue(label: "strata.capture.concurrent", qos: .userInitiated)
+        /// How many times another core took half of a write (tests check that a large write did).
+        static let started = Locked(0)
+
         /// The capture the other core fills: its runs are handed over by the caller (`finish`) after `wait()`.
         let capture: PlainCapture
         private let keys: ArraySlice<Int64>
@@ -57,7 +64,8 @@ extension PlainCapture {
             self.old = old
             self.new = new
             w.prepareConcurrentReads(partition)
-            DispatchQueue.global(qos: .userInitiated).async { [self] in
+            Self.started.withLock { $0 += 1 }
+            Self.queue.async { [self] in
                 result = Result { try run() }
                 done.signal()
             }

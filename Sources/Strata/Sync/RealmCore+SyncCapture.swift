@@ -209,7 +209,7 @@ extension RealmCore {
             let keys = unsorted.isSorted ? unsorted : unsorted.sorted()
             // The general path for one object: its records before and after, compared where they lie (nothing
             // may change the write meanwhile): a property whose bytes are equal is not decoded.
-            func general(_ key: Int64) throws {
+            func general(_ key: Int64, _ oldReader: SyncReader.InOrder, _ newReader: SyncReader.InOrder) throws {
                 var compared = Compared.whole(nil, nil)
                 func compare(_ old: RecordRef?) throws {
                     try newReader.visit(key) { new in
@@ -247,7 +247,7 @@ extension RealmCore {
                 var previous: Int64?
                 for key in keys where key != previous {
                     previous = key
-                    try general(key)
+                    try general(key, oldReader, newReader)
                 }
                 continue
             }
@@ -276,7 +276,11 @@ extension RealmCore {
                 throw error
             }
             if let other { declined += try other.wait() }
-            for key in declined { try general(key) }
+            // Read in order again with lookups of their own: the direct path's have moved past these keys.
+            if !declined.isEmpty {
+                let (oldAgain, newAgain) = (before.inOrder(b), after.inOrder(b))
+                for key in declined { try general(key, oldAgain, newAgain) }
+            }
             plain?.finish(creates: &creates, operations: &operations, undo: &undo)
             other?.capture.finish(creates: &creates, operations: &operations, undo: &undo)
         }
