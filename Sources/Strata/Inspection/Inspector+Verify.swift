@@ -78,7 +78,32 @@ extension DatabaseInspector {
                 problems.append("\(path): \(t.name): \(error)")
             }
         }
+        // A file written with change capture on: every change set of the sync outbox and its undo images decode.
+        if snapshot.partitions.contains(SyncStorage.partition) {
+            progress("sync outbox")
+            problems += Self.outboxProblems(snapshot, path: path)
+        }
         return problems
+    }
+
+    /// What is wrong with the sync outbox at `snapshot`: its change sets and undo images are decoded as a sync
+    /// session reads them. The first damaged entry ends the check (what follows it cannot be told apart).
+    static func outboxProblems(_ snapshot: Snapshot, path: String) -> [String] {
+        struct Damage: Error, CustomStringConvertible { let description: String }
+        func damaged(_ what: String, _ key: [UInt8]) -> any Error {
+            Damage(description: "\(path): the sync outbox is damaged at key \(SyncStorage.hex(key)): \(what)")
+        }
+        func line(_ error: any Error) -> String {
+            error is Damage ? "\(error)" : "\(path): the sync outbox cannot be read: \(error)"
+        }
+        do {
+            for entry in try SyncStorage.outboxEntries(after: 0, at: snapshot, damaged: damaged) {
+                _ = try SyncStorage.undoImages(entry.changeSet.sequence, at: snapshot, damaged: damaged)
+            }
+        } catch {
+            return [line(error)]
+        }
+        return []
     }
 
     /// What is wrong with a stored value for a property, nil when nothing is.

@@ -270,6 +270,33 @@ import TestSupport
         #expect(Set(changed) == Set(expected))
     }
 
+    /// `strata verify` decodes the sync outbox (`DatabaseInspector.outboxProblems`): a file written with capture
+    /// passes; an operation chunk or an undo chunk cut short is reported, naming the outbox and the key.
+    @Test func verifyDecodesTheOutbox() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Realm(configuration: config(dir))
+        try realm.write { for i in 0..<500 { realm.create(SyncPlain.self, value: ["id": i, "name": "n\(i)", "size": i]) } }
+        try realm.write { for o in realm.objects(SyncPlain.self) { o.size += 1 } }
+        let path = try #require(realm.configuration.fileURL).path
+        func verify() throws -> [String] {
+            let inspector = try DatabaseInspector(path: path)
+            defer { _ = try? inspector.close() }  // try?: a read-only inspector's close loses nothing.
+            return inspector.verify()
+        }
+        #expect(try verify() == [])
+        let db = realm.core.database
+        for key in [SyncStorage.outboxKey(2, chunk: 1), SyncStorage.undoKey(2, chunk: 0)] {
+            let snapshot = try db.snapshot()
+            let whole = try #require(try snapshot.get(key, in: SyncStorage.partition))
+            snapshot.close()
+            try db.write { try $0.put(key, Array(whole.prefix(whole.count / 2)), in: SyncStorage.partition) }
+            let problems = try verify()
+            #expect(problems.count == 1 && problems.first?.contains("sync outbox is damaged at key \(SyncStorage.hex(key))") == true, "\(problems)")
+            try db.write { try $0.put(key, whole, in: SyncStorage.partition) }
+            #expect(try verify() == [])
+        }
+    }
+
     /// The undo images of runs undo: the server orders the creates, then another client's edits of the same
     /// objects, which are applied under this client's unacknowledged edits (they stay on top).
     @Test func runsOfUndoImagesKeepLocalEditsOnTopOfRemoteOnes() throws {
