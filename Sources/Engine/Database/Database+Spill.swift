@@ -280,8 +280,11 @@ extension Database {
     /// segments above each partition's, the partitions it dropped gone first (as the commit will install
     /// them). Called with the writer gate held, after `flushBelowSpill` and the spill: nothing has been
     /// committed since `base`, whose sequence the view keeps, and the memtable is empty.
-    func spillView(_ state: SpillState, base: Snapshot) -> Snapshot {
-        var parts = currentVersion.partitions
+    ///
+    /// `spillsOnly`: the spilled segments and the spills in flight alone, without the committed state below them
+    /// (`WriteTransaction.spillsOnlyView`).
+    func spillView(_ state: SpillState, base: Snapshot, spillsOnly: Bool = false) -> Snapshot {
+        var parts = spillsOnly ? [:] : currentVersion.partitions
         for id in state.dropped { parts[id] = nil }
         for (id, spilled) in state.segments {
             if let current = parts[id] {

@@ -127,6 +127,16 @@ package final class WriteTransaction: @unchecked Sendable {
         spills += 1
     }
 
+    /// What the transaction spilled, alone: its spilled segments and the spills in flight, without the committed
+    /// state below them; nil when it spilled nothing. A reader that already has a key's committed value reads
+    /// only the write's own version here (one source per spill instead of every segment). It reflects the spills
+    /// made so far; the operations in the batch since the last spill are not in it.
+    package func spillsOnlyView() -> Snapshot? {
+        checkOpen("spillsOnlyView")
+        guard let spilled, !spilled.isEmpty else { return nil }
+        return database.spillView(spilled, base: snapshot, spillsOnly: true)
+    }
+
     /// How many times the transaction has spilled: what `spilledExtent(in:)` answers holds until it changes.
     /// A method, not the stored property: another module reading a class's stored property checks the access at
     /// run time (about 80 instructions, `@exclusivity(unchecked)` or not), which a read in every getter and

@@ -3,7 +3,7 @@ import Foundation
 
 // Invariants:
 // (1) On the other core only `PlainCapture.take` runs, for keys the caller does not take: it reads the write (its
-//     pending objects and its batch, through `WriteState.visitEncoded`), the write's base and the write's view,
+//     pending objects and its batch, through `WriteState.visitEncoded`), the write's base and what it spilled,
 //     and writes only its own capture's buffers. The caller reads the same things (its own half, with its own
 //     capture and lookups) and changes nothing of the write until `wait()` has returned: the objects either half
 //     declines take the general path afterwards, which writes to the transaction.
@@ -47,7 +47,7 @@ extension PlainCapture {
         private var result: Result<[Int64], any Error> = .success([])
 
         /// Starts taking `keys` (ascending) of `partition` on another core, with a capture set up as `plain` and
-        /// lookups of its own: `old` reads the write's base, `new` its view.
+        /// lookups of its own: `old` reads the write's base, `new` what the write spilled (or its view).
         init(
             _ keys: ArraySlice<Int64>, like plain: PlainCapture, write w: RealmCore.WriteState, partition: UInt32, largestBase: Int64,
             old: OrderedLookup?, new: OrderedLookup?

@@ -102,8 +102,9 @@ final class PlainCapture {
     @exclusivity(unchecked) private var metadataKey: [UInt8] = []
 
     /// Records object `key` of write `w` (new: absent at the write's base) from its records where they lie (an
-    /// encoded pending record, or a spilled or stored one: `old` reads the base, `new` the write's view); false
-    /// when it declines it (invariant 2). Everything is used unretained: the caller holds it for the call.
+    /// encoded pending record, or a spilled or stored one: `old` reads the base, `new` what the write spilled, or
+    /// its view when it spilled nothing); false when it declines it (invariant 2). Everything is used unretained:
+    /// the caller holds it for the call.
     func take(_ key: Int64, isNew: Bool, write w: RealmCore.WriteState, partition: UInt32, old: Unmanaged<OrderedLookup>, new: Unmanaged<OrderedLookup>) throws -> Bool {
         var took = false
         let b = binding

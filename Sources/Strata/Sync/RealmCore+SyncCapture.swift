@@ -185,6 +185,15 @@ extension RealmCore {
         // halves (an object only before, or only after) are matched by reference at the end.
         var halves: [ObjectReference: (binding: TypeBinding, before: SyncObject?, after: SyncObject?)] = [:]
         var halfOrder: [ObjectReference] = []
+        // The direct path reads an object's version in the write from its pending record, or else from what the
+        // write spilled alone (its version at the base is read on the other side): each key's base version is
+        // decoded once, not on both sides. A key found on neither side is declined, and the general path reads it
+        // through the write's whole view.
+        let spilledAlone = w.tx.spillsOnlyView()
+        defer { spilledAlone?.close() }
+        func writesOwn(_ b: TypeBinding) -> OrderedLookup? {
+            spilledAlone.map { OrderedLookup($0, partition: b.partition) } ?? after.inOrder(b).lookup
+        }
         // Each partition's keys ascending, once each: the objects are read back in order (`SyncReader.inOrder`).
         for partition in topLevel.keys.sorted() {
             guard let (b, unsorted) = topLevel[partition] else { continue }
@@ -203,9 +212,10 @@ extension RealmCore {
                 plain.metadataAt = try created && typeHasMeta(b.info.schema.className) ? base : nil
                 plain.takesChanges = w.increments.isEmpty
             }
-            // Held by `plain`, `oldReader` and `newReader` for the loop: used unretained.
+            // Held by `plain`, `oldReader` and `written` for the loop: used unretained.
             let direct = plain.map { Unmanaged.passUnretained($0) }
-            let (oldLookup, newLookup) = (oldReader.lookup.map { Unmanaged.passUnretained($0) }, newReader.lookup.map { Unmanaged.passUnretained($0) })
+            let written = plain == nil ? nil : writesOwn(b)
+            let (oldLookup, newLookup) = (oldReader.lookup.map { Unmanaged.passUnretained($0) }, written.map { Unmanaged.passUnretained($0) })
             let keys = unsorted.isSorted ? unsorted : unsorted.sorted()
             // The general path for one object: its records before and after, compared where they lie (nothing
             // may change the write meanwhile): a property whose bytes are equal is not decoded.
@@ -259,7 +269,7 @@ extension RealmCore {
                 ? direct._withUnsafeGuaranteedRef { plain in
                     try PlainCapture.Concurrent(
                         keys[split...], like: plain, write: w, partition: partition, largestBase: largestBase, old: before.inOrder(b).lookup,
-                        new: after.inOrder(b).lookup)
+                        new: writesOwn(b))
                 } : nil
             var declined: [Int64] = []
             var previous: Int64?
