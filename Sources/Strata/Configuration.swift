@@ -107,6 +107,9 @@ extension Realm {
         }
         /// The file system under a file-backed Realm (tests inject faults through it); nil means the real one.
         var fileSystem: (any FileSystem)?
+        /// Whether the engine flushes and merges in the background (tests turn it off to see a commit's segments
+        /// as it installed them).
+        var backgroundMaintenance = true
         /// Batch bytes at which a migration inside open spills its transaction to segments, so that its memory
         /// stays bounded whatever the file's size (tests make it small).
         var migrationSpillBytes = 8 << 20

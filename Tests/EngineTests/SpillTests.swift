@@ -158,4 +158,23 @@ import TestSupport
         try db.close()
     }
 
+
+    /// `hasWritten(in:)`: whether a partition still stands as the snapshot has it, through the batch and spills.
+    @Test func aTransactionTellsWhichPartitionsItHasWritten() throws {
+        let db = try Database.open(at: "/db", options: Self.options(inBackground: true), fileSystem: MemoryFileSystem())
+        let tx = try db.beginWrite()
+        #expect(!tx.hasWritten(in: 1) && !tx.hasWritten(in: 2) && !tx.hasWritten(in: 3))
+        try tx.put(key(1), [1], in: 1)
+        try tx.delete(key(2), in: 2)
+        #expect(tx.hasWritten(in: 1) && tx.hasWritten(in: 2) && !tx.hasWritten(in: 3))
+        // Spilled: the batch no longer holds them, the spills do.
+        try tx.spill()
+        #expect(tx.hasWritten(in: 1) && tx.hasWritten(in: 2) && !tx.hasWritten(in: 3))
+        try tx.dropPartition(3)
+        #expect(tx.hasWritten(in: 3))
+        try tx.spill()
+        #expect(tx.hasWritten(in: 3) && !tx.hasWritten(in: 4))
+        tx.abort()
+        try db.close()
+    }
 }

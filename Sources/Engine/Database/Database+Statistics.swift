@@ -69,11 +69,15 @@ extension Database {
             maintenanceWaitSeconds: Double(maintenanceWaitNanoseconds.load(ordering: .relaxed)) / 1e9)
     }
 
-    /// Per partition: its live segments, their bytes on disk, and the memtable bytes not yet flushed.
-    package func partitionStatistics() -> [UInt32: (segments: Int, segmentBytes: Int, memtableBytes: Int)] {
-        var out: [UInt32: (segments: Int, segmentBytes: Int, memtableBytes: Int)] = [:]
+    /// Per partition: its live segments, their bytes on disk and their entries (every version of a key and
+    /// every deletion a segment holds counts), and the memtable bytes not yet flushed.
+    package func partitionStatistics() -> [UInt32: (segments: Int, segmentBytes: Int, segmentEntries: Int, memtableBytes: Int)] {
+        var out: [UInt32: (segments: Int, segmentBytes: Int, segmentEntries: Int, memtableBytes: Int)] = [:]
         for (id, ps) in currentVersion.partitions {
-            out[id] = (ps.segments.count, ps.segments.reduce(0) { $0 + $1.fileBytes }, (ps.active + ps.frozen).reduce(0) { $0 + $1.byteCount })
+            out[id] = (
+                ps.segments.count, ps.segments.reduce(0) { $0 + $1.fileBytes }, ps.segments.reduce(0) { $0 + $1.entryCount },
+                (ps.active + ps.frozen).reduce(0) { $0 + $1.byteCount }
+            )
         }
         return out
     }

@@ -73,6 +73,11 @@ package final class WriteBatch: @unchecked Sendable {
 
     package var operationCount: Int { slots.operationCount }
 
+    /// Whether the batch holds an operation of `partition`: a put, a deletion, a drop or metadata.
+    package func touches(_ partition: UInt32) -> Bool {
+        slots.lastPartition == partition || slots.partitions[partition] != nil
+    }
+
     package init() {
         buffer = GrowableBuffer(capacity: 64 * 1024)
         for _ in 0..<LogRecord.headerBytes { buffer.append(0) }

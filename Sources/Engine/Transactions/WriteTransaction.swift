@@ -102,6 +102,15 @@ package final class WriteTransaction: @unchecked Sendable {
         try batch.setUserMetadata(value, partition: partition)
     }
 
+    /// Whether the transaction has written anything to `partition` so far: an operation in its batch, or in
+    /// what it spilled. False means the partition stands as the snapshot has it.
+    package func hasWritten(in partition: UInt32) -> Bool {
+        checkOpen("hasWritten")
+        if batch.touches(partition) { return true }
+        guard let spilled else { return false }
+        return spilled.dropped.contains(partition) || spilled.keyRanges[partition] != nil || spilled.metadata[partition] != nil
+    }
+
     /// The number of operations in the batch (since the last `spill()`).
     package var operationCount: Int { batch.operationCount }
 

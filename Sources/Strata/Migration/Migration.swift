@@ -93,6 +93,10 @@ public final class Migration {
         }
     }
     @exclusivity(unchecked) var streamTarget: StreamTarget?
+    /// Partitions an enumeration is rewriting whole (`forEachOldObject`): dropped before the enumeration's first
+    /// object streamed, so that the type's new records replace its old segments at commit instead of lying over
+    /// them until a merge.
+    @exclusivity(unchecked) var rewritingWhole = Set<UInt32>()
     @exclusivity(unchecked) var deleted: [UInt32: Set<Int64>] = [:]
     var nextKeys: [UInt32: Int64] = [:]
     /// Mistakes made by the block and its closures: the open fails with them, writing nothing.
@@ -340,6 +344,7 @@ public final class Migration {
         }
         written[t.partition] = nil
         streamed[t.partition] = nil
+        rewritingWhole.remove(t.partition)
         streamTarget = nil
         if declared[typeName] == nil { new.types.removeAll { $0.name == typeName } }
         return true

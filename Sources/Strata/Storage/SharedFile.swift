@@ -83,6 +83,9 @@ final class SharedFile: @unchecked Sendable {
     /// Objects blocking migrations wrote as their enumeration closure returned, keeping no state (tests).
     let objectsStreamed = Counter()
 
+    /// Types blocking migrations rewrote whole into their emptied partition (`Migration.rewritingWhole`; tests).
+    let typesRewrittenWhole = Counter()
+
     func recordCommit(sequence: UInt64, _ summary: ChangeSummary) { commitLog.withLock { $0.record(sequence, summary) } }
 
     func changes(after a: UInt64, through c: UInt64) -> ChangeSummary { commitLog.withLock { $0.changes(after: a, through: c) } }
@@ -194,6 +197,7 @@ final class SharedFile: @unchecked Sendable {
         options.blockCacheBytes = config.memoryBudget.blockCacheBytes
         options.memtableFlushBytes = config.memoryBudget.memtableBytes
         options.sharing = memory == nil && config.processSharing == .shared ? .shared : .exclusive
+        options.backgroundMaintenance = config.backgroundMaintenance
         // `maximumNumberOfActiveVersions` is enforced when a write begins (`RealmCore.beginWrite`), not by the
         // engine: a Realm that could not take the snapshot of its own commit would silently stay behind it.
         let database: Database
