@@ -153,20 +153,30 @@ extension Database {
 
     /// Spills `batch`'s operations into `state` and empties it: sorts them into runs here and has the spill
     /// worker write their segments while the transaction goes on (the operations move to a batch of the
-    /// worker's, without a copy), or, for a batch with a drop or without `spillInBackground`, writes them here.
-    /// Called with the writer gate held. Throws an earlier spill's failure, and, like `spill`, leaves `batch`
-    /// and `state` as they were when it throws.
+    /// worker's, without a copy), or, without `spillInBackground`, writes them here. Called with the writer gate
+    /// held. Throws an earlier spill's failure, and, like `spill`, leaves `batch` and `state` as they were when
+    /// it throws.
     func beginSpill(_ batch: WriteBatch, into state: SpillState) throws {
         let operations = batch.operationsByPartition
         guard !operations.isEmpty else { return }
         largeWriteUnderWay.store(true, ordering: .releasing)
-        if !options.spillInBackground || operations.values.contains(where: \.drop) {
+        if !options.spillInBackground {
             try installSpills(state, whileInFlight: 1)
             try spill(batch, into: state)
             return
         }
-        // Room for this one: the earlier spills still in flight are waited for.
-        try installSpills(state, whileInFlight: Self.spillsInFlight)
+        // Room for this one: the earlier spills still in flight are waited for (all of them when the batch drops
+        // a partition, whose earlier spilled segments it discards).
+        let drops = operations.filter(\.value.drop).map(\.key)
+        try installSpills(state, whileInFlight: drops.isEmpty ? Self.spillsInFlight : 1)
+        // Nothing throws from here on. What the transaction spilled of a partition it drops is gone, as `spill`
+        // does it.
+        for id in drops {
+            for segment in state.segments[id] ?? [] { discardSpilled(segment.fileNumber, from: state) }
+            state.segments[id] = nil
+            state.keyRanges[id] = nil
+            state.dropped.insert(id)
+        }
         let base = currentVersion
         let payloadBytes = batch.payloadBytes
         // The runs borrow the moved batch's bytes (the same memory, at the same offsets): the job keeps it until

@@ -25,123 +25,116 @@ extension Migration {
         var first = true
         var copying = false
         let layouts = layouts(oldType.partition)
-        func streamNow(_ state: DynamicState, _ key: Int64, _ newType: StoredSchema.StoredType) throws {
-            if first, mayRewriteWhole {
-                try openTx.dropPartition(newType.partition)
-                rewritingWhole.insert(newType.partition)
-                core.shared.typesRewrittenWhole.add(1)
-                copying = true
-            }
-            try stream(state, key: key, typeName: newType.name)
-        }
-        /// Runs the block on one object; returns whether its new record was streamed.
-        func visit(_ key: Int64, _ v: UnsafeRawBufferPointer) throws -> Bool {
-            // The old and new objects view the record (a field is decoded when the block asks for it).
-            let version = try ObjectRecord.schemaVersion(v)
-            var oldObject: MigrationObject
-            if let spare = spareOld, let state = spare._dynamic {
-                spareOld = nil
-                try state.view(v, layouts: layouts)
-                state.key = key
-                oldObject = spare
-            } else {
-                let oldState = DynamicState(type: oldType, values: FieldValues(), writable: false, defaults: [:])
-                try oldState.view(v, layouts: layouts)
-                oldState.key = key
-                oldObject = dynamic(oldState)
-            }
-            let generation = migration?.generation(for: version)
-            guard let newType else {
-                body(oldObject, nil, generation)
-                if isKnownUniquelyReferenced(&oldObject), isKnownUniquelyReferenced(&oldObject._dynamic!) { spareOld = oldObject }
-                return false
-            }
-            var newObject: MigrationObject
-            // Whether the new object starts here (not one the block or an earlier enumeration left in `written`).
-            var fresh = false
-            let known = writtenStates.isEmpty && handedOut == nil ? nil : written[newType.partition]?[key]
-            if let state = known ?? unstream(newType, key) {
-                state.key = key
-                newObject = dynamic(state)
-            } else {
-                fresh = true
-                let state: DynamicState
-                if let spare = spareNew {
-                    // The buffers the previous object used: no allocation, room for what the closure adds.
-                    spareNew = nil
-                    state = spare._dynamic!
-                    state.modified = false
-                    state.wrotePrimaryKey = false
-                    newObject = spare
-                } else {
-                    state = DynamicState(type: newType, values: FieldValues(), writable: true, defaults: defaults(for: newType.name))
-                    newObject = dynamic(state)
-                }
-                try state.view(v, layouts: layouts)
-                state.key = key
-                if let generation {
-                    // An older pending migration's transforms bring the record to the new schema first.
-                    TypeMigration.run(generation, typeName: newType.name, fields: oldObject._dynamic!.values, into: state, report: reporter)
-                }
-            }
-            if fresh {
-                placeHandedOut()
-                handedOut = (newType.partition, key, newObject._dynamic!)
-            } else {
-                written[newType.partition, default: [:]][key] = newObject._dynamic!
-            }
-            body(oldObject, newObject, generation)
-            if isKnownUniquelyReferenced(&oldObject), isKnownUniquelyReferenced(&oldObject._dynamic!) { spareOld = oldObject }
-            if fresh, handedOut?.state === newObject._dynamic {
-                // Nothing looked in `written` while the block ran (a deletion, a link followed to it, another
-                // enumeration would have put the object there): it is the block's alone, or kept by it.
-                guard streams, deleted.isEmpty || !(deleted[newType.partition]?.contains(key) ?? false) else {
-                    placeHandedOut()
-                    return false
-                }
-                handedOut = nil
-                let partition = newType.partition
-                guard isKnownUniquelyReferenced(&newObject) else {
-                    writtenStates[partition, default: [:]][key] = newObject._dynamic!
-                    return false
-                }
-                let unique = isKnownUniquelyReferenced(&newObject._dynamic!)
-                let state = newObject._dynamic!
-                guard unique, state.modified else {
-                    writtenStates[partition, default: [:]][key] = state
-                    return false
-                }
-                if state.wrotePrimaryKey { primaryKeysWritten.insert(partition) }
-                try streamNow(state, key, newType)
-                spareNew = newObject
-                return true
-            }
-            // Not when the block deleted the object (`delete` forgot its state already), nor when the key now
-            // holds another object (deleted and created again with the same key in the block).
-            guard streams, deleted.isEmpty || !(deleted[newType.partition]?.contains(key) ?? false),
-                written[newType.partition]?[key] === newObject._dynamic
-            else { return false }
-            // Streamed unless the block kept the object, its state (a collection of it) or needs it later.
-            guard isKnownUniquelyReferenced(&newObject) else { return false }
-            written[newType.partition]?[key] = nil
-            let unique = isKnownUniquelyReferenced(&newObject._dynamic!)
-            let state = newObject._dynamic!
-            guard unique, state.modified else {
-                written[newType.partition, default: [:]][key] = state
-                return false
-            }
-            if state.wrotePrimaryKey { primaryKeysWritten.insert(newType.partition) }
-            try streamNow(state, key, newType)
-            spareNew = newObject
-            return true
-        }
         do {
             // The block runs as the scan reaches each object: nothing is collected first.
             try openTx.snapshot.scan(oldType.partition) { k, v in
                 guard let key = ObjectKey.decode(k), deleted.isEmpty || !(deleted[oldType.partition]?.contains(key) ?? false) else { return true }
-                let streamed = try visit(key, v)
+                // Runs the block on the object; whether its new record was streamed. (A closure applied at once:
+                // a local function would box the variables it shares with the scan.)
+                let streamedNow: Bool = try {
+                    // The old and new objects view the record (a field is decoded when the block asks for it).
+                    let version = try ObjectRecord.schemaVersion(v)
+                    var oldObject: MigrationObject
+                    if let spare = spareOld, let state = spare._dynamic {
+                        spareOld = nil
+                        try state.view(v, layouts: layouts)
+                        state.key = key
+                        oldObject = spare
+                    } else {
+                        let oldState = DynamicState(type: oldType, values: FieldValues(), writable: false, defaults: [:])
+                        try oldState.view(v, layouts: layouts)
+                        oldState.key = key
+                        oldObject = dynamic(oldState)
+                    }
+                    let generation = migration?.generation(for: version)
+                    guard let newType else {
+                        body(oldObject, nil, generation)
+                        if isKnownUniquelyReferenced(&oldObject), isKnownUniquelyReferenced(&oldObject._dynamic!) { spareOld = oldObject }
+                        return false
+                    }
+                    var newObject: MigrationObject
+                    // Whether the new object starts here (not one the block or an earlier enumeration left in `written`).
+                    var fresh = false
+                    let known = writtenStates.isEmpty && handedOut == nil ? nil : written[newType.partition]?[key]
+                    if let state = known ?? unstream(newType, key) {
+                        state.key = key
+                        newObject = dynamic(state)
+                    } else {
+                        fresh = true
+                        let state: DynamicState
+                        if let spare = spareNew {
+                            // The buffers the previous object used: no allocation, room for what the closure adds.
+                            spareNew = nil
+                            state = spare._dynamic!
+                            state.modified = false
+                            state.wrotePrimaryKey = false
+                            newObject = spare
+                        } else {
+                            state = DynamicState(type: newType, values: FieldValues(), writable: true, defaults: defaults(for: newType.name))
+                            newObject = dynamic(state)
+                        }
+                        try state.view(v, layouts: layouts)
+                        state.key = key
+                        if let generation {
+                            // An older pending migration's transforms bring the record to the new schema first.
+                            TypeMigration.run(generation, typeName: newType.name, fields: oldObject._dynamic!.values, into: state, report: reporter)
+                        }
+                    }
+                    if fresh {
+                        placeHandedOut()
+                        handedOut = (newType.partition, key, newObject._dynamic!)
+                    } else {
+                        written[newType.partition, default: [:]][key] = newObject._dynamic!
+                    }
+                    body(oldObject, newObject, generation)
+                    if isKnownUniquelyReferenced(&oldObject), isKnownUniquelyReferenced(&oldObject._dynamic!) { spareOld = oldObject }
+                    if fresh, handedOut?.state === newObject._dynamic {
+                        // Nothing looked in `written` while the block ran (a deletion, a link followed to it, another
+                        // enumeration would have put the object there): it is the block's alone, or kept by it.
+                        guard streams, deleted.isEmpty || !(deleted[newType.partition]?.contains(key) ?? false) else {
+                            placeHandedOut()
+                            return false
+                        }
+                        handedOut = nil
+                        let partition = newType.partition
+                        guard isKnownUniquelyReferenced(&newObject) else {
+                            writtenStates[partition, default: [:]][key] = newObject._dynamic!
+                            return false
+                        }
+                        let unique = isKnownUniquelyReferenced(&newObject._dynamic!)
+                        let state = newObject._dynamic!
+                        guard unique, state.modified else {
+                            writtenStates[partition, default: [:]][key] = state
+                            return false
+                        }
+                        if state.wrotePrimaryKey { primaryKeysWritten.insert(partition) }
+                        if first, mayRewriteWhole { copying = try beginWholeRewrite(newType.partition) }
+                            try stream(state, key: key, typeName: newType.name)
+                        spareNew = newObject
+                        return true
+                    }
+                    // Not when the block deleted the object (`delete` forgot its state already), nor when the key now
+                    // holds another object (deleted and created again with the same key in the block).
+                    guard streams, deleted.isEmpty || !(deleted[newType.partition]?.contains(key) ?? false),
+                        written[newType.partition]?[key] === newObject._dynamic
+                    else { return false }
+                    // Streamed unless the block kept the object, its state (a collection of it) or needs it later.
+                    guard isKnownUniquelyReferenced(&newObject) else { return false }
+                    written[newType.partition]?[key] = nil
+                    let unique = isKnownUniquelyReferenced(&newObject._dynamic!)
+                    let state = newObject._dynamic!
+                    guard unique, state.modified else {
+                        written[newType.partition, default: [:]][key] = state
+                        return false
+                    }
+                    if state.wrotePrimaryKey { primaryKeysWritten.insert(newType.partition) }
+                    if first, mayRewriteWhole { copying = try beginWholeRewrite(newType.partition) }
+                    try stream(state, key: key, typeName: newType.name)
+                    spareNew = newObject
+                    return true
+                }()
                 // An object the block kept (`finish` writes it if it changes) or left as it was.
-                if copying, !streamed, rewritingWhole.contains(oldType.partition) { try copyAsStored(k, v, in: oldType.partition) }
+                if copying, !streamedNow, rewritingWhole.contains(oldType.partition) { try copyAsStored(k, v, in: oldType.partition) }
                 first = false
                 return true
             }
@@ -159,6 +152,15 @@ extension Migration {
         // embedded (`convertToEmbedded` counts parents from the links), a changed or written primary key
         // (`rebuildPrimaryKeys` keeps a map of key values, and the encoded records of objects that move).
         true
+    }
+
+    /// Empties `partition` in the transaction, before an enumeration writes the first of its objects again
+    /// (`rewritingWhole`). Returns true: the enumeration copies what it does not stream from then on.
+    func beginWholeRewrite(_ partition: UInt32) throws -> Bool {
+        try openTx.dropPartition(partition)
+        rewritingWhole.insert(partition)
+        core.shared.typesRewrittenWhole.add(1)
+        return true
     }
 
     /// Writes an object's record as stored into a partition an enumeration rewrites whole (`rewritingWhole`): the
