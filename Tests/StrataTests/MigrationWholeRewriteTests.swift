@@ -165,4 +165,23 @@ enum WR2 {
         #expect(realm.objects(WR2.Note.self).map(\.text) == Array(repeating: "xy", count: 50))
         #expect(realm.objects(WR2.Item.self).count == Self.count)
     }
+
+    /// An enumeration nested in the block on the first object streams the type's other objects before the outer
+    /// enumeration writes that object: the partition is not dropped then (it would discard what the inner one
+    /// spilled), and every object gets both changes.
+    @Test func anEnumerationNestedInTheFirstObjectsBlockKeepsWhatItWrote() throws {
+        let dir = try TemporaryDirectory()
+        let realm = try Self.open(try Self.file(dir)) { m, _ in
+            var nested = false
+            m.enumerateObjects(ofType: "Item") { old, new in
+                if !nested {
+                    nested = true
+                    m.enumerateObjects(ofType: "Item") { _, inner in inner!["tag"] = "inner" }
+                }
+                new!["count"] = String(old!["count"] as! Int)
+            }
+        }
+        #expect(realm.core.shared.typesRewrittenWhole.current == 0)
+        #expect(Self.items(realm) == Dictionary(uniqueKeysWithValues: (0..<Self.count).map { ($0, ["n\($0)", "\($0 * 3)", "inner"]) }))
+    }
 }

@@ -20,7 +20,8 @@ import Dispatch
 //     Spills are installed in the order they began, and runs still in flight are newer than any installed.
 // (3) A drop in the transaction discards the partition's earlier spills; its later ones start the
 //     partition's next life (a new incarnation), above nothing. A batch with a drop is spilled once every
-//     earlier spill is installed, on the transaction's thread.
+//     earlier spill is installed (by the worker, as any other, or on the transaction's thread without
+//     `spillInBackground`).
 // (4) A spill whose worker failed fails its transaction: the error is thrown by the next spill and by the
 //     commit, never dropped with the operations it held.
 

@@ -103,7 +103,8 @@ package final class WriteTransaction: @unchecked Sendable {
     }
 
     /// Whether the transaction has written anything to `partition` so far: an operation in its batch, or in
-    /// what it spilled. False means the partition stands as the snapshot has it.
+    /// what it spilled. False means no operation of the transaction touches the partition yet (a caller that
+    /// keeps writes of its own outside the batch, as the object layer's pending objects, answers for those).
     package func hasWritten(in partition: UInt32) -> Bool {
         checkOpen("hasWritten")
         if batch.touches(partition) { return true }

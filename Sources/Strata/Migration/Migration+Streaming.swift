@@ -109,7 +109,7 @@ extension Migration {
                         }
                         if state.wrotePrimaryKey { primaryKeysWritten.insert(partition) }
                         if first, mayRewriteWhole { copying = try beginWholeRewrite(newType.partition) }
-                            try stream(state, key: key, typeName: newType.name)
+                        try stream(state, key: key, typeName: newType.name)
                         spareNew = newObject
                         return true
                     }
@@ -155,8 +155,11 @@ extension Migration {
     }
 
     /// Empties `partition` in the transaction, before an enumeration writes the first of its objects again
-    /// (`rewritingWhole`). Returns true: the enumeration copies what it does not stream from then on.
+    /// (`rewritingWhole`), unless the transaction has written it since the enumeration began (the block on that
+    /// first object may have: a nested enumeration of the type streams its objects). Returns whether it did: the
+    /// enumeration copies what it does not stream from then on.
     func beginWholeRewrite(_ partition: UInt32) throws -> Bool {
+        guard !openTx.hasWritten(in: partition) else { return false }
         try openTx.dropPartition(partition)
         rewritingWhole.insert(partition)
         core.shared.typesRewrittenWhole.add(1)
