@@ -21,7 +21,7 @@ extension Migration {
         // and every object that does not stream is then copied as stored: at commit the type's new records
         // replace its old segments (released, not merged with twice the data), and its reads meet one version
         // of each object. A block that leaves the first object unchanged writes only what it changes.
-        let mayRewriteWhole = newType.map { $0.partition == oldType.partition && !openTx.hasWritten(in: $0.partition) } ?? false
+        let mayRewriteWhole = newType.map { $0.partition == oldType.partition } ?? false
         var first = true
         var copying = false
         let layouts = layouts(oldType.partition)
