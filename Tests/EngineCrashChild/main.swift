@@ -49,7 +49,8 @@ if arguments.count == 4, arguments[2] == "session", let n = Int(arguments[3]) {
 // that each of its own keys is there (printing "INVARIANT" and exiting 3 otherwise). MODE: `commits`; `flush`
 // and `compaction` (a flush every 10 commits, a compaction every 25, each announced first); `reopen` (closes
 // and opens again every 20 commits, announcing "opening"); `encrypted` (`flush`, encrypted); `spill` (every 15th
-// transaction spills its batch to segments before it commits, announced "spilling"). With COUNT, the
+// transaction spills its batch to segments before it commits, announced "spilling"); `background` (`commits`,
+// announcing each background flush once planned, before it builds, "background-flushing"). With COUNT, the
 // process stops after that many commits in this life, closes and exits 0.
 if arguments.count >= 5, arguments[2] == "shared", let id = UInt64(arguments[3]) {
     let mode = arguments[4]
@@ -59,6 +60,7 @@ if arguments.count >= 5, arguments[2] == "shared", let id = UInt64(arguments[3])
     options.memtableFlushBytes = 32 * 1024
     options.compactionSegmentTrigger = 3
     if mode == "encrypted" { options.encryptionKey = crashChildKey }
+    if mode == "background" { options.flushBuildHook = { FileHandleWriter.out("background-flushing\n") } }
     let lastKey = Array("last-\(id)".utf8)
     let totalKey = Array("total".utf8)
     func number(_ bytes: [UInt8]?) -> UInt64? { bytes.map { $0.reduce(0) { $0 << 8 | UInt64($1) } } }
@@ -103,7 +105,7 @@ if arguments.count >= 5, arguments[2] == "shared", let id = UInt64(arguments[3])
             next += 1
             done += 1
             if next % 16 == 0 { try check(db, next: next) }
-            if mode != "commits" && mode != "reopen" && next % 10 == 9 {
+            if mode != "commits" && mode != "reopen" && mode != "background" && next % 10 == 9 {
                 FileHandleWriter.out("flushing \(next)\n")
                 try db.flush()
             }

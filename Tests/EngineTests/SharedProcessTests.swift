@@ -124,11 +124,12 @@ import TestSupport
     }
 
     /// Two processes write; one of them, picked at random, is killed at a random instant of `mode` (see the
-    /// child's modes: plain commits, flushes, compactions, open and close, encrypted, spilled transactions) and
+    /// child's modes: plain commits, flushes, compactions, open and close, encrypted, spilled transactions,
+    /// background flushes, killed between their plan and their install) and
     /// started again, 20 times (`STRATA_TEST_SCALE` for more); in `both`, both are killed at once each round.
     /// After each kill a read-only instance checks every commit the killed ones acknowledged; a survivor must
     /// never fail or see a broken invariant.
-    @Test(arguments: Seeds.environmentOr([5]), ["commits", "flush", "compaction", "reopen", "encrypted", "spill", "both"])
+    @Test(arguments: Seeds.environmentOr([5]), ["commits", "flush", "compaction", "reopen", "encrypted", "spill", "background", "both"])
     func aKilledProcessCostsTheOthersNothing(seed: UInt64, mode: String) throws {
         guard let child = Self.childPath else {
             Issue.record("EngineCrashChild was not built beside the tests")
@@ -142,7 +143,7 @@ import TestSupport
         var running = try (0..<2).map { try Child(path: child, database: path, id: UInt64($0), mode: childMode) }
         let marker = [
             "flush": "flushing ", "compaction": "compacting ", "reopen": rng.next() % 2 == 0 ? "opening" : "closing ", "encrypted": "flushing ",
-            "spill": "spilling ",
+            "spill": "spilling ", "background": "background-flushing",
         ][mode]
         for round in 0..<(20 * Seeds.scale) {
             if mode == "both" {

@@ -3,8 +3,9 @@ import Dispatch
 // Background merges that hold nothing while they build their output.
 //
 // A merge the size-tiered policy asks for (`compactionWindow`) is planned and installed as maintenance work: in a
-// shared database holding the writer gate and LOCK.writer, caught up with the files; in an exclusive one on the
-// maintenance queue. In between it is built on the `merging` queue holding neither, so that write transactions,
+// shared database holding LOCK.writer through the maintenance descriptors, caught up with the files, but not the
+// writer gate (`withMaintenanceLock`); in an exclusive one on the maintenance queue. In between it is built on
+// the `merging` queue holding neither, so that write transactions,
 // flushes, a large write's spills and install, and other processes' commits go on while it runs: a commit never
 // waits for a merge, only for the moment one is installed. The install checks that the inputs are still the
 // partition's, in order (flushes and spills only put segments above them); when a drop or another process's merge
@@ -65,10 +66,11 @@ extension Database {
         }
     }
 
-    /// Runs `body` as maintenance work: in a shared database holding the writer gate and LOCK.writer, caught up;
-    /// in an exclusive one on the maintenance queue.
+    /// Runs `body` as maintenance work: in a shared database holding LOCK.writer through the maintenance
+    /// descriptors, caught up, without the writer gate (`withMaintenanceLock`); in an exclusive one on the
+    /// maintenance queue.
     func asMaintenance<R>(_ body: () throws -> R) throws -> R {
-        if isShared { return try withSharedWriterLock(body) }
+        if isShared { return try withMaintenanceLock(body) }
         return try onMaintenance(body)
     }
 
@@ -205,7 +207,7 @@ extension Database {
     }
 
     /// Waits until the merge under way (if any) has stopped or finished. Called by a close or a pause after it
-    /// set what makes the merge stop, holding neither the writer gate nor the maintenance queue (the merge's
+    /// set what makes the merge stop, holding neither LOCK.writer nor the maintenance queue (the merge's
     /// suspension takes them).
     func waitForBackgroundMerge() {
         if DispatchQueue.getSpecific(key: Self.mergingKey) == instance { return }

@@ -60,16 +60,19 @@ extension Database {
 
     /// Queues a background job that flushes what is frozen, then queues the merges the policy asks for
     /// (`BackgroundMerge.swift`: built without the writer gate or LOCK.writer); nothing once closed or while
-    /// paused. Its error is kept for the next caller (`backgroundError`).
+    /// paused. In a shared database the flush too is built holding nothing (`flushInBackground`). Its error is
+    /// kept for the next caller (`backgroundError`).
     func scheduleFlushAndCompaction(clearingFlushScheduled: Bool = false) {
         maintenance.async { [self] in
             defer { if clearingFlushScheduled { published.withLock { $0.flushScheduled = false } } }
             guard !published.withLock({ $0.closed }) else { return }
             do {
-                let flushed = try withSharedWriterLock { () throws -> Bool in
-                    guard !published.withLock({ $0.closed }), !isPaused else { return false }
-                    try runFlush()
-                    return true
+                let flushed: Bool
+                if isShared {
+                    flushed = try flushInBackground()
+                } else {
+                    flushed = !isPaused
+                    if flushed { try runFlush() }
                 }
                 if flushed { scheduleCompaction() }
             } catch let error as StorageError {
@@ -84,6 +87,9 @@ extension Database {
     /// maintenance, the flush goes through the compaction check as any other does.
     package func flush() throws {
         if isShared {
+            // A background flush under way holds no gate: it is waited for here (it installs, or finds this
+            // flush's work done and discards its own).
+            if DispatchQueue.getSpecific(key: Self.maintenanceKey) != instance { maintenance.sync {} }
             try withSharedWriterLock {
                 try runFlush()
                 try freezeLocked()
@@ -102,44 +108,117 @@ extension Database {
 
     // MARK: Flush
 
-    /// Writes the frozen runs of every partition to new segments and installs them. On the maintenance queue.
+    /// Writes the frozen runs of every partition to new segments and installs them: on the maintenance queue of
+    /// an exclusive database, or holding LOCK.writer in a shared one (a write transaction's flush below its
+    /// spills, an explicit flush, a close).
     func runFlush() throws {
         let v = currentVersion
         guard let target = published.withLock({ $0.flushTarget }) else { return }
         var created: [UInt64] = []
-        var outputs: [(id: UInt32, incarnation: UInt64, segment: SegmentReader?)] = []
         do {
-            for (id, ps) in v.partitions where !ps.frozen.isEmpty {
-                let dropTombstones = ps.segments.isEmpty
-                let it = try MergingIterator(version: v, runs: ps.frozen, segments: [], from: nil, includeTombstones: true)
-                let segment = try writeSegment(
-                    partition: id, from: it, expectedEntries: ps.frozen.reduce(0) { $0 + $1.count }, dropTombstones: dropTombstones,
-                    minSequence: ps.frozen.map(\.minSequence).min() ?? 0, maxSequence: ps.frozen.map(\.maxSequence).max() ?? 0,
-                    userMetadata: ps.frozen.map(\.userMetadata).min() ?? 0, created: &created)
-                outputs.append((id, ps.incarnation, segment))
-            }
-            try manifestState.withLock { ms in
-                let newVersion = published.withLock { p -> Version in
-                    var parts = p.version.partitions
-                    for out in outputs {
-                        guard let cur = parts[out.id], cur.incarnation == out.incarnation else { continue }
-                        parts[out.id] = cur.with(frozen: [], segments: (out.segment.map { [$0] } ?? []) + cur.segments)
-                        if parts[out.id]!.isEmpty { parts[out.id] = nil }
-                    }
-                    p.version = Version(sequence: p.version.sequence, partitions: parts)
-                    p.flushTarget = nil
-                    return p.version
-                }
-                created = []
-                try writeManifest(for: newVersion, lastFlushedSequence: target.sequence, logNumber: target.logNumber, state: &ms)
-                ms.flushes += 1
-                ms.flushedBytes += outputs.reduce(0) { $0 + ($1.segment?.fileBytes ?? 0) }
-            }
-            try removeLogs(before: target.logNumber)
+            let outputs = try buildFlush(v, files: [:], created: &created)
+            try installFlush(outputs, target: target, created: &created)
         } catch {
-            for n in created { try? fileSystem.removeFile(atPath: path(.segment(n))) }
+            for n in created { try? fileSystem.removeFile(atPath: path(.segment(n))) }  // try?: files no manifest names
             throw error
         }
+    }
+
+    /// A shared database's background flush: planned holding LOCK.writer through the maintenance descriptors
+    /// (the target, the frozen runs and an output file per partition, created exclusively under numbers
+    /// allocated there), built holding nothing, and installed holding the lock again if the instance still has
+    /// the same frozen runs to flush. This instance's writes, and other processes', go on meanwhile; what froze
+    /// them for the flush in the old design was the writer gate, held while the flush waited for LOCK.writer
+    /// behind another process's write. Returns whether it installed.
+    ///
+    /// The install checks the flush target: a flush of this instance below a spill, or another process's flush,
+    /// installed since, or the instance froze again (a new log), and the output goes. A manifest switched by
+    /// another process (a merge) rebuilds the frozen runs from the logs with the same target (invariant 6 of
+    /// `Database+Sharing.swift`), and the output still installs.
+    func flushInBackground() throws -> Bool {
+        typealias Plan = (target: (sequence: UInt64, logNumber: UInt64), version: Version, files: [UInt32: (number: UInt64, file: any WritableFile)])
+        let plan = try withMaintenanceLock { () throws -> Plan? in
+            guard !isClosing, let target = published.withLock({ $0.flushTarget }) else { return nil }
+            let v = currentVersion
+            var files: [UInt32: (number: UInt64, file: any WritableFile)] = [:]
+            do {
+                for (id, ps) in v.partitions where !ps.frozen.isEmpty { files[id] = try createSegmentFile() }
+            } catch {
+                for f in files.values {
+                    f.file.close()
+                    try? fileSystem.removeFile(atPath: path(.segment(f.number)))  // try?: files no manifest names
+                }
+                throw error
+            }
+            return (target, v, files)
+        }
+        guard let plan else { return false }
+        var created = plan.files.values.map(\.number)
+        do {
+            options.flushBuildHook?()
+            let outputs = try buildFlush(plan.version, files: plan.files, created: &created)
+            let installed = try withMaintenanceLock { () throws -> Bool in
+                guard !dying.load(ordering: .acquiring), !published.withLock({ $0.closed }),
+                    let now = published.withLock({ $0.flushTarget }), now == plan.target
+                else { return false }
+                try installFlush(outputs, target: plan.target, created: &created)
+                return true
+            }
+            if !installed {
+                for n in created { try? fileSystem.removeFile(atPath: path(.segment(n))) }  // try?: files no manifest names
+                manifestState.withLock { $0.flushesDiscarded += 1 }
+            }
+            return installed
+        } catch {
+            for n in created { try? fileSystem.removeFile(atPath: path(.segment(n))) }  // try?: files no manifest names
+            throw error
+        }
+    }
+
+    /// Writes the frozen runs of each partition of `version` to a segment: into `files[id]` when given (created
+    /// at a background flush's plan), else a new file.
+    private func buildFlush(
+        _ version: Version, files: [UInt32: (number: UInt64, file: any WritableFile)], created: inout [UInt64]
+    ) throws -> [(id: UInt32, segment: SegmentReader?)] {
+        var outputs: [(id: UInt32, segment: SegmentReader?)] = []
+        for (id, ps) in version.partitions where !ps.frozen.isEmpty {
+            let dropTombstones = ps.segments.isEmpty
+            let it = try MergingIterator(version: version, runs: ps.frozen, segments: [], from: nil, includeTombstones: true)
+            let segment = try writeSegment(
+                partition: id, from: it, expectedEntries: ps.frozen.reduce(0) { $0 + $1.count }, dropTombstones: dropTombstones,
+                minSequence: ps.frozen.map(\.minSequence).min() ?? 0, maxSequence: ps.frozen.map(\.maxSequence).max() ?? 0,
+                userMetadata: ps.frozen.map(\.userMetadata).min() ?? 0, created: &created, output: files[id])
+            outputs.append((id, segment))
+        }
+        return outputs
+    }
+
+    /// Puts each output in place of its partition's frozen runs, and switches the manifest: what the logs
+    /// before the target's are no longer needed for. Called where the flush was planned (the maintenance queue,
+    /// or holding LOCK.writer), with the same flush target.
+    ///
+    /// A partition whose frozen runs are gone was dropped since the freeze (a drop replaces the partition): its
+    /// output is not installed. With the same target, frozen runs that are there are the ones the output holds,
+    /// even if a manifest switch rebuilt them (under another incarnation, for a partition no segment held).
+    private func installFlush(_ outputs: [(id: UInt32, segment: SegmentReader?)], target: (sequence: UInt64, logNumber: UInt64), created: inout [UInt64]) throws {
+        try manifestState.withLock { ms in
+            let newVersion = published.withLock { p -> Version in
+                var parts = p.version.partitions
+                for out in outputs {
+                    guard let cur = parts[out.id], !cur.frozen.isEmpty else { continue }
+                    parts[out.id] = cur.with(frozen: [], segments: (out.segment.map { [$0] } ?? []) + cur.segments)
+                    if parts[out.id]!.isEmpty { parts[out.id] = nil }
+                }
+                p.version = Version(sequence: p.version.sequence, partitions: parts)
+                p.flushTarget = nil
+                return p.version
+            }
+            created = []
+            try writeManifest(for: newVersion, lastFlushedSequence: target.sequence, logNumber: target.logNumber, state: &ms)
+            ms.flushes += 1
+            ms.flushedBytes += outputs.reduce(0) { $0 + ($1.segment?.fileBytes ?? 0) }
+        }
+        try removeLogs(before: target.logNumber)
     }
 
     /// A new segment file, created exclusively under a new number: a number another process took meanwhile (a

@@ -78,6 +78,8 @@ extension Database {
     /// How an instance joins a shared database (`Database+Sharing.swift`).
     struct SharingSetup {
         var writerLock: (any ProcessLock)?
+        /// LOCK.writer through descriptors of its own, for background flushes and merges (`withMaintenanceLock`).
+        var maintenanceLock: (any ProcessLock)? = nil
         var session: String?
         /// No other instance is open: this one recovers what a killed one left, as an exclusive open does.
         var alone: Bool
@@ -139,6 +141,9 @@ extension Database {
             do {
                 defer { writerLock.unlock() }
                 setup.writerLock = writerLock
+                setup.maintenanceLock = TurnstileLock(
+                    queue: try fs.processLock(atPath: path(FileName.lock.name + ".queue")),
+                    writer: try fs.processLock(atPath: path(FileName.lock.name + ".writer")))
                 setup.alone = liveSessions(in: directory, fileSystem: fs, except: setup.session).isEmpty
                 db = try recover(at: directory, options: options, fileSystem: fs, report: report, cipher: cipher, lock: NoFileLock(), sharing: setup)
             }
@@ -290,8 +295,15 @@ extension Database {
         var builder = ReplayBuilder(partitions: partitions, nextIncarnation: incarnation)
         var reusableLog: UInt64? = nil
         var lastLogValidBytes = LogRecord.fileHeaderBytes
+        // A shared instance beside others takes the logs another instance froze and has not flushed yet as frozen
+        // runs, as a catch-up does (invariant 6 of `Database+Sharing.swift`).
+        var inheritedFlushTarget: (sequence: UInt64, logNumber: UInt64)? = nil
         for (i, number) in logs.enumerated() {
             let name = FileName.log(number).name
+            if sharing != nil, !mayRewrite, !options.readOnly, number == manifest.newestLogNumber, number != manifest.logNumber {
+                builder.partitions = builder.partitions.mapValues { $0.with(active: [], frozen: $0.active + $0.frozen) }
+                inheritedFlushTarget = (sequence, number)
+            }
             // A shared database's log is read, not mapped: another process may cut a torn tail meanwhile.
             let region = sharing != nil ? MappedRegion(copying: try fs.read(atPath: path(.log(number)), from: 0)) : try fs.map(atPath: path(.log(number)))
             if checkedID != 0, let id = region.withUnsafeBytes({ LogRecord.databaseID(ofLog: $0) }), id != 0, id != UInt32(truncatingIfNeeded: checkedID) {
@@ -392,11 +404,16 @@ extension Database {
             directory: directory, fileSystem: fs, options: options, fileLock: lock, version: version,
             log: LogState(file: logFile, number: logNumber), manifest: manifest, manifestNumber: manifestNumber,
             nextIncarnation: builder.nextIncarnation, blockCache: blockCache,
-            shared: sharing.map { SharedState(writerLock: $0.writerLock, session: $0.session, tail: .init(log: logNumber, offset: tailOffset)) })
+            shared: sharing.map {
+                SharedState(
+                    writerLock: $0.writerLock, maintenanceLock: $0.maintenanceLock, session: $0.session,
+                    tail: .init(log: logNumber, offset: tailOffset))
+            })
 
         do {
             // Replayed commits go to segments now, so that the old logs can go and the next open is quick.
             if !mayRewrite {
+                if let inheritedFlushTarget { db.published.withLock { $0.flushTarget = inheritedFlushTarget } }
                 return db
             }
             if recovery.replayedCommits > 0 {

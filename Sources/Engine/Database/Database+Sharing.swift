@@ -27,9 +27,22 @@
 //     builds it after releasing it, before any manifest records the number, so another process that takes the
 //     same number from the manifest's counter finds the file and takes the next (`createSegmentFile`). Two
 //     processes never write the same file.
-// (4) An instance's threads share one LOCK.writer descriptor, and a `flock` belongs to the descriptor, not the
-//     thread: only the holder of the writer gate takes or releases it (an open, before any job of the
-//     instance can run, is the one exception, and schedules its background work after releasing it).
+// (4) A `flock` belongs to the descriptor, not the thread. An instance opens LOCK.writer (and LOCK.queue) twice:
+//     its write transactions, explicit flushes and compactions and its close take the writer descriptors, and
+//     only the holder of the writer gate takes or releases them (an open, before any job of the instance can
+//     run, is the one exception, and schedules its background work after releasing them); its background
+//     flushes and merges take the maintenance descriptors, and only the holder of `maintenanceGate` does. The
+//     two exclude each other as two processes do, and wait in the same turnstile: background work never holds
+//     the writer gate, so a commit of this instance never waits behind it for another process's write.
+// (5) A maintenance-lock holder catches up as a reader (`catchUp(asWriter: false)`): it never touches this
+//     instance's log (the writer gate's), only the manifest, the published Version and files no manifest names.
+// (6) A manifest whose `logNumber` is older than its `newestLogNumber` names logs some instance froze and has
+//     not flushed yet: a rebuild replays them into frozen runs, with their flush target, so that this instance
+//     does not freeze the same commits again (which would switch the manifest and throw away the other's
+//     flush, again and again); it flushes them itself only if its active runs fill up meanwhile
+//     (`appendAndPublish`), or when it must (a spill, an explicit flush, a close).
+
+import Dispatch
 
 extension Database {
     /// How a database is shared between `Database` instances, in one process or several.
@@ -46,6 +59,10 @@ extension Database {
     final class SharedState: @unchecked Sendable {
         /// `LOCK.writer`, held around each write transaction and each change of the files.
         let writerLock: (any ProcessLock)?
+        /// `LOCK.writer` again, through descriptors of its own, for background flushes and merges (invariant 4).
+        let maintenanceLock: (any ProcessLock)?
+        /// Held by the thread that takes or holds `maintenanceLock`.
+        let maintenanceGate = DispatchSemaphore(value: 1)
         /// This instance's session file (nil for a read-only instance, which writes nothing).
         let session: String?
         /// The log being read and the offset of the first byte not yet replayed.
@@ -65,8 +82,9 @@ extension Database {
         /// The keys of the commits other instances made, as catching up replays them (`takeOtherCommits`).
         let otherCommits = Locked<[CommitKeys]>([])
 
-        init(writerLock: (any ProcessLock)?, session: String?, tail: Tail) {
+        init(writerLock: (any ProcessLock)?, maintenanceLock: (any ProcessLock)?, session: String?, tail: Tail) {
             self.writerLock = writerLock
+            self.maintenanceLock = maintenanceLock
             self.session = session
             self.tail = Locked(tail)
         }
@@ -126,6 +144,21 @@ extension Database {
         try lock.lock()
         defer { lock.unlock() }
         try catchUp(asWriter: true)
+        return try body()
+    }
+
+    /// Runs `body` holding LOCK.writer through the maintenance descriptors, caught up as a reader, without the
+    /// writer gate (invariants 4 and 5): background flushes and merges plan and install this way, so that a commit
+    /// of this instance waits for them only in the turnstile, as for another process. An exclusive database (or
+    /// a read-only one) just runs it.
+    func withMaintenanceLock<R>(_ body: () throws -> R) throws -> R {
+        guard let shared, let lock = shared.maintenanceLock else { return try body() }
+        shared.maintenanceGate.wait()
+        defer { shared.maintenanceGate.signal() }
+        try lock.lock()
+        defer { lock.unlock() }
+        try catchUp(asWriter: false)
+        advanceFileNumbers(to: manifestState.withLock { $0.manifest.nextFileNumber })
         return try body()
     }
 
@@ -342,7 +375,13 @@ extension Database {
             shared.otherCommits.withLock { $0.append(CommitKeys(sequence: sequence, isUnknown: true)) }
         }
         var newTail = SharedState.Tail(log: manifest.newestLogNumber, offset: LogRecord.fileHeaderBytes)
+        var flushTarget: (sequence: UInt64, logNumber: UInt64)? = nil
         for logNumber in try logsToReplay(manifest) {
+            if logNumber == manifest.newestLogNumber, logNumber != manifest.logNumber {
+                // The older logs were frozen by some instance, whose flush is under way (invariant 6).
+                builder.partitions = builder.partitions.mapValues { $0.with(active: [], frozen: $0.active + $0.frozen) }
+                flushTarget = (sequence, logNumber)
+            }
             let name = FileName.log(logNumber).name
             let bytes = try fileSystem.read(atPath: path(.log(logNumber)), from: 0)
             let scan = bytes.withUnsafeBytes { LogRecord.scan($0) }
@@ -355,8 +394,9 @@ extension Database {
         published.withLock { p in
             p.version = Version(sequence: sequence, partitions: builder.partitions)
             p.nextIncarnation = builder.nextIncarnation
-            // Whatever this instance froze is in the logs the new manifest names, or already in its segments.
-            p.flushTarget = nil
+            // Whatever this instance froze is in the logs the new manifest names, or already in its segments: the
+            // frozen runs now are those of the logs it says are not flushed yet.
+            p.flushTarget = flushTarget
         }
         ms.manifest = manifest
         ms.manifestNumber = number

@@ -13,6 +13,9 @@ package struct DatabaseStatistics: Sendable, CustomStringConvertible {
     package var segmentBytes: Int
     package var partitionCount: Int
     package var flushes: Int
+    /// Background flushes of a shared database built but not installed: another flush of the same commits (of
+    /// this instance below a spill, or of another process) was installed first.
+    package var flushesDiscarded: Int = 0
     package var compactions: Int
     /// The last failure of a background flush or compaction (the data is safe in the log; it is retried).
     package var backgroundError: StorageError?
@@ -32,7 +35,7 @@ package struct DatabaseStatistics: Sendable, CustomStringConvertible {
 extension Database {
     package func statistics() -> DatabaseStatistics {
         let (current, backgroundError) = published.withLock { ($0.version, $0.backgroundError) }
-        let (flushes, compactions) = manifestState.withLock { ($0.flushes, $0.compactions) }
+        let (flushes, flushesDiscarded, compactions) = manifestState.withLock { ($0.flushes, $0.flushesDiscarded, $0.compactions) }
         let snapshots = registry.versions
         var liveSegments = Set<ObjectIdentifier>()
         var liveRuns = Set<ObjectIdentifier>()
@@ -64,7 +67,7 @@ extension Database {
             sequence: current.sequence, liveSnapshots: snapshots.count, oldestSnapshotSequence: snapshots.map(\.sequence).min(),
             pinnedSegmentBytes: pinnedSegments.values.reduce(0, +), pinnedMemtableBytes: pinnedRuns.values.reduce(0, +),
             memtableBytes: memtable, segmentCount: segmentCount, segmentBytes: segmentBytes, partitionCount: current.partitions.count,
-            flushes: flushes, compactions: compactions, backgroundError: backgroundError,
+            flushes: flushes, flushesDiscarded: flushesDiscarded, compactions: compactions, backgroundError: backgroundError,
             writerWaitSeconds: Double(writerWaitNanoseconds.load(ordering: .relaxed)) / 1e9,
             maintenanceWaitSeconds: Double(maintenanceWaitNanoseconds.load(ordering: .relaxed)) / 1e9)
     }

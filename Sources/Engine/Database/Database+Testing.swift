@@ -7,6 +7,8 @@ extension Database {
         // A merge under way stops and keeps nothing (its suspension would write a manifest).
         dying.store(true, ordering: .releasing)
         waitForBackgroundMerge()
+        // A shared database's background flush holds no gate while it builds: it sees `dying` and keeps nothing.
+        if shared != nil, DispatchQueue.getSpecific(key: Self.maintenanceKey) != instance { maintenance.sync {} }
         writerGate.wait()
         defer { writerGate.signal() }
         let wasClosed = published.withLock { p -> Bool in

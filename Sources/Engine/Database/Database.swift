@@ -71,6 +71,9 @@ package final class Database: @unchecked Sendable {
         package var mergeCheckHook: (@Sendable () -> Void)? = nil
         /// Tests: called by a background merge before it reads a suspended merge's saved state, holding no lock.
         package var suspendedStateHook: (@Sendable () -> Void)? = nil
+        /// Tests: called by a shared database's background flush once planned, before it builds its segments,
+        /// holding no lock (`flushInBackground`).
+        package var flushBuildHook: (@Sendable () -> Void)? = nil
         /// Whether other instances, in this process or others, may open the database at the same time
         /// (`Database+Sharing.swift`). Shared by default; `.exclusive` costs nothing to coordinate and refuses
         /// every other open.
@@ -161,6 +164,8 @@ package final class Database: @unchecked Sendable {
         var flushes = 0
         /// The bytes of the segments flushed since the open (a close's share of merging grows with them).
         var flushedBytes = 0
+        /// Background flushes built but not installed: another flush took their frozen runs first.
+        var flushesDiscarded = 0
         var compactions = 0
     }
     let manifestState: Locked<ManifestState>
@@ -368,7 +373,10 @@ package final class Database: @unchecked Sendable {
                 if let s = partitions[id], s.isEmpty, pb.userMetadata == nil { partitions[id] = nil }
             }
             p.version = Version(sequence: sequence, partitions: partitions)
-            return p.version.activeBytes >= options.memtableFlushBytes && !p.version.hasFrozen && !p.flushScheduled
+            // Frozen runs a rebuild inherited (another instance's flush of them is under way: invariant 6 of
+            // `Database+Sharing.swift`) are flushed here too once the active runs are full again.
+            return p.version.activeBytes >= options.memtableFlushBytes && !p.flushScheduled
+                && (!p.version.hasFrozen || (shared != nil && p.flushTarget != nil))
         }
     }
 
